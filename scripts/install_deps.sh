@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency, pinned: Debian packages and PyPI wheels.
+# Safe to run again: it installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  cmake ninja-build g++ pkg-config
+  libpcre2-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+)
+
+missing=()
+for package in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "[deps] apt-get install ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PYTHON=${PYTHON:-python3}
+if ! "$PYTHON" -m pip install -q --disable-pip-version-check -r requirements.txt; then
+  echo "[deps] pip install -r requirements.txt failed" >&2
+  exit 1
+fi
+echo "[deps] ok"

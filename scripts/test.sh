@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Every test: unit and parity tests (CTest) in a normal and in an ASan+UBSan build,
+# then the end-to-end tests (pytest) against the CLI and the real SmolLM2 folder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+bash tools/fetch_smollm2.sh
+bash scripts/build.sh build
+bash scripts/build.sh build-asan -DCANRUN_SANITIZE=ON
+
+echo "== ctest (release)"
+ctest --test-dir build --output-on-failure -j2
+echo "== ctest (AddressSanitizer + UBSan)"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j2
+echo "== pytest"
+CANRUN_BIN="$PWD/build/canrun" python3 -m pytest -q tests/e2e

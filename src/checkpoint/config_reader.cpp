@@ -1,0 +1,68 @@
+#include "checkpoint/config_reader.h"
+
+#include <cmath>
+
+namespace canrun {
+
+ConfigReader::ConfigReader(const Json& json, std::string path) : json_(json), path_(std::move(path)) {
+  if (!json_.is_object()) fail(ErrorKind::kCheckpoint, path_ + ": must be a JSON object");
+}
+
+void ConfigReader::reject(const std::string& key, const std::string& problem) const {
+  fail(ErrorKind::kCheckpoint, path_ + ": field '" + key + "': " + problem);
+}
+
+bool ConfigReader::has(const std::string& key) const {
+  return json_.contains(key) && !json_[key].is_null();
+}
+
+const Json& ConfigReader::field(const std::string& key) const {
+  if (!has(key)) reject(key, "is required but missing");
+  return json_[key];
+}
+
+int64_t ConfigReader::integer(const std::string& key, std::optional<int64_t> fallback, int64_t min_value,
+                              int64_t max_value) const {
+  if (!has(key) && fallback) return *fallback;
+  const Json& value = field(key);
+  // Configs written by Python sometimes store whole numbers as 4096.0.
+  if (!value.is_number_integer() &&
+      !(value.is_number_float() && std::floor(value.get<double>()) == value.get<double>()))
+    reject(key, "must be an integer, got " + value.dump());
+  const double as_double = value.get<double>();
+  if (as_double < static_cast<double>(min_value) || as_double > static_cast<double>(max_value))
+    reject(key, "value " + value.dump() + " is outside [" + std::to_string(min_value) + ", " +
+                    std::to_string(max_value) + "]");
+  return static_cast<int64_t>(as_double);
+}
+
+double ConfigReader::number(const std::string& key, std::optional<double> fallback) const {
+  if (!has(key) && fallback) return *fallback;
+  const Json& value = field(key);
+  if (!value.is_number()) reject(key, "must be a number, got " + value.dump());
+  const double result = value.get<double>();
+  if (!std::isfinite(result)) reject(key, "must be finite");
+  return result;
+}
+
+bool ConfigReader::boolean(const std::string& key, bool fallback) const {
+  if (!has(key)) return fallback;
+  const Json& value = field(key);
+  if (!value.is_boolean()) reject(key, "must be true or false, got " + value.dump());
+  return value.get<bool>();
+}
+
+std::string ConfigReader::string(const std::string& key, std::optional<std::string> fallback) const {
+  if (!has(key) && fallback) return *fallback;
+  const Json& value = field(key);
+  if (!value.is_string()) reject(key, "must be a string, got " + value.dump());
+  return value.get<std::string>();
+}
+
+ConfigReader ConfigReader::object(const std::string& key) const {
+  const Json& value = field(key);
+  if (!value.is_object()) reject(key, "must be an object, got " + value.dump());
+  return ConfigReader(value, path_ + ": " + key);
+}
+
+}  // namespace canrun

@@ -1,0 +1,45 @@
+#include "checkpoint/generation_config.h"
+
+#include <filesystem>
+
+#include "checkpoint/config_reader.h"
+
+namespace canrun {
+namespace {
+
+std::vector<int32_t> read_ids(const ConfigReader& reader, const std::string& key, int64_t vocab_size) {
+  std::vector<int32_t> ids;
+  if (!reader.has(key)) return ids;
+  const Json& value = reader.json()[key];
+  const Json list = value.is_array() ? value : Json::array({value});
+  for (const Json& id : list) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab_size)
+      reader.reject(key, "token id " + id.dump() + " is not in [0, " + std::to_string(vocab_size) + ")");
+    ids.push_back(id.get<int32_t>());
+  }
+  return ids;
+}
+
+std::optional<int32_t> read_single_id(const ConfigReader& reader, const std::string& key,
+                                      int64_t vocab_size) {
+  const std::vector<int32_t> ids = read_ids(reader, key, vocab_size);
+  if (ids.empty()) return std::nullopt;
+  return ids.front();
+}
+
+}  // namespace
+
+GenerationConfig read_generation_config(const std::string& model_dir, const Json& model_config,
+                                        int64_t vocab_size) {
+  const std::filesystem::path path = std::filesystem::path(model_dir) / "generation_config.json";
+  const bool has_file = std::filesystem::exists(path);
+  const Json json = has_file ? read_json_file(path.string(), ErrorKind::kCheckpoint) : model_config;
+  const ConfigReader reader(json, has_file ? path.string() : model_dir + "/config.json");
+  GenerationConfig config;
+  config.eos_token_ids = read_ids(reader, "eos_token_id", vocab_size);
+  config.bos_token_id = read_single_id(reader, "bos_token_id", vocab_size);
+  config.pad_token_id = read_single_id(reader, "pad_token_id", vocab_size);
+  return config;
+}
+
+}  // namespace canrun

@@ -1,0 +1,11 @@
+// Each subcommand lives in its own file and registers itself on the root app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace canrun {
+
+void add_generate_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+
+}  // namespace canrun

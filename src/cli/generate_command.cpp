@@ -1,0 +1,106 @@
+// canrun generate MODEL_DIR --prompt TEXT: greedy text generation on the ref backend.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "runtime/generate.h"
+#include "runtime/loaded_model.h"
+#include "tokenizer/tokenizer.h"
+#include "util/json.h"
+#include "util/process_stats.h"
+
+namespace canrun {
+namespace {
+
+struct GenerateArgs {
+  std::string model_dir;
+  std::string prompt;
+  std::string prompt_file;
+  int64_t max_new_tokens = 32;
+  int64_t cache_tokens = 0;
+  bool json = false;
+};
+
+double per_second(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
+
+void run_generate(const GenerateArgs& args) {
+  const std::string prompt = args.prompt_file.empty() ? args.prompt : read_text_file(args.prompt_file);
+  const auto load_start = std::chrono::steady_clock::now();
+  const LoadedModel loaded = load_model(args.model_dir);
+  const Tokenizer tokenizer =
+      Tokenizer::from_file((std::filesystem::path(args.model_dir) / "tokenizer.json").string());
+  const double load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+
+  const std::vector<int32_t> prompt_ids = tokenizer.encode(prompt).ids;
+  GenerationOptions options;
+  options.max_new_tokens = args.max_new_tokens;
+  options.eos_token_ids = loaded.generation.eos_token_ids;
+  options.cache_capacity = args.cache_tokens;
+  const GenerationResult result = generate_greedy(*loaded.model, prompt_ids, options);
+  const std::string text = tokenizer.decode(result.tokens);
+
+  const double prompt_count = static_cast<double>(prompt_ids.size());
+  const double decode_steps = result.tokens.empty() ? 0.0 : static_cast<double>(result.tokens.size() - 1);
+  const int64_t peak_rss = peak_resident_bytes();
+  if (args.json) {
+    Json out = {
+        {"model", args.model_dir},
+        {"backend", "ref"},
+        {"model_type", loaded.model->spec().model_type},
+        {"stored_dtype", std::string(dtype_name(loaded.stored_dtype))},
+        {"prompt", prompt},
+        {"prompt_ids", prompt_ids},
+        {"generated_ids", result.tokens},
+        {"text", text},
+        {"stopped_at_eos", result.stopped_at_eos},
+        {"timings",
+         {{"load_s", load_seconds},
+          {"prefill_s", result.prefill_seconds},
+          {"prefill_tokens_per_s", per_second(prompt_count, result.prefill_seconds)},
+          {"decode_s", result.decode_seconds},
+          {"decode_tokens_per_s", per_second(decode_steps, result.decode_seconds)}}},
+        {"kv_cache_bytes", result.kv_cache_bytes},
+        {"peak_rss_bytes", peak_rss},
+    };
+    std::cout << out.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    return;
+  }
+  std::cout << text << "\n";
+  std::fprintf(stderr,
+               "load %.2f s | prefill %zu tokens %.3f s (%.1f tok/s) | decode %zu tokens %.3f s (%.2f tok/s) | "
+               "peak RSS %.0f MiB%s\n",
+               load_seconds, prompt_ids.size(), result.prefill_seconds,
+               per_second(prompt_count, result.prefill_seconds), result.tokens.size(), result.decode_seconds,
+               per_second(decode_steps, result.decode_seconds), static_cast<double>(peak_rss) / (1 << 20),
+               result.stopped_at_eos ? " | stopped at eos" : "");
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app) {
+  auto args = std::make_shared<GenerateArgs>();
+  CLI::App* command = app.add_subcommand(
+      "generate", "Generate text greedily from a Hugging Face model folder (ref backend, f32 compute)");
+  command->add_option("model_dir", args->model_dir, "Model folder: config.json, *.safetensors, tokenizer.json")
+      ->required();
+  auto* prompt = command->add_option("--prompt,-p", args->prompt, "Prompt text");
+  auto* prompt_file = command->add_option("--prompt-file", args->prompt_file, "Read the prompt from a file");
+  prompt->excludes(prompt_file);
+  command->add_option("--max-new-tokens,-n", args->max_new_tokens, "Tokens to generate (default 32)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  command->add_option("--cache-tokens", args->cache_tokens,
+                      "KV cache capacity in positions (default: prompt + max new tokens)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  command->add_flag("--json", args->json, "Print text, token ids and timings as JSON");
+  command->callback([args, prompt, prompt_file] {
+    if (prompt->count() == 0 && prompt_file->count() == 0)
+      throw Error(ErrorKind::kUsage, "generate: give --prompt TEXT or --prompt-file FILE");
+    run_generate(*args);
+  });
+}
+
+}  // namespace canrun

@@ -1,0 +1,26 @@
+// canrun: can this Hugging Face model run here, correctly, and at what cost?
+#include <iostream>
+
+#include "cli/commands.h"
+#include "util/error.h"
+#include "util/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"canrun: load Hugging Face model folders as published and run them natively"};
+  app.set_version_flag("--version", std::string("canrun ") + canrun::kVersion);
+  app.require_subcommand(1);
+  canrun::add_generate_command(app);
+  canrun::add_tokenize_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const canrun::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return e.kind() == canrun::ErrorKind::kUsage ? 2 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,26 @@
+// Qwen3: the Llama layout with an RMSNorm over each head of q and k.
+#include "models/llama_like.h"
+#include "models/registry.h"
+
+namespace canrun {
+namespace {
+
+DecoderSpec read_qwen3(const ConfigReader& config) {
+  LlamaLikeDefaults defaults;
+  defaults.vocab_size = 151936;
+  defaults.intermediate_size = 22016;
+  defaults.head_dim = 128;
+  defaults.max_positions = 32768;
+  DecoderSpec spec = read_llama_like_spec(config, defaults);
+  const bool attention_bias = config.boolean("attention_bias", false);
+  spec.qkv_bias = attention_bias;
+  spec.o_bias = attention_bias;
+  spec.qk_norm = true;
+  spec.sliding_window = read_qwen_style_windows(config, spec.num_layers);
+  return spec;
+}
+
+const ArchitectureRegistration kQwen3({"qwen3", "Qwen3: Llama layout with per-head q/k RMSNorm", read_qwen3});
+
+}  // namespace
+}  // namespace canrun

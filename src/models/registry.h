@@ -1,0 +1,33 @@
+// The architecture registry: model_type -> how to read that family's config.
+// Each family lives in its own file and registers itself at start-up.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "checkpoint/config_reader.h"
+#include "models/decoder_spec.h"
+
+namespace canrun {
+
+struct Architecture {
+  std::string model_type;
+  std::string description;  // one line for `canrun archs`
+  std::function<DecoderSpec(const ConfigReader& config)> read_spec;
+};
+
+// Called from each family file through ArchitectureRegistration.
+void register_architecture(Architecture architecture);
+
+// Throws Error(kUnsupportedArchitecture) "UNSUPPORTED_ARCHITECTURE: <type> (supported: ...)".
+const Architecture& find_architecture(const std::string& model_type);
+std::vector<std::string> supported_model_types();
+
+struct ArchitectureRegistration {
+  explicit ArchitectureRegistration(Architecture architecture) {
+    register_architecture(std::move(architecture));
+  }
+};
+
+}  // namespace canrun

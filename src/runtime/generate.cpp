@@ -1,0 +1,67 @@
+#include "runtime/generate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "util/error.h"
+
+namespace canrun {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+int32_t argmax(std::span<const float> values) {
+  // First maximum wins, as torch.argmax does.
+  return static_cast<int32_t>(std::max_element(values.begin(), values.end()) - values.begin());
+}
+
+GenerationResult generate_greedy(const DecoderModel& model, std::span<const int32_t> prompt,
+                                 const GenerationOptions& options, const std::function<void(int32_t)>& on_token) {
+  const int64_t prompt_length = static_cast<int64_t>(prompt.size());
+  if (prompt_length == 0) fail(ErrorKind::kUsage, "the prompt has no tokens");
+  if (options.max_new_tokens < 0) fail(ErrorKind::kUsage, "--max-new-tokens must not be negative");
+  const int64_t needed = prompt_length + options.max_new_tokens;
+  const int64_t capacity = options.cache_capacity > 0 ? options.cache_capacity : needed;
+  if (needed > capacity)
+    fail(ErrorKind::kUsage, "prompt of " + std::to_string(prompt_length) + " tokens plus --max-new-tokens " +
+                                std::to_string(options.max_new_tokens) + " needs " + std::to_string(needed) +
+                                " positions, more than the KV cache of " + std::to_string(capacity) +
+                                " (--cache-tokens)");
+  if (needed > model.spec().max_positions)
+    fail(ErrorKind::kUsage, "prompt of " + std::to_string(prompt_length) + " tokens plus --max-new-tokens " +
+                                std::to_string(options.max_new_tokens) + " exceeds the model's " +
+                                "max_position_embeddings of " + std::to_string(model.spec().max_positions));
+
+  GenerationResult result;
+  KvCache cache = model.make_cache(capacity);
+  result.kv_cache_bytes = cache.bytes();
+
+  const auto prefill_start = std::chrono::steady_clock::now();
+  result.prompt_logits = model.forward(prompt, 0, cache);
+  result.prefill_seconds = seconds_since(prefill_start);
+  if (options.max_new_tokens == 0) return result;
+
+  const auto decode_start = std::chrono::steady_clock::now();
+  int32_t next = argmax(result.prompt_logits);
+  for (int64_t step = 0;; ++step) {
+    result.tokens.push_back(next);
+    if (on_token) on_token(next);
+    const auto& eos = options.eos_token_ids;
+    if (std::find(eos.begin(), eos.end(), next) != eos.end()) {
+      result.stopped_at_eos = true;
+      break;
+    }
+    if (static_cast<int64_t>(result.tokens.size()) == options.max_new_tokens) break;
+    const std::vector<float> logits = model.forward({&next, 1}, prompt_length + step, cache);
+    next = argmax(logits);
+  }
+  result.decode_seconds = seconds_since(decode_start);
+  return result;
+}
+
+}  // namespace canrun

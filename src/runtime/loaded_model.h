@@ -1,0 +1,25 @@
+// A model folder as published on the Hub, loaded and ready to run.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "checkpoint/generation_config.h"
+#include "checkpoint/safetensors.h"
+#include "runtime/decoder_model.h"
+
+namespace canrun {
+
+struct LoadedModel {
+  std::string dir;
+  std::unique_ptr<WeightStore> store;  // owns the mappings the weights may borrow
+  GenerationConfig generation;
+  DType stored_dtype = DType::kF32;
+  std::unique_ptr<DecoderModel> model;
+};
+
+// Reads config.json (architecture from model_type), generation_config.json and the
+// safetensors weights of `model_dir`. Errors name the file and field at fault.
+LoadedModel load_model(const std::string& model_dir);
+
+}  // namespace canrun

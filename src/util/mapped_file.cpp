@@ -1,0 +1,46 @@
+#include "util/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "util/error.h"
+
+namespace canrun {
+
+MappedFile::MappedFile(const std::string& path) : path_(path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(ErrorKind::kIo, path + ": cannot open: " + std::strerror(errno));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    fail(ErrorKind::kIo, path + ": not a regular file");
+  }
+  size_ = static_cast<size_t>(info.st_size);
+  if (size_ > 0) {
+    void* mapping = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (mapping == MAP_FAILED) {
+      const int saved = errno;
+      ::close(fd);
+      fail(ErrorKind::kIo, path + ": cannot map: " + std::strerror(saved));
+    }
+    data_ = static_cast<const std::byte*>(mapping);
+  }
+  ::close(fd);  // the mapping stays valid without the descriptor
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+}
+
+}  // namespace canrun

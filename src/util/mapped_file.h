@@ -1,0 +1,29 @@
+// A read-only memory mapping of a whole file; weights are read in place from it.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+namespace canrun {
+
+class MappedFile {
+ public:
+  // Maps `path`; throws Error(kIo) naming the path when it cannot.
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&&) = delete;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  const std::byte* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace canrun

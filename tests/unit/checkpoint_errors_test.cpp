@@ -1,0 +1,212 @@
+// Bad checkpoints get one clear error naming the file/field, never a crash.
+// These tests also run under AddressSanitizer + UBSan in CI.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <filesystem>
+#include <fstream>
+
+#include "checkpoint/safetensors.h"
+#include "runtime/generate.h"
+#include "runtime/loaded_model.h"
+#include "util/json.h"
+
+namespace canrun {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kFixture = fs::path(CANRUN_SOURCE_DIR) / "tests/fixtures/models/llama_f32";
+
+class CheckpointErrors : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("canrun_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write_file(const std::string& name, const std::string& bytes) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path.string();
+  }
+  // A safetensors file with the given header and `data_bytes` zero bytes of data.
+  std::string write_safetensors(const std::string& name, const std::string& header, size_t data_bytes) {
+    std::string bytes(8, '\0');
+    const uint64_t length = header.size();
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((length >> (8 * i)) & 0xff);
+    return write_file(name, bytes + header + std::string(data_bytes, '\0'));
+  }
+  // A copy of a real fixture whose files a test then damages.
+  std::string copy_fixture() {
+    const fs::path target = dir_ / "model";
+    fs::copy(kFixture, target, fs::copy_options::recursive);
+    return target.string();
+  }
+  void edit_config(const std::string& model_dir, const std::function<void(Json&)>& edit) {
+    const std::string path = model_dir + "/config.json";
+    Json config = read_json_file(path, ErrorKind::kIo);
+    edit(config);
+    std::ofstream(path) << config.dump();
+  }
+
+  fs::path dir_;
+};
+
+// Runs `action`, expecting an Error of `kind` whose message contains every fragment.
+template <typename Action>
+void expect_error(Action action, ErrorKind kind, std::initializer_list<std::string> fragments) {
+  try {
+    action();
+    FAIL() << "no error was thrown";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    for (const std::string& fragment : fragments) EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
+        << "message '" << e.what() << "' lacks '" << fragment << "'";
+  }
+}
+
+TEST_F(CheckpointErrors, FileShorterThanHeaderLength) {
+  const std::string path = write_file("a.safetensors", "abc");
+  expect_error([&] { SafetensorsFile::open(path); }, ErrorKind::kCheckpoint, {path, "truncated"});
+}
+
+TEST_F(CheckpointErrors, HeaderLengthRunsPastEnd) {
+  std::string bytes(8, '\0');
+  bytes[0] = static_cast<char>(200);
+  const std::string path = write_file("a.safetensors", bytes + "{}");
+  expect_error([&] { SafetensorsFile::open(path); }, ErrorKind::kCheckpoint, {path, "header length 200"});
+}
+
+TEST_F(CheckpointErrors, HeaderIsNotJson) {
+  const std::string path = write_safetensors("a.safetensors", "{not json", 0);
+  expect_error([&] { SafetensorsFile::open(path); }, ErrorKind::kCheckpoint, {path, "not valid JSON"});
+}
+
+TEST_F(CheckpointErrors, UnknownDtype) {
+  const std::string path =
+      write_safetensors("a.safetensors", R"({"w":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})", 8);
+  expect_error([&] { SafetensorsFile::open(path); }, ErrorKind::kCheckpoint, {"'w'", "unknown dtype 'Q7'"});
+}
+
+TEST_F(CheckpointErrors, ShapeDisagreesWithByteRange) {
+  const std::string path =
+      write_safetensors("a.safetensors", R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8);
+  expect_error([&] { SafetensorsFile::open(path); }, ErrorKind::kCheckpoint, {"'w'", "needs 12 bytes"});
+}
+
+TEST_F(CheckpointErrors, OffsetsRunPastEndOfFile) {
+  const std::string path =
+      write_safetensors("a.safetensors", R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 8);
+  expect_error([&] { SafetensorsFile::open(path); }, ErrorKind::kCheckpoint, {"'w'", "run past the end"});
+}
+
+TEST_F(CheckpointErrors, OverlappingTensors) {
+  const std::string path = write_safetensors(
+      "a.safetensors",
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+      12);
+  expect_error([&] { SafetensorsFile::open(path); }, ErrorKind::kCheckpoint, {"'a'", "'b'", "overlap"});
+}
+
+TEST_F(CheckpointErrors, NegativeOffsets) {
+  const std::string path =
+      write_safetensors("a.safetensors", R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[-4,0]}})", 8);
+  expect_error([&] { SafetensorsFile::open(path); }, ErrorKind::kCheckpoint, {"'w'", "data_offsets"});
+}
+
+TEST_F(CheckpointErrors, TruncatedCheckpointFile) {
+  const std::string model = copy_fixture();
+  const fs::path weights = fs::path(model) / "model.safetensors";
+  fs::resize_file(weights, fs::file_size(weights) / 2);
+  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"model.safetensors", "run past the end"});
+}
+
+TEST_F(CheckpointErrors, MissingTensor) {
+  const std::string model = copy_fixture();
+  // Rename one tensor in the header; the data section stays as it was.
+  const std::string path = model + "/model.safetensors";
+  const std::string bytes = read_text_file(path);
+  uint64_t header_length = 0;
+  for (int i = 7; i >= 0; --i) header_length = (header_length << 8) | static_cast<uint8_t>(bytes[i]);
+  Json header = Json::parse(bytes.substr(8, header_length));
+  header["renamed.norm.weight"] = header["model.norm.weight"];
+  header.erase("model.norm.weight");
+  write_safetensors("model/model.safetensors", header.dump(), 0);
+  std::ofstream(path, std::ios::binary | std::ios::app) << bytes.substr(8 + header_length);
+  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"missing tensor 'model.norm.weight'"});
+}
+
+TEST_F(CheckpointErrors, MisshapedTensor) {
+  const std::string model = copy_fixture();
+  edit_config(model, [](Json& c) { c["intermediate_size"] = c["intermediate_size"].get<int>() * 2; });
+  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"mlp.gate_proj.weight", "has shape", "expected"});
+}
+
+TEST_F(CheckpointErrors, UnknownModelType) {
+  const std::string model = copy_fixture();
+  edit_config(model, [](Json& c) { c["model_type"] = "frobnicator"; });
+  expect_error([&] { load_model(model); }, ErrorKind::kUnsupportedArchitecture,
+               {"UNSUPPORTED_ARCHITECTURE: frobnicator", "llama", "qwen3"});
+}
+
+TEST_F(CheckpointErrors, AbsurdSizes) {
+  const std::string model = copy_fixture();
+  edit_config(model, [](Json& c) { c["hidden_size"] = 1000000000000LL; });
+  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"config.json", "'hidden_size'", "outside"});
+}
+
+TEST_F(CheckpointErrors, WrongFieldType) {
+  const std::string model = copy_fixture();
+  edit_config(model, [](Json& c) { c["num_hidden_layers"] = "two"; });
+  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"'num_hidden_layers'", "integer"});
+}
+
+TEST_F(CheckpointErrors, KvHeadsMustDivideHeads) {
+  const std::string model = copy_fixture();
+  edit_config(model, [](Json& c) { c["num_key_value_heads"] = 3; });
+  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"'num_key_value_heads'", "divide"});
+}
+
+TEST_F(CheckpointErrors, UnknownRopeType) {
+  const std::string model = copy_fixture();
+  edit_config(model, [](Json& c) {
+    c.erase("rope_parameters");
+    c["rope_scaling"] = {{"rope_type", "warp"}, {"factor", 2.0}};
+  });
+  expect_error([&] { load_model(model); }, ErrorKind::kUnsupportedOption, {"rope_scaling", "'warp'", "llama3"});
+}
+
+TEST_F(CheckpointErrors, ConfigIsNotJson) {
+  const std::string model = copy_fixture();
+  write_file("model/config.json", "{\"model_type\": ");
+  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"config.json", "invalid JSON"});
+}
+
+TEST_F(CheckpointErrors, IndexNamesMissingShard) {
+  const std::string model = copy_fixture();
+  fs::remove(fs::path(model) / "model.safetensors");
+  write_file("model/model.safetensors.index.json", R"({"weight_map":{"model.norm.weight":"gone.safetensors"}})");
+  expect_error([&] { load_model(model); }, ErrorKind::kIo, {"gone.safetensors", "cannot open"});
+}
+
+TEST_F(CheckpointErrors, EosIdOutsideVocabulary) {
+  const std::string model = copy_fixture();
+  write_file("model/generation_config.json", R"({"eos_token_id": [2, 99999999]})");
+  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"generation_config.json", "'eos_token_id'"});
+}
+
+TEST_F(CheckpointErrors, PromptLongerThanCache) {
+  const LoadedModel loaded = load_model(kFixture.string());
+  const std::vector<int32_t> prompt(10, 1);
+  GenerationOptions options;
+  options.max_new_tokens = 8;
+  options.cache_capacity = 12;
+  expect_error([&] { generate_greedy(*loaded.model, prompt, options); }, ErrorKind::kUsage,
+               {"18 positions", "KV cache of 12"});
+}
+
+}  // namespace
+}  // namespace canrun
