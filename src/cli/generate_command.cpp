@@ -1,4 +1,5 @@
 // canrun generate MODEL_DIR --prompt TEXT: greedy text generation on the ref backend.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -21,8 +22,22 @@ struct GenerateArgs {
   std::string prompt_file;
   int64_t max_new_tokens = 32;
   int64_t cache_tokens = 0;
+  int64_t top_logits = 0;
   bool json = false;
 };
+
+// The k largest logits after the prompt, highest first: where to look when a
+// generation differs from another implementation's.
+Json top_logits(const std::vector<float>& logits, int64_t k) {
+  std::vector<int32_t> ids(logits.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+  k = std::min<int64_t>(k, static_cast<int64_t>(ids.size()));
+  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
+                    [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  Json top = Json::array();
+  for (int64_t i = 0; i < k; ++i) top.push_back({{"id", ids[i]}, {"logit", logits[ids[i]]}});
+  return top;
+}
 
 double per_second(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
 
@@ -66,6 +81,7 @@ void run_generate(const GenerateArgs& args) {
         {"kv_cache_bytes", result.kv_cache_bytes},
         {"peak_rss_bytes", peak_rss},
     };
+    if (args.top_logits > 0) out["prompt_top_logits"] = top_logits(result.prompt_logits, args.top_logits);
     std::cout << out.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
     return;
   }
@@ -96,6 +112,9 @@ void add_generate_command(CLI::App& app) {
                       "KV cache capacity in positions (default: prompt + max new tokens)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   command->add_flag("--json", args->json, "Print text, token ids and timings as JSON");
+  command->add_option("--top-logits", args->top_logits,
+                      "With --json: also print the K largest logits after the prompt")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   command->callback([args, prompt, prompt_file] {
     if (prompt->count() == 0 && prompt_file->count() == 0)
       throw Error(ErrorKind::kUsage, "generate: give --prompt TEXT or --prompt-file FILE");

@@ -1,0 +1,25 @@
+"""Shared pytest fixtures: where the repository and the canrun binary are."""
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def canrun_bin() -> str:
+    path = Path(os.environ.get("CANRUN_BIN", REPO_ROOT / "build" / "canrun"))
+    if not path.is_file():
+        pytest.fail(f"canrun binary not found at {path}; build it or set CANRUN_BIN")
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def run_canrun(canrun_bin):
+    """Runs `canrun ARGS...` and returns the CompletedProcess (text mode)."""
+    def run(*args, check=False):
+        return subprocess.run([canrun_bin, *map(str, args)], capture_output=True, text=True,
+                              check=check, timeout=600)
+    return run

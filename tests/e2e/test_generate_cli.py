@@ -1,0 +1,98 @@
+"""`canrun generate` end to end: tokenization + generation against the transformers
+goldens of the committed tiny checkpoints, and the errors a user meets."""
+import json
+import shutil
+
+import pytest
+
+from conftest import REPO_ROOT
+
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "models"
+GOLDENS = REPO_ROOT / "tests" / "goldens" / "models"
+GOLDEN_NAMES = sorted(p.stem for p in GOLDENS.glob("*.json"))
+
+
+def test_goldens_exist():
+    assert len(GOLDEN_NAMES) >= 10
+
+
+@pytest.mark.parametrize("name", GOLDEN_NAMES)
+def test_generate_matches_transformers(run_canrun, name):
+    golden = json.loads((GOLDENS / f"{name}.json").read_text())
+    for case in golden["cases"]:
+        result = run_canrun("generate", FIXTURES / name, "--prompt", case["prompt"],
+                            "--max-new-tokens", 32, "--json")
+        assert result.returncode == 0, result.stderr
+        out = json.loads(result.stdout)
+        assert out["prompt_ids"] == case["prompt_ids"], case["prompt"]
+        assert out["generated_ids"] == case["generated_ids"], case["prompt"]
+        assert out["stopped_at_eos"] == (len(case["generated_ids"]) < 32)
+
+
+def test_plain_output_has_text_and_timing_line(run_canrun):
+    result = run_canrun("generate", FIXTURES / "llama_f32", "--prompt", "Once upon a time",
+                        "--max-new-tokens", 8)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip()
+    timing = result.stderr.strip().splitlines()[-1]
+    for part in ("load", "prefill", "decode", "tok/s", "peak RSS"):
+        assert part in timing
+
+
+def test_missing_folder(run_canrun, tmp_path):
+    result = run_canrun("generate", tmp_path / "nope", "--prompt", "hi")
+    assert result.returncode != 0
+    assert "nope" in result.stderr and "not a folder" in result.stderr
+
+
+def test_needs_a_prompt(run_canrun):
+    result = run_canrun("generate", FIXTURES / "llama_f32")
+    assert result.returncode == 2
+    assert "--prompt" in result.stderr
+
+
+def test_prompt_longer_than_cache(run_canrun):
+    result = run_canrun("generate", FIXTURES / "llama_f32", "--prompt", "a b c d e f g h",
+                        "--max-new-tokens", 4, "--cache-tokens", 6)
+    assert result.returncode == 2
+    assert "KV cache of 6" in result.stderr
+
+
+def test_negative_token_count_is_rejected(run_canrun):
+    result = run_canrun("generate", FIXTURES / "llama_f32", "--prompt", "hi", "--max-new-tokens", -1)
+    assert result.returncode != 0
+    assert "max-new-tokens" in result.stderr
+
+
+def _broken_copy(tmp_path, edit):
+    target = tmp_path / "model"
+    shutil.copytree(FIXTURES / "llama_f32", target)
+    edit(target)
+    return target
+
+
+def test_unknown_architecture(run_canrun, tmp_path):
+    def edit(folder):
+        config = json.loads((folder / "config.json").read_text())
+        config["model_type"] = "frobnicator"
+        (folder / "config.json").write_text(json.dumps(config))
+    result = run_canrun("generate", _broken_copy(tmp_path, edit), "--prompt", "hi")
+    assert result.returncode == 1
+    assert "UNSUPPORTED_ARCHITECTURE: frobnicator" in result.stderr
+
+
+def test_malformed_tokenizer(run_canrun, tmp_path):
+    model = _broken_copy(tmp_path, lambda f: (f / "tokenizer.json").write_text("{\"model\": 3"))
+    result = run_canrun("generate", model, "--prompt", "hi")
+    assert result.returncode == 1
+    assert "tokenizer.json" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_truncated_weights(run_canrun, tmp_path):
+    def edit(folder):
+        data = (folder / "model.safetensors").read_bytes()
+        (folder / "model.safetensors").write_bytes(data[: len(data) // 3])
+    result = run_canrun("generate", _broken_copy(tmp_path, edit), "--prompt", "hi")
+    assert result.returncode == 1
+    assert "model.safetensors" in result.stderr
