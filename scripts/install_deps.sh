@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   cmake ninja-build g++ pkg-config
-  libpcre2-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+  libpcre2-dev libicu-dev nlohmann-json3-dev libcli11-dev libgtest-dev
 )
 
 missing=()

@@ -85,7 +85,7 @@ void run_generate(const GenerateArgs& args) {
     std::cout << out.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
     return;
   }
-  std::cout << text << "\n";
+  std::cout << text << std::endl;  // before the timing line when both go to one terminal
   std::fprintf(stderr,
                "load %.2f s | prefill %zu tokens %.3f s (%.1f tok/s) | decode %zu tokens %.3f s (%.2f tok/s) | "
                "peak RSS %.0f MiB%s\n",

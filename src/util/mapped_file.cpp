@@ -23,7 +23,8 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   }
   size_ = static_cast<size_t>(info.st_size);
   if (size_ > 0) {
-    void* mapping = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    // Populate now: the weights are all read anyway, and load time should own that cost.
+    void* mapping = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     if (mapping == MAP_FAILED) {
       const int saved = errno;
       ::close(fd);
