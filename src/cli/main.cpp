@@ -11,6 +11,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   canrun::add_generate_command(app);
   canrun::add_tokenize_command(app);
+  canrun::add_catalog_command(app);
+  canrun::add_check_command(app);
+  canrun::add_sweep_command(app);
+  canrun::add_query_command(app);
+  canrun::add_repro_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

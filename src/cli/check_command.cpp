@@ -1,0 +1,78 @@
+// canrun check MODEL: the lab's protocol on one model, printed as a row (--json) or a summary.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "lab/check.h"
+#include "lab/device_profile.h"
+#include "lab/results_dir.h"
+
+namespace canrun {
+namespace {
+
+struct CheckArgs {
+  CheckOptions options;
+  bool json = false;
+  std::string out_dir;
+};
+
+std::string ids_text(const std::optional<std::vector<int32_t>>& ids) {
+  if (!ids) return "-";
+  std::string text;
+  for (int32_t id : *ids) text += (text.empty() ? "" : " ") + std::to_string(id);
+  return text;
+}
+
+void print_summary(const ResultRow& row) {
+  std::cout << row.model_id << ": " << row.result << "\n";
+  if (row.error_message) std::cout << "  " << *row.error_message << "\n";
+  std::cout << "  weights " << row.weights << (row.revision ? " @ " + *row.revision : "") << ", " << row.architecture
+            << ", cores " << (row.cores ? std::to_string(*row.cores) : "-") << ", " << row.compiler_version << " / "
+            << row.library_version << "\n";
+  char times[160];
+  std::snprintf(times, sizeof(times), "  wall %.2f s, load %s s, peak host memory %s\n", row.wall_time_s,
+                row.load_time_s ? std::to_string(*row.load_time_s).c_str() : "-",
+                row.peak_host_memory_bytes ? format_bytes(*row.peak_host_memory_bytes).c_str() : "-");
+  std::cout << times;
+  if (row.generated_text) std::cout << "  text: " << *row.generated_text << "\n";
+  std::cout << "  tokens: " << ids_text(row.generated_token_ids) << "\n";
+}
+
+void run(const CheckArgs& args) {
+  const ResultRow row = run_check(args.options);
+  if (!args.out_dir.empty()) record_row(args.out_dir, row);
+  if (args.json)
+    std::cout << row_to_json(row).dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
+  else
+    print_summary(row);
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app) {
+  auto args = std::make_shared<CheckArgs>();
+  CLI::App* command = app.add_subcommand(
+      "check",
+      "Run the support lab's protocol on one model: plan cores, load, generate 32 tokens greedily from a fixed\n"
+      "prompt, verify against the ref backend, and print the dataset row.\n"
+      "Test hook: CANRUN_CHECK_FAULT=KIND (or a comma list of KIND:MODEL_ID), KIND crash|hang|oom, makes the\n"
+      "check abort, hang or allocate without bound (oom only under a finite address-space limit) just before\n"
+      "generating; for the sweep's tests.");
+  command->add_option("model", args->options.model,
+                      "A model folder, a Hub id in the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub or "
+                      "~/.cache/huggingface/hub), or a catalog id (synthetic weights when no real ones are found)")
+      ->required();
+  command->add_flag("--synthetic", args->options.synthetic,
+                    "Use synthetic weights from the catalog's config (fixed seed) even when real ones exist");
+  command->add_option("--profile", args->options.profile, "Device profile to plan cores on (default local)");
+  command->add_option("--profiles", args->options.profiles_file, "JSON file of extra device profiles")
+      ->check(CLI::ExistingFile);
+  command->add_option("--catalog", args->options.catalog, "Catalog file (default $CANRUN_CATALOG or data/catalog.jsonl)")
+      ->check(CLI::ExistingFile);
+  command->add_flag("--json", args->json, "Print the row as one line of JSON");
+  command->add_option("--out", args->out_dir, "Also add the row to the dataset in this folder");
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace canrun

@@ -1,0 +1,101 @@
+// canrun query: the dataset's rows for one version pair, filtered, as a table, JSON or CSV.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "lab/catalog.h"
+#include "lab/query.h"
+#include "lab/status.h"
+
+namespace canrun {
+namespace {
+
+struct QueryArgs {
+  std::string data_dir = "results";
+  QueryFilter filter;
+  std::string format = "table";
+};
+
+// The columns a reader scans for; --format json has every column.
+const std::vector<std::string> kSummaryColumns = {"model_id", "task", "architecture", "weights", "result",
+                                                  "cores", "wall_time_s", "peak_host_memory_bytes", "error_message"};
+
+std::string cell(const Json& value) {
+  if (value.is_null()) return "";
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.2f", value.get<double>());
+    return text;
+  }
+  return value.dump();
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+void print_table(const std::vector<Json>& rows) {
+  std::vector<std::vector<std::string>> cells = {kSummaryColumns};
+  for (const Json& row : rows) {
+    std::vector<std::string> line;
+    for (const std::string& column : kSummaryColumns) line.push_back(cell(row[column]).substr(0, 60));
+    cells.push_back(line);
+  }
+  std::vector<size_t> widths(kSummaryColumns.size(), 0);
+  for (const auto& line : cells)
+    for (size_t i = 0; i < line.size(); ++i) widths[i] = std::max(widths[i], line[i].size());
+  for (const auto& line : cells) {
+    std::string text;
+    for (size_t i = 0; i < line.size(); ++i)
+      text += i + 1 < line.size() ? line[i] + std::string(widths[i] - line[i].size() + 2, ' ') : line[i];
+    std::cout << text << "\n";
+  }
+}
+
+void run(const QueryArgs& args) {
+  const QueryResult result = query_results(args.data_dir, args.filter);
+  std::vector<Json> rows;
+  for (const ResultRow& row : result.rows) rows.push_back(row_to_json(row));
+  if (args.format == "json") {
+    std::cout << Json(rows).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  } else if (args.format == "csv") {
+    std::string header;
+    for (const std::string& column : dataset_columns()) header += (header.empty() ? "" : ",") + column;
+    std::cout << header << "\n";
+    for (const Json& row : rows) {
+      std::string line;
+      for (const std::string& column : dataset_columns())
+        line += (column == dataset_columns().front() ? "" : ",") + csv_field(cell(row[column]));
+      std::cout << line << "\n";
+    }
+  } else {
+    print_table(rows);
+    std::cout << rows.size() << " rows from " << result.file.path << " (" << result.file.pair.compiler << " / "
+              << result.file.pair.library << ")\n";
+  }
+}
+
+}  // namespace
+
+void add_query_command(CLI::App& app) {
+  auto args = std::make_shared<QueryArgs>();
+  CLI::App* command = app.add_subcommand("query", "Show rows of the lab's dataset for one version pair");
+  command->add_option("--data", args->data_dir, "Dataset folder (default results/)");
+  command->add_option("--model", args->filter.model, "Only model ids containing this text (any case)");
+  command->add_option("--task", args->filter.task, "Only this task")->check(CLI::IsMember(catalog_tasks()));
+  command->add_option("--result", args->filter.result, "Only this status, e.g. PASS or TIMEOUT");
+  command->add_option("--compiler", args->filter.compiler,
+                      "Version pair: compiler version, e.g. canrun-0.1.0 (default: the newest pair present)");
+  command->add_option("--library", args->filter.library, "Version pair: library version, e.g. ref-x86_64");
+  command->add_option("--format", args->format, "table (default), json (every column) or csv (every column)")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace canrun

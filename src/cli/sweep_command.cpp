@@ -1,0 +1,61 @@
+// canrun sweep: checks a catalog selection, each model in its own process, into the dataset.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "lab/device_profile.h"
+#include "lab/sweep.h"
+
+namespace canrun {
+namespace {
+
+struct SweepArgs {
+  SweepOptions options;
+  bool all = false;
+  std::string memory_limit;
+};
+
+void run(SweepArgs& args) {
+  args.options.filter.selected_only = !args.all;
+  if (!args.memory_limit.empty()) args.options.memory_limit_bytes = parse_byte_size(args.memory_limit);
+  const SweepSummary summary = run_sweep(args.options);
+  std::string counts;
+  for (const auto& [status, count] : summary.counts) counts += (counts.empty() ? "" : ", ") + status + " " + std::to_string(count);
+  std::printf("sweep done in %.1f s: %s%s; %lld already recorded; dataset in %s\n", summary.seconds,
+              counts.empty() ? "no new rows" : "", counts.c_str(), static_cast<long long>(summary.already_recorded),
+              args.options.out_dir.c_str());
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto args = std::make_shared<SweepArgs>();
+  SweepOptions& options = args->options;
+  CLI::App* command = app.add_subcommand(
+      "sweep",
+      "Check every model of a catalog selection, each in its own process with a wall-time and memory limit,\n"
+      "adding one row per model to the dataset as it finishes. A rerun skips models that already have a row\n"
+      "for this version pair, so an interrupted sweep resumes.");
+  command->add_option("--task", options.filter.task, "Only this task")->check(CLI::IsMember(catalog_tasks()));
+  CLI::Option* all =
+      command->add_flag("--all", args->all, "Also the models the catalog does not select (recorded as EXCLUDED)");
+  command->add_flag("--selected")->description("Only the selected models (the default)")->excludes(all);
+  command->add_option("--search", options.filter.search, "Only ids containing this text (any case)");
+  command->add_option("--limit", options.limit, "Only the first N models of the selection")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--profile", options.profile, "Device profile to plan cores on (default local)");
+  command->add_option("--profiles", options.profiles_file, "JSON file of extra device profiles")
+      ->check(CLI::ExistingFile);
+  command->add_option("--catalog", options.catalog, "Catalog file (default $CANRUN_CATALOG or data/catalog.jsonl)")
+      ->check(CLI::ExistingFile);
+  command->add_option("--out", options.out_dir, "Dataset folder (default results/)");
+  command->add_option("--timeout", options.timeout_s, "Wall-time limit per model in seconds (default 600)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--memory-limit", args->memory_limit,
+                      "Address-space limit per model, e.g. \"16 GiB\" (RLIMIT_AS; default none)");
+  command->add_option("--jobs,-j", options.jobs, "Models checked at once (default 1)")->check(CLI::PositiveNumber);
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace canrun

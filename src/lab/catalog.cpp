@@ -1,0 +1,153 @@
+#include "lab/catalog.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#include "checkpoint/config_reader.h"
+#include "models/registry.h"
+
+namespace canrun {
+namespace {
+
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+std::optional<int64_t> optional_integer(const ConfigReader& reader, const std::string& key, int64_t min_value) {
+  if (!reader.has(key)) return std::nullopt;
+  return reader.integer(key, std::nullopt, min_value, INT64_MAX);
+}
+
+std::string optional_string(const ConfigReader& reader, const std::string& key) {
+  return reader.has(key) ? reader.string(key, std::nullopt) : std::string();
+}
+
+PopularitySignal read_signal(const ConfigReader& popularity, const std::string& key) {
+  const ConfigReader signal = popularity.object(key);
+  PopularitySignal result;
+  result.count = optional_integer(signal, "count", 0);
+  result.rank = optional_integer(signal, "rank", 1);
+  result.as_of = optional_string(signal, "as_of");
+  result.source = optional_string(signal, "source");
+  result.note = optional_string(signal, "note");
+  // A rank without its date and source could not be checked or compared over time.
+  if (result.rank && (result.as_of.empty() || result.source.empty()))
+    signal.reject("rank", "needs 'as_of' and 'source'");
+  if (!result.rank && result.note.empty()) signal.reject("note", "must say why the rank is absent");
+  return result;
+}
+
+CatalogEntry read_entry(const Json& json, const std::string& where) {
+  const ConfigReader row(json, where);
+  CatalogEntry entry;
+  entry.id = row.string("id", std::nullopt);
+  if (entry.id.empty()) row.reject("id", "must not be empty");
+  entry.task = row.string("task", std::nullopt);
+  const auto& tasks = catalog_tasks();
+  if (std::find(tasks.begin(), tasks.end(), entry.task) == tasks.end()) {
+    std::string known;
+    for (const std::string& task : tasks) known += (known.empty() ? "" : ", ") + task;
+    row.reject("task", "'" + entry.task + "' is not one of " + known);
+  }
+  entry.model_type = row.string("model_type", std::nullopt);
+  if (entry.model_type.empty()) row.reject("model_type", "must not be empty");
+  if (row.has("params_b")) {
+    entry.params_b = row.number("params_b", std::nullopt);
+    if (*entry.params_b <= 0) row.reject("params_b", "must be positive");
+  }
+  entry.license = optional_string(row, "license");
+  entry.config = row.object("config").json();
+  const ConfigReader popularity = row.object("popularity");
+  entry.downloads = read_signal(popularity, "downloads");
+  entry.trending = read_signal(popularity, "trending");
+  if (!row.has("selected")) row.reject("selected", "is required but missing");
+  entry.selected = row.boolean("selected", false);
+  entry.exclusion = optional_string(row, "exclusion");
+  if (entry.selected && !entry.exclusion.empty()) row.reject("exclusion", "must be null for a selected model");
+  if (!entry.selected && entry.exclusion.empty()) row.reject("exclusion", "must give the reason a model is not selected");
+  return entry;
+}
+
+}  // namespace
+
+const std::vector<std::string>& catalog_tasks() {
+  static const std::vector<std::string> tasks = {"text-generation", "image-text-to-text"};
+  return tasks;
+}
+
+std::string default_catalog_path() {
+  if (const char* path = std::getenv("CANRUN_CATALOG"); path && *path) return path;
+  return std::string(CANRUN_DATA_DIR) + "/catalog.jsonl";
+}
+
+std::vector<CatalogEntry> load_catalog(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(ErrorKind::kIo, path + ": cannot open the catalog");
+  std::vector<CatalogEntry> entries;
+  std::set<std::string> ids;
+  std::string text;
+  for (int64_t line = 1; std::getline(in, text); ++line) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(line);
+    Json json;
+    try {
+      json = Json::parse(text);
+    } catch (const Json::parse_error& e) {
+      fail(ErrorKind::kCheckpoint, where + ": invalid JSON: " + e.what());
+    }
+    CatalogEntry entry = read_entry(json, where);
+    entry.line = line;
+    if (!ids.insert(entry.id).second)
+      fail(ErrorKind::kCheckpoint, where + ": field 'id': '" + entry.id + "' appears on an earlier line too");
+    entries.push_back(std::move(entry));
+  }
+  if (in.bad()) fail(ErrorKind::kIo, path + ": read error");
+  if (entries.empty()) fail(ErrorKind::kCheckpoint, path + ": the catalog has no models");
+  return entries;
+}
+
+std::vector<CatalogEntry> filter_catalog(const std::vector<CatalogEntry>& entries, const CatalogFilter& filter) {
+  const std::string needle = lowercase(filter.search);
+  std::vector<CatalogEntry> kept;
+  for (const CatalogEntry& entry : entries) {
+    if (!filter.task.empty() && entry.task != filter.task) continue;
+    if (filter.selected_only && !entry.selected) continue;
+    if (!filter.model_type.empty() && entry.model_type != filter.model_type) continue;
+    if (!needle.empty() && lowercase(entry.id).find(needle) == std::string::npos) continue;
+    kept.push_back(entry);
+  }
+  return kept;
+}
+
+std::string exclusion_reason(const CatalogEntry& entry) {
+  const std::vector<std::string> supported = supported_model_types();
+  if (std::find(supported.begin(), supported.end(), entry.model_type) == supported.end())
+    return "architecture not supported: " + entry.model_type;
+  return entry.exclusion;
+}
+
+Json hf_config(const CatalogEntry& entry) {
+  Json config = Json::object();
+  for (const auto& [key, value] : entry.config.items()) {
+    if (key.starts_with("_") || key == "vision_config" || key == "extra") continue;
+    config[key] = value;
+  }
+  // "extra" also holds nested values as "text_config.x"; only top-level ones belong here.
+  if (entry.config.contains("extra") && entry.config["extra"].is_object())
+    for (const auto& [key, value] : entry.config["extra"].items())
+      if (key.find('.') == std::string::npos) config[key] = value;
+  config["model_type"] = entry.model_type;
+  return config;
+}
+
+std::optional<int64_t> published_parameters(const CatalogEntry& entry) {
+  if (!entry.params_b) return std::nullopt;
+  return std::llround(*entry.params_b * 1e9);
+}
+
+}  // namespace canrun

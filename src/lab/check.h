@@ -1,0 +1,44 @@
+// The check protocol for one model: resolve the weights, plan the cores, load, (compile),
+// generate 32 tokens greedily from a fixed prompt, verify against the reference run, and
+// describe all of it in one dataset row.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lab/dataset.h"
+#include "lab/model_source.h"
+
+namespace canrun {
+
+// The fixed prompt of every check, and how many tokens are generated from it.
+inline constexpr const char* kCheckPrompt = "The capital of France is";
+inline constexpr int64_t kCheckNewTokens = 32;
+
+// The test hook: CANRUN_CHECK_FAULT=KIND, or a comma list of KIND:MODEL_ID for some models
+// only, with KIND crash|hang|oom, makes the check abort, sleep forever or allocate without
+// bound (only under a finite RLIMIT_AS) just before generating.
+inline constexpr const char* kFaultVariable = "CANRUN_CHECK_FAULT";
+
+struct CheckOptions {
+  std::string model;  // a folder, a Hub id in the Hugging Face cache, or a catalog id
+  bool synthetic = false;
+  std::string profile = "local";
+  std::string profiles_file;  // extra device profiles; empty for none
+  std::string catalog;        // empty: default_catalog_path()
+};
+
+// Runs the protocol. Every outcome of the model is a row; only bad options throw.
+ResultRow run_check(const CheckOptions& options);
+
+// The columns known before anything runs (identity, weights, prompt, stack, versions, host,
+// reproduce script expecting `expected_result`), for rows the sweep writes without a check.
+ResultRow initial_row(const ModelSource& source, const CheckOptions& options, const std::string& expected_result);
+
+// Synthetic weights come without a tokenizer: the prompt is its UTF-8 bytes, each taken
+// modulo the vocabulary size, as token ids.
+std::vector<int32_t> synthetic_prompt_ids(std::string_view prompt, int64_t vocab_size);
+
+}  // namespace canrun

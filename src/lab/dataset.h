@@ -1,0 +1,87 @@
+// The lab's dataset: result rows stored as Parquet (Apache Arrow's C++ library), one file per
+// (compiler version, library version) pair, readable with pandas, pyarrow or DuckDB.
+//
+// File name: "<compiler>__<library>.parquet", e.g. canrun-0.1.0__ref-avx2.parquet for the built-in
+// engine (canrun version; backend and ISA) or torch-2.5.1__transformers-4.46.0.parquet for an
+// external runner. Each part is made of [A-Za-z0-9._+-] and holds no "__", so the name splits
+// back into its pair unambiguously, and every row also carries the pair in its own columns.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/json.h"
+
+namespace canrun {
+
+struct StackComponent {
+  std::string component;  // e.g. "canrun", "g++", "glibc", "kernel", "cpu"
+  std::string version;
+  bool operator==(const StackComponent&) const = default;
+};
+
+using Timestamp = std::chrono::sys_time<std::chrono::microseconds>;
+
+// One check of one model. Optional fields are null in the file when the check never got there
+// (no compile time for a model that failed to load) — never a made-up zero.
+struct ResultRow {
+  std::string model_id;
+  std::optional<std::string> revision;  // Hub commit; null for a local folder without one
+  std::string task;
+  std::string architecture;  // model_type
+  std::optional<int64_t> parameter_count;
+  std::string weights;  // "real" or "synthetic"
+  std::string result;   // the status
+  std::optional<std::string> error_type;
+  std::optional<std::string> error_message;
+  std::optional<int32_t> cores;
+  std::optional<int32_t> tp_degree;
+  std::optional<int32_t> ep_degree;
+  double wall_time_s = 0;  // the whole check, compilation included
+  std::optional<double> compile_time_s;
+  std::optional<double> load_time_s;
+  std::optional<int64_t> peak_device_memory_bytes;
+  std::optional<int64_t> peak_host_memory_bytes;
+  std::string prompt;
+  std::optional<std::string> generated_text;
+  std::optional<std::vector<int32_t>> generated_token_ids;
+  std::optional<std::vector<int32_t>> reference_token_ids;
+  std::optional<int32_t> matching_prefix_length;
+  std::vector<StackComponent> software_stack;
+  std::string reproduce_script;
+  Timestamp timestamp{};  // UTC
+  std::string host;
+  std::string compiler_version;  // with library_version: the pair that names the file
+  std::string library_version;
+  bool operator==(const ResultRow&) const = default;
+};
+
+struct VersionPair {
+  std::string compiler;
+  std::string library;
+};
+
+// The column names in file order.
+const std::vector<std::string>& dataset_columns();
+
+// "<compiler>__<library>.parquet"; throws a usage error for a part that cannot be a name.
+std::string dataset_file_name(const VersionPair& pair);
+
+// Writes all rows to `path` atomically: a reader sees the old file or the new one, never a
+// part. Every row must carry the pair that `path`'s file name spells.
+void write_dataset(const std::string& path, const std::vector<ResultRow>& rows);
+
+// Reads a file written by write_dataset (or any Parquet file with these columns and types;
+// extra columns are ignored). Errors name the file, column and row.
+std::vector<ResultRow> read_dataset(const std::string& path);
+
+// One row as JSON, timestamps as ISO 8601 UTC ("2026-11-30T12:00:00.000000Z"), nulls as null.
+Json row_to_json(const ResultRow& row);
+
+// The inverse of row_to_json; errors name the field.
+ResultRow row_from_json(const Json& json);
+
+}  // namespace canrun

@@ -1,0 +1,103 @@
+#include "lab/dataset_card.h"
+
+#include <map>
+
+#include "lab/check.h"
+#include "lab/dataset.h"
+#include "lab/status.h"
+#include "util/error.h"
+
+namespace canrun {
+namespace {
+
+const std::map<std::string, std::string>& descriptions() {
+  static const std::map<std::string, std::string> kDescriptions = {
+      {"model_id", "Hub id (org/name), or the folder as given for a local checkpoint."},
+      {"revision", "Hub commit of the Hugging Face cache snapshot; null for local folders and synthetic weights."},
+      {"task", "Pipeline task from the catalog (text-generation, image-text-to-text)."},
+      {"architecture", "config.json's model_type."},
+      {"parameter_count", "Parameters: exact from the architecture when supported, else as published."},
+      {"weights", "`real` (published weights) or `synthetic` (random bf16 from the real config, fixed seed)."},
+      {"result", "The status; see the table above."},
+      {"error_type", "Kind of failure (e.g. checkpoint, runtime, mismatch, signal, timeout); null on PASS."},
+      {"error_message", "The error, the mismatch position, or the reason a model was not tested or excluded."},
+      {"cores", "Cores the planner chose on the profile; null when nothing fits or nothing was planned."},
+      {"tp_degree", "Tensor-parallel degree."},
+      {"ep_degree", "Expert-parallel degree (1 for dense models)."},
+      {"wall_time_s", "Seconds for the whole check: resolving, planning, making synthetic weights, loading, "
+                      "compiling, both generations and verification."},
+      {"compile_time_s", "Seconds compiling the plan; null until the engine has a compile step."},
+      {"load_time_s", "Seconds reading config, weights and tokenizer into a runnable model."},
+      {"peak_device_memory_bytes", "Peak accelerator memory; null on the CPU ref backend."},
+      {"peak_host_memory_bytes", "Peak resident memory of the check's process (getrusage)."},
+      {"prompt", "The fixed prompt, or for synthetic weights the token ids derived from it."},
+      {"generated_text", "The generated tokens decoded; null without a tokenizer (synthetic weights)."},
+      {"generated_token_ids", "The generated token ids (greedy, at most 32, ending at an eos id if one came)."},
+      {"reference_token_ids", "The token ids of the reference (`ref` backend) run of the same checkpoint."},
+      {"matching_prefix_length", "How many leading tokens agree with the reference."},
+      {"software_stack", "Each component of the stack and its version (canrun, backend, ISA, compiler, Arrow, "
+                         "glibc, OS, kernel, CPU)."},
+      {"reproduce_script", "A bash script that reproduces the row from a fresh clone (`canrun repro MODEL`)."},
+      {"timestamp", "When the check finished (UTC)."},
+      {"host", "The machine's host name."},
+      {"compiler_version", "First half of the version pair that names the file (for canrun: canrun-<version>)."},
+      {"library_version", "Second half of the version pair (for canrun: <backend>-<isa>)."},
+  };
+  return kDescriptions;
+}
+
+}  // namespace
+
+const std::string& column_description(const std::string& column) {
+  const auto found = descriptions().find(column);
+  if (found == descriptions().end()) fail(ErrorKind::kUsage, "dataset card: column '" + column + "' has no description");
+  return found->second;
+}
+
+std::string dataset_card(const std::vector<std::string>& parquet_files) {
+  std::string card =
+      "---\n"
+      "license: cc-by-4.0\n"
+      "pretty_name: canrun support lab results\n"
+      "task_categories:\n"
+      "- text-generation\n"
+      "- image-text-to-text\n"
+      "tags:\n"
+      "- canrun\n"
+      "- model-compatibility\n"
+      "configs:\n";
+  for (const std::string& file : parquet_files) {
+    const std::string config = file.substr(0, file.rfind(".parquet"));
+    card += "- config_name: " + config + "\n  data_files: " + file + "\n";
+  }
+  card +=
+      "---\n\n"
+      "# canrun support lab results\n\n"
+      "Whether popular Hugging Face models run on canrun, checked with one protocol and written by `canrun check` / "
+      "`canrun sweep`. One Parquet file (one config above) per version pair: `<compiler version>__<library "
+      "version>.parquet`; for canrun's own engine the canrun version and the backend with its ISA. Read them with "
+      "pandas, pyarrow or DuckDB, or with `canrun query`.\n\n"
+      "## The protocol\n\n"
+      "For each model: resolve the weights (a local folder, the Hugging Face cache, or synthetic weights made from the "
+      "catalog's real config with a fixed seed — the `weights` column says which); plan the fewest cores of the device "
+      "profile that hold it; load; compile; generate " + std::to_string(kCheckNewTokens) +
+      " tokens greedily from the fixed prompt \"" + kCheckPrompt +
+      "\"; generate again on the reference `ref` backend and compare. A sweep runs each check in its own process with "
+      "a wall-time and a memory limit, so a crash, hang or out-of-memory becomes a row.\n\n"
+      "## Statuses\n\n| result | meaning |\n|---|---|\n";
+  for (const StatusInfo& info : all_statuses())
+    card += "| `" + std::string(info.name) + "` | " + std::string(info.meaning) + " |\n";
+  card +=
+      "\n**What PASS means:** this checkpoint loaded, fit on one core, and its " + std::to_string(kCheckNewTokens) +
+      " greedy tokens from one short prompt equal the reference run token for token. **What it does not mean:** "
+      "nothing about throughput or latency (`wall_time_s` is the time of the whole check, not a benchmark), nothing "
+      "about long generations, long prompts, sampling or batching, and — with synthetic weights — nothing about the "
+      "quality of the text: synthetic rows answer \"does it load, fit and run\", only real weights answer \"is the "
+      "text right\". Today the `ref` backend is both the tested and the reference run, so PASS also shows the run "
+      "is deterministic; faster backends will be held to it.\n\n"
+      "## Columns\n\n| column | meaning |\n|---|---|\n";
+  for (const std::string& column : dataset_columns()) card += "| `" + column + "` | " + column_description(column) + " |\n";
+  return card;
+}
+
+}  // namespace canrun

@@ -1,0 +1,148 @@
+#include "lab/planner.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <vector>
+
+#include "checkpoint/config_reader.h"
+#include "models/registry.h"
+
+namespace canrun {
+namespace {
+
+constexpr int64_t kMaxSize = int64_t{1} << 24;
+const std::vector<int64_t> kCoreCounts = {1, 2, 4, 8, 16};
+
+// Attention projections, the gated MLP (of every expert) and the embeddings: the bulk of any
+// decoder's weights. Biases and norms are added by the caller that knows them.
+int64_t core_parameters(const ModelShape& shape, bool tied_embeddings) {
+  const int64_t attention = shape.hidden_size * shape.head_dim * (2 * shape.num_heads + 2 * shape.num_kv_heads);
+  const int64_t mlp = 3 * shape.hidden_size * shape.intermediate_size * std::max<int64_t>(1, shape.num_experts);
+  return shape.num_layers * (attention + mlp) + shape.vocab_size * shape.hidden_size * (tied_embeddings ? 1 : 2);
+}
+
+// The first of several spellings families use for one field (e.g. the expert count).
+std::optional<int64_t> first_integer(const ConfigReader& config, std::initializer_list<const char*> keys) {
+  for (const char* key : keys)
+    if (config.has(key)) return config.integer(key, std::nullopt, 0, kMaxSize);
+  return std::nullopt;
+}
+
+std::string plural_cores(int64_t cores) { return std::to_string(cores) + (cores == 1 ? " core" : " cores"); }
+
+}  // namespace
+
+ModelShape shape_from_spec(const DecoderSpec& spec) {
+  ModelShape shape;
+  shape.model_type = spec.model_type;
+  shape.source = "architecture spec";
+  shape.num_layers = spec.num_layers;
+  shape.hidden_size = spec.hidden_size;
+  shape.intermediate_size = spec.intermediate_size;
+  shape.num_heads = spec.num_heads;
+  shape.num_kv_heads = spec.num_kv_heads;
+  shape.head_dim = spec.head_dim;
+  shape.vocab_size = spec.vocab_size;
+  const int64_t q_width = spec.num_heads * spec.head_dim;
+  const int64_t kv_width = spec.num_kv_heads * spec.head_dim;
+  int64_t per_layer = 2 * spec.hidden_size;  // input and post-attention norms
+  if (spec.qkv_bias) per_layer += q_width + 2 * kv_width;
+  if (spec.o_bias) per_layer += spec.hidden_size;
+  if (spec.mlp_bias) per_layer += 2 * spec.intermediate_size + spec.hidden_size;
+  if (spec.qk_norm) per_layer += 2 * spec.head_dim;
+  shape.parameters = core_parameters(shape, spec.tie_embeddings) + spec.num_layers * per_layer + spec.hidden_size;
+  return shape;
+}
+
+ModelShape shape_from_config(const Json& config, std::optional<int64_t> known_parameters) {
+  const ConfigReader reader(config, "config");
+  ModelShape shape;
+  shape.model_type = reader.string("model_type", std::string("unknown"));
+  shape.source = "generic estimate from config values";
+  shape.hidden_size = reader.integer("hidden_size", std::nullopt, 1, kMaxSize);
+  shape.num_layers = reader.integer("num_hidden_layers", std::nullopt, 1, kMaxSize);
+  shape.num_heads = reader.integer("num_attention_heads", std::nullopt, 1, kMaxSize);
+  // Absent kv heads mean multi-head attention, as in transformers.
+  shape.num_kv_heads = reader.integer("num_key_value_heads", shape.num_heads, 1, kMaxSize);
+  shape.head_dim = reader.integer("head_dim", std::max<int64_t>(1, shape.hidden_size / shape.num_heads), 1, kMaxSize);
+  shape.num_experts = first_integer(reader, {"num_experts", "num_local_experts", "n_routed_experts"}).value_or(0);
+  // GPT-2 style configs leave the MLP width at its 4 x hidden default.
+  const int64_t dense_width = reader.integer("intermediate_size", 4 * shape.hidden_size, 1, kMaxSize);
+  shape.intermediate_size =
+      shape.num_experts > 0 ? reader.integer("moe_intermediate_size", dense_width, 1, kMaxSize) : dense_width;
+  shape.vocab_size = reader.integer("vocab_size", known_parameters ? std::optional<int64_t>(0) : std::nullopt,
+                                    known_parameters ? 0 : 1, kMaxSize);
+  shape.parameters =
+      known_parameters ? *known_parameters : core_parameters(shape, reader.boolean("tie_word_embeddings", false));
+  return shape;
+}
+
+ModelShape model_shape(const Json& config, std::optional<int64_t> known_parameters) {
+  const ConfigReader reader(config, "config");
+  const std::vector<std::string> supported = supported_model_types();
+  const std::string model_type = reader.string("model_type", std::string());
+  if (std::find(supported.begin(), supported.end(), model_type) == supported.end())
+    return shape_from_config(config, known_parameters);
+  return shape_from_spec(find_architecture(model_type).read_spec(reader));
+}
+
+int64_t MemoryEstimate::per_core_bytes(int64_t cores) const {
+  return (weight_bytes + cores - 1) / cores + kv_cache_bytes + activation_bytes + overhead_bytes;
+}
+
+MemoryEstimate estimate_memory(const ModelShape& shape, const PlannerOptions& options) {
+  const int64_t tokens = options.prompt_tokens + options.new_tokens;
+  const int64_t q_width = shape.num_heads * shape.head_dim;
+  const int64_t kv_width = shape.num_kv_heads * shape.head_dim;
+  // Per token: residual and normed input, q/k/v, attention output, gate and up projections;
+  // then the attention scores of one layer and the logits of the last position.
+  const int64_t per_token = 2 * shape.hidden_size + q_width + 2 * kv_width + q_width + 2 * shape.intermediate_size;
+  const int64_t activations = tokens * per_token + shape.num_heads * tokens * tokens + shape.vocab_size;
+  MemoryEstimate estimate;
+  estimate.weight_bytes = shape.parameters * static_cast<int64_t>(dtype_size(options.weight_dtype));
+  estimate.kv_cache_bytes =
+      2 * shape.num_layers * kv_width * tokens * static_cast<int64_t>(dtype_size(options.kv_dtype));
+  estimate.activation_bytes = activations * static_cast<int64_t>(dtype_size(options.activation_dtype));
+  estimate.overhead_bytes = options.overhead_bytes;
+  return estimate;
+}
+
+CorePlan plan_cores(const ModelShape& shape, const DeviceProfile& profile, const PlannerOptions& options) {
+  CorePlan plan;
+  plan.estimate = estimate_memory(shape, options);
+  const std::string breakdown = " (weights " + format_bytes(plan.estimate.weight_bytes) + ", KV cache " +
+                                format_bytes(plan.estimate.kv_cache_bytes) + ", activations " +
+                                format_bytes(plan.estimate.activation_bytes) + ", overhead " +
+                                format_bytes(plan.estimate.overhead_bytes) + ")";
+  bool memory_fits = false;
+  int64_t largest = 1;
+  for (const int64_t cores : kCoreCounts) {
+    if (cores > profile.max_cores) break;
+    largest = cores;
+    plan.per_core_bytes = plan.estimate.per_core_bytes(cores);
+    if (plan.per_core_bytes > profile.memory_per_core_bytes) continue;
+    memory_fits = true;
+    const bool divides = shape.num_heads % cores == 0 && shape.num_kv_heads % cores == 0 &&
+                         (shape.num_experts == 0 || shape.num_experts % cores == 0);
+    if (!divides) continue;
+    plan.cores = cores;
+    plan.tp_degree = cores;
+    plan.ep_degree = shape.num_experts > 0 ? cores : 1;
+    plan.detail = plural_cores(cores) + " of " + profile.name + ": " + format_bytes(plan.per_core_bytes) +
+                  " per core of " + format_bytes(profile.memory_per_core_bytes) + breakdown;
+    return plan;
+  }
+  if (!memory_fits) {
+    plan.reason = "needs more than " + plural_cores(largest);
+    plan.detail = format_bytes(plan.per_core_bytes) + " per core at " + plural_cores(largest) + " of " +
+                  profile.name + ", which holds " + format_bytes(profile.memory_per_core_bytes) + breakdown;
+  } else {
+    plan.reason = "heads or experts do not divide over the cores that hold it";
+    plan.detail = "attention heads " + std::to_string(shape.num_heads) + ", kv heads " +
+                  std::to_string(shape.num_kv_heads) + ", experts " + std::to_string(shape.num_experts) +
+                  "; core counts tried on " + profile.name + ": 1 to " + std::to_string(largest);
+  }
+  return plan;
+}
+
+}  // namespace canrun

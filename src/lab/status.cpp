@@ -1,0 +1,64 @@
+#include "lab/status.h"
+
+#include <algorithm>
+
+namespace canrun {
+
+const std::vector<StatusInfo>& all_statuses() {
+  static const std::vector<StatusInfo> kStatuses = {
+      {Status::kPass, "PASS",
+       "Loaded, generated 32 tokens greedily from the fixed prompt on 1 core, and every token equals the reference "
+       "(`ref` backend) run of the same checkpoint at the same precision."},
+      {Status::kPassTop5, "PASS_TOP5",
+       "Generated, and the sequences differ, but at the first differing position each side's token is among the "
+       "other side's 5 most likely tokens (the rule of vLLM's model tests); matching_prefix_length says where they "
+       "part."},
+      {Status::kFailLoad, "FAIL_LOAD",
+       "The checkpoint could not be read or built into a model (missing or malformed config, weights or "
+       "tokenizer, an unsupported config option)."},
+      {Status::kFailCompile, "FAIL_COMPILE", "The model loaded but could not be compiled into a plan."},
+      {Status::kFailRuntime, "FAIL_RUNTIME",
+       "Generation failed: an error while running, or the check's process crashed (the signal is in "
+       "error_message)."},
+      {Status::kFailMismatch, "FAIL_MISMATCH",
+       "Generated, but the tokens differ from the reference and fail the top-5 rule at the first differing "
+       "position."},
+      {Status::kTimeout, "TIMEOUT", "The check did not finish within the sweep's wall-time limit and was killed."},
+      {Status::kOom, "OOM",
+       "The check ran out of memory: an allocation failed under the sweep's memory limit, or the kernel killed "
+       "the process."},
+      {Status::kUnsupportedArchitecture, "UNSUPPORTED_ARCHITECTURE",
+       "canrun has no implementation of this model_type yet; nothing was run."},
+      {Status::kNotTested, "NOT_TESTED",
+       "Deliberately not run, with the reason in error_message (e.g. it needs more than one core and sharded "
+       "execution does not exist yet). Neither a pass nor a failure."},
+      {Status::kExcluded, "EXCLUDED",
+       "Excluded by the catalog (its exclusion reason is in error_message); nothing was run."},
+  };
+  return kStatuses;
+}
+
+std::string_view status_name(Status status) {
+  for (const StatusInfo& info : all_statuses())
+    if (info.status == status) return info.name;
+  fail(ErrorKind::kUsage, "unknown status value " + std::to_string(static_cast<int>(status)));
+}
+
+std::optional<Status> parse_status(std::string_view name) {
+  const auto& statuses = all_statuses();
+  const auto found = std::find_if(statuses.begin(), statuses.end(), [&](const StatusInfo& i) { return i.name == name; });
+  if (found == statuses.end()) return std::nullopt;
+  return found->status;
+}
+
+Status status_for_error(CheckStage stage, ErrorKind kind) {
+  if (kind == ErrorKind::kUnsupportedArchitecture) return Status::kUnsupportedArchitecture;
+  switch (stage) {
+    case CheckStage::kLoad: return Status::kFailLoad;
+    case CheckStage::kCompile: return Status::kFailCompile;
+    case CheckStage::kGenerate: return Status::kFailRuntime;
+  }
+  return Status::kFailRuntime;
+}
+
+}  // namespace canrun

@@ -1,0 +1,189 @@
+#include "lab/sweep.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "lab/check.h"
+#include "lab/model_source.h"
+#include "lab/progress.h"
+#include "lab/results_dir.h"
+#include "lab/software_stack.h"
+#include "models/registry.h"
+
+namespace canrun {
+namespace {
+
+// The last non-empty line of a child's stderr: its error, if it printed one.
+std::string last_line(const std::string& text) {
+  size_t end = text.find_last_not_of("\n ");
+  if (end == std::string::npos) return "";
+  const size_t begin = text.rfind('\n', end);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+}
+
+struct Job {
+  ModelSource source;
+  std::unique_ptr<ChildProcess> child;
+};
+
+class Sweep {
+ public:
+  explicit Sweep(const SweepOptions& options)
+      : options_(options),
+        catalog_path_(options.catalog.empty() ? default_catalog_path() : options.catalog),
+        catalog_(load_catalog(catalog_path_)),
+        binary_(options.canrun_binary.empty() ? std::filesystem::read_symlink("/proc/self/exe").string()
+                                              : options.canrun_binary) {}
+
+  SweepSummary run() {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<CatalogEntry> selection = filter_catalog(catalog_, options_.filter);
+    if (options_.limit > 0 && static_cast<int64_t>(selection.size()) > options_.limit) selection.resize(options_.limit);
+    std::set<std::string> recorded;
+    for (const ResultRow& row : read_pair_rows(options_.out_dir, engine_version_pair())) recorded.insert(row.model_id);
+
+    std::deque<ModelSource> queue;
+    for (const CatalogEntry& entry : selection) {
+      if (recorded.count(entry.id)) {
+        ++summary_.already_recorded;
+        continue;
+      }
+      queue.push_back(resolve_model(entry.id, false, catalog_));
+    }
+    progress_ = std::make_unique<SweepProgress>(static_cast<int64_t>(queue.size()), isatty(STDERR_FILENO) == 1);
+    std::vector<Job> running;
+    while (!queue.empty() || !running.empty()) {
+      while (!queue.empty() && static_cast<int64_t>(running.size()) < options_.jobs) {
+        ModelSource source = std::move(queue.front());
+        queue.pop_front();
+        if (auto row = row_without_child(source)) {
+          record(*row);
+          continue;
+        }
+        progress_->started(source.model_id);
+        running.push_back({source, start_child(source)});
+      }
+      bool any_done = false;
+      for (auto job = running.begin(); job != running.end();) {
+        if (!job->child->poll()) {
+          ++job;
+          continue;
+        }
+        record(row_from_child(job->source, job->child->outcome()));
+        job = running.erase(job);
+        any_done = true;
+      }
+      if (!any_done && !running.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    progress_->close();
+    summary_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return summary_;
+  }
+
+ private:
+  CheckOptions check_options(const ModelSource& source) const {
+    CheckOptions check;
+    check.model = source.model_id;
+    check.profile = options_.profile;
+    check.profiles_file = options_.profiles_file;
+    check.catalog = options_.catalog;
+    return check;
+  }
+
+  // Rows the sweep knows without running anything: unsupported families, excluded models.
+  std::optional<ResultRow> row_without_child(const ModelSource& source) const {
+    const CatalogEntry& entry = *source.entry;
+    const std::vector<std::string> supported = supported_model_types();
+    const bool known = std::find(supported.begin(), supported.end(), entry.model_type) != supported.end();
+    if (known && entry.selected) return std::nullopt;
+    const Status status = known ? Status::kExcluded : Status::kUnsupportedArchitecture;
+    ResultRow row = initial_row(source, check_options(source), std::string(status_name(status)));
+    row.error_type = known ? "excluded" : "unsupported_architecture";
+    row.error_message = exclusion_reason(entry);
+    return row;
+  }
+
+  std::unique_ptr<ChildProcess> start_child(const ModelSource& source) const {
+    std::vector<std::string> argv = {binary_, "check", source.model_id, "--json", "--profile", options_.profile};
+    if (!options_.catalog.empty()) argv.insert(argv.end(), {"--catalog", options_.catalog});
+    if (!options_.profiles_file.empty()) argv.insert(argv.end(), {"--profiles", options_.profiles_file});
+    return std::make_unique<ChildProcess>(argv, options_.timeout_s, options_.memory_limit_bytes);
+  }
+
+  ResultRow row_from_child(const ModelSource& source, const ChildOutcome& outcome) const {
+    if (outcome.exit_code == 0 && !outcome.timed_out) {
+      try {
+        return row_from_json(Json::parse(outcome.out));
+      } catch (const std::exception& e) {
+        ResultRow row = initial_row(source, check_options(source), std::string(status_name(Status::kFailRuntime)));
+        row.error_type = "bad_child_output";
+        row.error_message = std::string("canrun check printed no valid row: ") + e.what();
+        return row;
+      }
+    }
+    const ChildVerdict verdict = classify_child_exit(outcome, options_.timeout_s);
+    ResultRow row = initial_row(source, check_options(source), std::string(status_name(verdict.status)));
+    // The check alone has no limits: say which ones the sweep applied.
+    char timeout[32];
+    std::snprintf(timeout, sizeof(timeout), "%g", options_.timeout_s);
+    const std::string limits = "# Recorded by canrun sweep with --timeout " + std::string(timeout) + " s" +
+                               (options_.memory_limit_bytes > 0
+                                    ? " and --memory-limit " + std::to_string(options_.memory_limit_bytes) + " bytes"
+                                    : std::string()) +
+                               "; run the check under the same limits to see " + row.result + ".\n";
+    row.reproduce_script.insert(row.reproduce_script.find("set -euo pipefail"), limits);
+    row.error_type = verdict.error_type;
+    row.error_message = verdict.error_message;
+    row.wall_time_s = outcome.seconds;
+    row.peak_host_memory_bytes = outcome.peak_rss_bytes;
+    return row;
+  }
+
+  void record(const ResultRow& row) {
+    record_row(options_.out_dir, row);
+    ++summary_.counts[row.result];
+    progress_->finished(row.model_id, row.result, row.wall_time_s);
+  }
+
+  const SweepOptions& options_;
+  std::string catalog_path_;
+  std::vector<CatalogEntry> catalog_;
+  std::string binary_;
+  std::unique_ptr<SweepProgress> progress_;
+  SweepSummary summary_;
+};
+
+}  // namespace
+
+ChildVerdict classify_child_exit(const ChildOutcome& outcome, double timeout_s) {
+  char limit[32];
+  std::snprintf(limit, sizeof(limit), "%g", timeout_s);
+  if (outcome.timed_out)
+    return {Status::kTimeout, "timeout", std::string("no result within the ") + limit + " s limit; killed"};
+  const std::string said = last_line(outcome.err);
+  const std::string tail = said.empty() ? "" : ": " + said;
+  // Checked before the signal: a bad_alloc that escaped ends in SIGABRT.
+  if (outcome.err.find("std::bad_alloc") != std::string::npos)
+    return {Status::kOom, "std::bad_alloc", "an allocation failed" + tail};
+  if (outcome.signal == SIGKILL)
+    return {Status::kOom, "signal", "killed by SIGKILL, which the sweep did not send: the kernel's OOM killer" + tail};
+  if (outcome.signal != 0) return {Status::kFailRuntime, "signal", "crashed: killed by " + signal_name(outcome.signal) + tail};
+  return {Status::kFailRuntime, "exit", "canrun check exited with code " + std::to_string(outcome.exit_code) + tail};
+}
+
+SweepSummary run_sweep(const SweepOptions& options) {
+  if (options.jobs < 1) fail(ErrorKind::kUsage, "--jobs must be at least 1");
+  if (options.timeout_s <= 0) fail(ErrorKind::kUsage, "--timeout must be positive");
+  return Sweep(options).run();
+}
+
+}  // namespace canrun

@@ -1,0 +1,49 @@
+// canrun sweep: the check protocol over a catalog selection, each model in its own child
+// process (`canrun check MODEL --json`) with a wall-time and a memory limit, rows written to
+// the dataset as each model finishes; a rerun continues where an interrupted sweep stopped.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "lab/catalog.h"
+#include "lab/child_process.h"
+#include "lab/dataset.h"
+#include "lab/status.h"
+
+namespace canrun {
+
+struct SweepOptions {
+  std::string catalog;  // empty: default_catalog_path()
+  CatalogFilter filter;
+  int64_t limit = 0;  // the first N of the selection; 0: all
+  std::string profile = "local";
+  std::string profiles_file;
+  std::string out_dir = "results";
+  double timeout_s = 600;
+  int64_t memory_limit_bytes = 0;  // RLIMIT_AS of each child; 0: none
+  int64_t jobs = 1;
+  std::string canrun_binary;  // the binary to run checks with; empty: this one (/proc/self/exe)
+};
+
+struct SweepSummary {
+  std::map<std::string, int64_t> counts;  // per status, of the rows written now
+  int64_t already_recorded = 0;           // skipped: a row for this version pair exists
+  double seconds = 0;
+};
+
+SweepSummary run_sweep(const SweepOptions& options);
+
+// How a child that gave no row ended, as a status with its error type and message.
+struct ChildVerdict {
+  Status status;
+  std::string error_type;
+  std::string error_message;
+};
+
+// TIMEOUT when we killed it at the limit; OOM for a SIGKILL we did not send (the kernel's OOM
+// killer) or a std::bad_alloc on stderr; FAIL_RUNTIME naming the signal or exit code.
+ChildVerdict classify_child_exit(const ChildOutcome& outcome, double timeout_s);
+
+}  // namespace canrun

@@ -1,0 +1,191 @@
+#include "lab/synthetic_weights.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "checkpoint/config_reader.h"
+#include "models/registry.h"
+
+namespace canrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class Fill { kRandom, kOnes, kZeros };
+
+struct TensorPlan {
+  std::string name;
+  std::vector<int64_t> shape;
+  Fill fill;
+};
+
+// The tensors DecoderWeights::load reads, under the names transformers publishes them with.
+std::vector<TensorPlan> tensor_plan(const DecoderSpec& spec) {
+  const int64_t hidden = spec.hidden_size;
+  const int64_t q_width = spec.num_heads * spec.head_dim;
+  const int64_t kv_width = spec.num_kv_heads * spec.head_dim;
+  const int64_t ffn = spec.intermediate_size;
+  std::vector<TensorPlan> plan = {{"model.embed_tokens.weight", {spec.vocab_size, hidden}, Fill::kRandom},
+                                  {"model.norm.weight", {hidden}, Fill::kOnes}};
+  if (!spec.tie_embeddings) plan.push_back({"lm_head.weight", {spec.vocab_size, hidden}, Fill::kRandom});
+  for (int64_t i = 0; i < spec.num_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    const auto add = [&](bool wanted, const std::string& name, std::vector<int64_t> shape, Fill fill) {
+      if (wanted) plan.push_back({p + name, std::move(shape), fill});
+    };
+    add(true, "input_layernorm.weight", {hidden}, Fill::kOnes);
+    add(true, "self_attn.q_proj.weight", {q_width, hidden}, Fill::kRandom);
+    add(true, "self_attn.k_proj.weight", {kv_width, hidden}, Fill::kRandom);
+    add(true, "self_attn.v_proj.weight", {kv_width, hidden}, Fill::kRandom);
+    add(true, "self_attn.o_proj.weight", {hidden, q_width}, Fill::kRandom);
+    add(spec.qkv_bias, "self_attn.q_proj.bias", {q_width}, Fill::kZeros);
+    add(spec.qkv_bias, "self_attn.k_proj.bias", {kv_width}, Fill::kZeros);
+    add(spec.qkv_bias, "self_attn.v_proj.bias", {kv_width}, Fill::kZeros);
+    add(spec.o_bias, "self_attn.o_proj.bias", {hidden}, Fill::kZeros);
+    add(spec.qk_norm, "self_attn.q_norm.weight", {spec.head_dim}, Fill::kOnes);
+    add(spec.qk_norm, "self_attn.k_norm.weight", {spec.head_dim}, Fill::kOnes);
+    add(true, "post_attention_layernorm.weight", {hidden}, Fill::kOnes);
+    add(true, "mlp.gate_proj.weight", {ffn, hidden}, Fill::kRandom);
+    add(true, "mlp.up_proj.weight", {ffn, hidden}, Fill::kRandom);
+    add(true, "mlp.down_proj.weight", {hidden, ffn}, Fill::kRandom);
+    add(spec.mlp_bias, "mlp.gate_proj.bias", {ffn}, Fill::kZeros);
+    add(spec.mlp_bias, "mlp.up_proj.bias", {ffn}, Fill::kZeros);
+    add(spec.mlp_bias, "mlp.down_proj.bias", {hidden}, Fill::kZeros);
+  }
+  return plan;
+}
+
+int64_t numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// FNV-1a: each tensor's stream depends only on the seed and its name, not on file order.
+uint64_t name_hash(const std::string& name) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : name) hash = (hash ^ c) * 0x100000001b3ULL;
+  return hash;
+}
+
+uint16_t to_bf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  bits += 0x7fff + ((bits >> 16) & 1);  // round to nearest even
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+void write_tensor(std::ofstream& out, const TensorPlan& tensor, uint64_t seed) {
+  // Uniform on [-a, a] has standard deviation a / sqrt(3).
+  const float half_width = 0.02f * std::sqrt(3.0f);
+  const uint16_t constant = to_bf16(tensor.fill == Fill::kOnes ? 1.0f : 0.0f);
+  uint64_t state = seed ^ name_hash(tensor.name);
+  std::vector<uint16_t> chunk;
+  for (int64_t left = numel(tensor.shape); left > 0;) {
+    chunk.resize(static_cast<size_t>(std::min<int64_t>(left, 1 << 20)));
+    for (uint16_t& value : chunk) {
+      if (tensor.fill != Fill::kRandom) {
+        value = constant;
+        continue;
+      }
+      const double unit = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;  // [0, 1)
+      value = to_bf16(static_cast<float>((2 * unit - 1) * half_width));
+    }
+    out.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(chunk.size() * 2));
+    left -= static_cast<int64_t>(chunk.size());
+  }
+}
+
+std::string safetensors_header(const std::vector<TensorPlan>& plan, uint64_t seed) {
+  Json header = {{"__metadata__", {{"format", "pt"}, {"canrun_synthetic_seed", std::to_string(seed)}}}};
+  int64_t offset = 0;
+  for (const TensorPlan& tensor : plan) {
+    const int64_t bytes = numel(tensor.shape) * 2;
+    header[tensor.name] = {{"dtype", "BF16"}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // keeps the data section 8-byte aligned
+  return text;
+}
+
+void write_checkpoint(const Json& config, const DecoderSpec& spec, uint64_t seed, const fs::path& dir) {
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << config.dump(2) << "\n";
+  const std::vector<TensorPlan> plan = tensor_plan(spec);
+  const std::string header = safetensors_header(plan, seed);
+  std::ofstream out(dir / "model.safetensors", std::ios::binary);
+  const uint64_t length = header.size();
+  out.write(reinterpret_cast<const char*>(&length), sizeof(length));  // little-endian on every target we run on
+  out << header;
+  for (const TensorPlan& tensor : plan) write_tensor(out, tensor, seed);
+  out.close();
+  if (!out) fail(ErrorKind::kIo, (dir / "model.safetensors").string() + ": cannot write the synthetic weights");
+  std::ofstream(dir / "synthetic.json") << Json{{"seed", seed}, {"config", config}}.dump() << "\n";
+}
+
+bool already_made(const Json& config, uint64_t seed, const fs::path& dir) {
+  const fs::path marker = dir / "synthetic.json";
+  if (!fs::is_regular_file(marker) || !fs::is_regular_file(dir / "model.safetensors")) return false;
+  std::ifstream in(marker);
+  const Json recorded = Json::parse(in, nullptr, false);
+  return !recorded.is_discarded() && recorded.value("seed", uint64_t{0}) == seed && recorded["config"] == config;
+}
+
+// Staging folders of makers that died (a sweep's timeout kills with SIGKILL): "<.name>.tmp-<pid>"
+// with no such process any more.
+void remove_abandoned_staging(const fs::path& target) {
+  const std::string prefix = "." + target.filename().string() + ".tmp-";
+  if (!fs::is_directory(target.parent_path())) return;
+  for (const fs::directory_entry& item : fs::directory_iterator(target.parent_path())) {
+    const std::string name = item.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
+    if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(item.path());
+  }
+}
+
+}  // namespace
+
+std::string synthetic_cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/canrun/synthetic";
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : ".") + "/.cache/canrun/synthetic";
+}
+
+void make_synthetic_checkpoint(const Json& config, uint64_t seed, const std::string& dir) {
+  const fs::path target(dir);
+  if (already_made(config, seed, target)) return;
+  const DecoderSpec spec = find_architecture(ConfigReader(config, "config").string("model_type", std::nullopt))
+                               .read_spec(ConfigReader(config, dir + "/config.json"));
+  remove_abandoned_staging(target);
+  const fs::path staging = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()));
+  fs::remove_all(staging);
+  try {
+    write_checkpoint(config, spec, seed, staging);
+    fs::remove_all(target);  // an older config or seed; whole or not at all
+    fs::rename(staging, target);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove_all(staging, ignored);
+    throw;
+  }
+}
+
+}  // namespace canrun

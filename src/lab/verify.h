@@ -1,0 +1,43 @@
+// Verifying a generation against the reference: token-exact, else the top-5 rule of vLLM's
+// model tests (check_logprobs_close): at the first position where the two greedy sequences
+// differ, each side's token must be among the other side's 5 most likely tokens.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "lab/status.h"
+#include "runtime/decoder_model.h"
+
+namespace canrun {
+
+inline constexpr int kTopK = 5;
+
+// A greedy generation with, for each generated position, the ids of its top-5 logits (highest
+// first): what the top-5 rule needs from each side.
+struct GenerationTrace {
+  std::vector<int32_t> tokens;
+  std::vector<std::vector<int32_t>> top_ids;  // one per token
+};
+
+struct Verdict {
+  Status status = Status::kPass;  // kPass, kPassTop5 or kFailMismatch
+  int32_t matching_prefix_length = 0;
+  std::string detail;  // for a mismatch: the position and both tokens
+};
+
+// PASS when equal; else at the first differing position the top-5 rule decides between
+// PASS_TOP5 and FAIL_MISMATCH. Sequences of different lengths that agree up to the shorter one
+// fail: one side stopped where the other did not.
+Verdict compare_generations(const GenerationTrace& tested, const GenerationTrace& reference);
+
+// The ids of the k largest values, highest first; ties go to the lower id, as argmax does.
+std::vector<int32_t> top_k_ids(std::span<const float> logits, int k);
+
+// Greedy generation as generate_greedy does it (same stop rule: max_new_tokens or any eos id),
+// also recording the top-5 ids at every position.
+GenerationTrace generate_traced(const DecoderModel& model, std::span<const int32_t> prompt, int64_t max_new_tokens,
+                                const std::vector<int32_t>& eos_token_ids);
+
+}  // namespace canrun

@@ -1,0 +1,116 @@
+"""`canrun catalog`: listing, filters, plans on device profiles, and errors that name the field."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT
+
+CATALOG = REPO_ROOT / "data" / "catalog.jsonl"
+SNAPSHOT = REPO_ROOT.parent / "shared" / "catalog" / "models.jsonl"
+
+
+def catalog_rows():
+    return [json.loads(line) for line in CATALOG.read_text().splitlines()]
+
+
+def catalog_json(run_canrun, *args):
+    result = run_canrun("catalog", "--json", *args)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_table_lists_every_model(run_canrun):
+    result = run_canrun("catalog")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:5] == ["MODEL", "TASK", "ARCH", "PARAMS", "DL"]
+    assert "CORES@trn2" in lines[0]
+    qwen = next(line for line in lines if line.startswith("Qwen/Qwen3-0.6B "))
+    assert qwen.split()[1:7] == ["text-generation", "qwen3", "0.75B", "#1", "1", "selected"]
+    assert f"{len(catalog_rows())} models" in lines[-1]
+
+
+def test_filters_by_task_selection_search_and_arch(run_canrun):
+    vision = catalog_json(run_canrun, "--task", "image-text-to-text")
+    assert len(vision) == sum(r["task"] == "image-text-to-text" for r in catalog_rows())
+    # No vision family is in the registry: the reason is computed, not read from the file.
+    assert all(m["exclusion"] == f"architecture not supported: {m['model_type']}" for m in vision)
+
+    selected = catalog_json(run_canrun, "--selected")
+    assert len(selected) == sum(r["selected"] for r in catalog_rows())
+    assert all(m["selected"] for m in selected)
+
+    assert [m["id"] for m in catalog_json(run_canrun, "--search", "QWEN3-0.6")] == ["Qwen/Qwen3-0.6B"]
+    assert {m["model_type"] for m in catalog_json(run_canrun, "--arch", "mistral")} == {"mistral"}
+
+
+def test_json_has_popularity_with_date_and_honest_trending(run_canrun):
+    [qwen] = catalog_json(run_canrun, "--search", "Qwen/Qwen3-0.6B")
+    assert qwen["downloads"]["rank"] == 1
+    assert qwen["downloads"]["as_of"] == "2026-05-12"
+    assert qwen["downloads"]["source"].startswith("https://")
+    assert qwen["trending"]["rank"] is None and "no trending rank" in qwen["trending"]["note"]
+    assert qwen["config"]["hidden_size"] == 1024
+
+
+def test_plans_on_builtin_profiles(run_canrun):
+    [qwen] = catalog_json(run_canrun, "--search", "Qwen/Qwen3-0.6B")
+    assert qwen["plan"]["cores"] == 1 and qwen["plan"]["parameters"] == 596049920
+    assert qwen["plan"]["estimate_from"] == "architecture spec"
+    [llama] = catalog_json(run_canrun, "--search", "Llama-3.1-70B-Instruct")
+    assert (llama["plan"]["cores"], llama["plan"]["tp_degree"]) == (8, 8)
+    [on_h200] = catalog_json(run_canrun, "--search", "Llama-3.1-70B-Instruct", "--profile", "h200")
+    assert on_h200["plan"]["cores"] is None
+    assert on_h200["plan"]["reason"] == "needs more than 1 core"
+
+
+def test_user_profile_file(run_canrun, tmp_path):
+    profiles = tmp_path / "profiles.json"
+    profiles.write_text(json.dumps({"profiles": [
+        {"name": "small", "cores": 12, "memory_per_core": "4 GiB", "description": "test"}]}))
+    [qwen] = catalog_json(run_canrun, "--search", "Qwen/Qwen3-8B", "--profiles", profiles, "--profile", "small")
+    # 16.4 GB of bf16 weights: 8 cores of 4 GiB hold it; 12 cores is not a planned count.
+    assert qwen["plan"]["cores"] == 8 and qwen["plan"]["profile"] == "small"
+
+
+@pytest.mark.parametrize("profile, fragment", [
+    ({"name": "x", "cores": 0, "memory_per_core": "4 GiB"}, "profiles[0]: field 'cores'"),
+    ({"name": "x", "cores": 2, "memory_per_core": "4 GB RAM"}, "profiles[0]: field 'memory_per_core'"),
+    ({"name": "x", "cores": 2}, "profiles[0]: field 'memory_per_core'"),
+    ({"name": "trn2", "cores": 2, "memory_per_core": 1024}, "profile 'trn2' is defined twice"),
+])
+def test_bad_profile_files_name_the_field(run_canrun, tmp_path, profile, fragment):
+    profiles = tmp_path / "profiles.json"
+    profiles.write_text(json.dumps({"profiles": [profile]}))
+    result = run_canrun("catalog", "--profiles", profiles)
+    assert result.returncode in (1, 2)
+    assert fragment in result.stderr and str(profiles) in result.stderr, result.stderr
+
+
+def test_unknown_profile_and_task_are_usage_errors(run_canrun):
+    result = run_canrun("catalog", "--profile", "tpu")
+    assert result.returncode == 2
+    assert "unknown device profile 'tpu' (known: local, trn2, h200)" in result.stderr
+    assert run_canrun("catalog", "--task", "text-to-image").returncode != 0
+
+
+def test_damaged_catalog_names_line_and_field(run_canrun, tmp_path):
+    rows = CATALOG.read_text().splitlines()
+    broken = json.loads(rows[1])
+    broken["popularity"]["downloads"]["rank"] = 0
+    bad = tmp_path / "catalog.jsonl"
+    bad.write_text(rows[0] + "\n" + json.dumps(broken) + "\n")
+    result = run_canrun("catalog", "--catalog", bad)
+    assert result.returncode == 1
+    assert f"{bad}:2: popularity: downloads: field 'rank'" in result.stderr, result.stderr
+
+
+@pytest.mark.skipif(not SNAPSHOT.is_file(), reason="the shared catalog snapshot is not beside the repository")
+def test_committed_catalog_is_what_the_script_builds(tmp_path):
+    out = tmp_path / "catalog.jsonl"
+    subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "build_catalog.py"), "--out", str(out)],
+                   check=True, capture_output=True, timeout=120)
+    assert out.read_text() == CATALOG.read_text(), "data/catalog.jsonl is stale: rerun tools/build_catalog.py"

@@ -1,0 +1,107 @@
+"""`canrun check`: a fixture folder and a Hugging Face cache snapshot give PASS rows with every
+column filled honestly; a catalog id gives a synthetic row; errors name the option."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO_ROOT
+
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "models"
+
+
+@pytest.fixture
+def lab_env(tmp_path):
+    """An environment whose caches (synthetic weights, HF hub) live in the test's folder."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), HF_HUB_CACHE=str(tmp_path / "hub"))
+    env.pop("CANRUN_CHECK_FAULT", None)
+    return env
+
+
+def check(canrun_bin, env, *args):
+    result = subprocess.run([canrun_bin, "check", *map(str, args)], capture_output=True, text=True, env=env,
+                            timeout=120)
+    return result
+
+
+def check_json(canrun_bin, env, *args):
+    result = check(canrun_bin, env, *args, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_fixture_folder_passes(canrun_bin, lab_env):
+    row = check_json(canrun_bin, lab_env, FIXTURES / "llama_bf16")
+    assert row["result"] == "PASS"
+    assert row["weights"] == "real" and row["revision"] is None
+    assert row["architecture"] == "llama" and row["task"] == "text-generation"
+    assert row["cores"] == row["tp_degree"] == row["ep_degree"] == 1
+    assert row["prompt"] == "The capital of France is"
+    assert len(row["generated_token_ids"]) == 32 or row["generated_token_ids"][-1] == 2
+    assert row["generated_token_ids"] == row["reference_token_ids"]
+    assert row["matching_prefix_length"] == len(row["generated_token_ids"])
+    assert isinstance(row["generated_text"], str)
+    assert row["compile_time_s"] is None and row["peak_device_memory_bytes"] is None
+    assert 0 < row["load_time_s"] <= row["wall_time_s"]
+    assert row["peak_host_memory_bytes"] > 1 << 20
+    assert row["error_type"] is None and row["error_message"] is None
+    stack = {c["component"]: c["version"] for c in row["software_stack"]}
+    assert {"canrun", "backend", "isa", "g++", "arrow", "glibc", "os", "kernel", "cpu"} <= set(stack)
+    assert row["library_version"] == "ref-" + stack["isa"]
+    assert row["compiler_version"] == "canrun-" + stack["canrun"].split()[0]
+    assert f"build/canrun check {FIXTURES / 'llama_bf16'} --profile local --json" in row["reproduce_script"]
+
+
+def test_same_generation_as_canrun_generate(canrun_bin, lab_env):
+    row = check_json(canrun_bin, lab_env, FIXTURES / "qwen2")
+    generated = subprocess.run([canrun_bin, "generate", FIXTURES / "qwen2", "--prompt", "The capital of France is",
+                                "--max-new-tokens", "32", "--json"], capture_output=True, text=True, check=True)
+    assert row["generated_token_ids"] == json.loads(generated.stdout)["generated_ids"]
+
+
+def test_hub_id_from_the_cache_records_the_revision(canrun_bin, lab_env, tmp_path):
+    repo = tmp_path / "hub" / "models--tiny-org--tiny-qwen3"
+    shutil.copytree(FIXTURES / "qwen3", repo / "snapshots" / "c0ffee11")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("c0ffee11")
+    row = check_json(canrun_bin, lab_env, "tiny-org/tiny-qwen3")
+    assert row["result"] == "PASS"
+    assert row["model_id"] == "tiny-org/tiny-qwen3"
+    assert row["revision"] == "c0ffee11" and row["weights"] == "real"
+    assert "--revision c0ffee11" in row["reproduce_script"]
+
+
+def test_human_summary_and_out_dir(canrun_bin, lab_env, tmp_path):
+    result = check(canrun_bin, lab_env, FIXTURES / "qwen2", "--out", tmp_path / "results")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].endswith(": PASS")
+    files = sorted(p.name for p in (tmp_path / "results").iterdir())
+    assert "README.md" in files and any(f.endswith(".parquet") for f in files)
+
+
+def test_unknown_model_names_where_it_looked(canrun_bin, lab_env):
+    result = check(canrun_bin, lab_env, "nobody/nothing")
+    assert result.returncode == 2
+    assert "MODEL 'nobody/nothing'" in result.stderr and "Hugging Face cache" in result.stderr
+
+
+def test_unsupported_architecture_in_a_folder_is_a_row(canrun_bin, lab_env, tmp_path):
+    folder = tmp_path / "phi"
+    shutil.copytree(FIXTURES / "qwen2", folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["model_type"] = "phi3"
+    (folder / "config.json").write_text(json.dumps(config))
+    row = check_json(canrun_bin, lab_env, folder)
+    assert row["result"] == "UNSUPPORTED_ARCHITECTURE"
+    assert "phi3" in row["error_message"] and row["load_time_s"] is None
+
+
+def test_model_too_large_for_the_profile_is_not_tested(canrun_bin, lab_env, tmp_path):
+    profiles = tmp_path / "profiles.json"
+    profiles.write_text(json.dumps({"profiles": [{"name": "tiny", "cores": 1, "memory_per_core": "1 MiB"}]}))
+    row = check_json(canrun_bin, lab_env, FIXTURES / "qwen2", "--profiles", profiles, "--profile", "tiny")
+    assert row["result"] == "NOT_TESTED"
+    assert row["error_message"].startswith("needs more than 1 core of tiny")
+    assert row["generated_token_ids"] is None and row["cores"] is None

@@ -1,0 +1,170 @@
+"""`canrun sweep` over a small catalog of tiny configs (synthetic weights): rows for every
+model, including crash, hang and out-of-memory in the child; a sweep killed midway resumes with
+no row lost or duplicated; the dataset reads back the same in pandas and DuckDB; query and repro."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import duckdb
+import pandas as pd
+import pytest
+
+from conftest import REPO_ROOT
+
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "models"
+PARQUET_GLOB = "canrun-*__ref-*.parquet"
+NO_RANK = {"rank": None, "note": "test catalog"}
+RUNNABLE = ["test/tiny-llama", "test/tiny-qwen2", "test/tiny-qwen3", "test/tiny-mistral"]
+
+
+def entry(model_id, model_type, config, selected=True, exclusion=None):
+    return {"id": model_id, "task": "text-generation", "model_type": model_type, "config": config,
+            "popularity": {"downloads": NO_RANK, "trending": NO_RANK}, "selected": selected,
+            "exclusion": exclusion}
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    """Four tiny real configs, an unsupported family and an excluded model."""
+    def config(name):
+        return json.loads((FIXTURES / name / "config.json").read_text())
+    rows = [entry("test/tiny-llama", "llama", config("llama_bf16")),
+            entry("test/tiny-qwen2", "qwen2", config("qwen2")),
+            entry("test/tiny-qwen3", "qwen3", config("qwen3_bf16")),
+            entry("test/tiny-mistral", "mistral", config("mistral_f32")),
+            entry("test/tiny-phi", "phi3", {"hidden_size": 64}),
+            entry("test/excluded", "qwen3", config("qwen3_bf16"), False, "not prioritized yet")]
+    path = tmp_path / "catalog.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture
+def lab_env(tmp_path):
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), HF_HUB_CACHE=str(tmp_path / "hub"))
+    env.pop("CANRUN_CHECK_FAULT", None)
+    return env
+
+
+def sweep(canrun_bin, env, catalog, out, *args):
+    return subprocess.run([canrun_bin, "sweep", "--all", "--catalog", str(catalog), "--out", str(out), *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def read_rows(out):
+    """The dataset through pandas and through DuckDB, checked to agree, as a dict by model."""
+    [path] = out.glob(PARQUET_GLOB)
+    frame = pd.read_parquet(path).sort_values("model_id").reset_index(drop=True)
+    con = duckdb.connect()
+    from_duckdb = con.execute(f"SELECT * FROM read_parquet('{path}') ORDER BY model_id").df()
+    assert list(frame.columns) == list(from_duckdb.columns)
+    for column in ["model_id", "result", "weights", "architecture", "error_type", "error_message", "prompt",
+                   "reproduce_script", "cores", "wall_time_s", "matching_prefix_length"]:
+        left = frame[column].tolist()
+        right = from_duckdb[column].tolist()
+        assert [None if pd.isna(v) else v for v in left] == [None if pd.isna(v) else v for v in right], column
+    for a, b in zip(frame["generated_token_ids"], from_duckdb["generated_token_ids"]):
+        assert (a is None and (b is None or (not isinstance(b, list) and pd.isna(b)))) or list(a) == list(b)
+    counts = con.execute(f"SELECT model_id, count(*) AS n FROM read_parquet('{path}') GROUP BY model_id").fetchall()
+    assert all(n == 1 for _, n in counts), counts
+    return {row["model_id"]: row for row in frame.to_dict("records")}
+
+
+def assert_runnable_pass(rows):
+    for model in RUNNABLE:
+        row = rows[model]
+        assert row["result"] == "PASS", (model, row["error_message"])
+        assert row["weights"] == "synthetic" and row["cores"] == 1
+        assert list(row["generated_token_ids"]) == list(row["reference_token_ids"])
+        assert row["prompt"].startswith("token ids [84 104 101 32 ")
+
+
+def assert_not_run_rows(rows):
+    assert rows["test/tiny-phi"]["result"] == "UNSUPPORTED_ARCHITECTURE"
+    assert rows["test/tiny-phi"]["error_message"] == "architecture not supported: phi3"
+    assert rows["test/excluded"]["result"] == "EXCLUDED"
+    assert rows["test/excluded"]["error_message"] == "not prioritized yet"
+
+
+def test_sweep_killed_midway_resumes_without_loss_or_duplicates(canrun_bin, lab_env, catalog, tmp_path):
+    out = tmp_path / "results"
+    # The second model hangs, so the sweep is surely still running after the first row lands.
+    env = dict(lab_env, CANRUN_CHECK_FAULT="hang:test/tiny-qwen2")
+    process = subprocess.Popen([canrun_bin, "sweep", "--all", "--catalog", str(catalog), "--out", str(out),
+                                "--timeout", "60"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not list(out.glob(PARQUET_GLOB)) and time.time() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)
+    assert process.poll() is None, "the sweep ended before it could be killed"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    first = read_rows(out)
+    assert list(first) == ["test/tiny-llama"]
+
+    result = sweep(canrun_bin, lab_env, catalog, out, "--timeout", "60")
+    assert result.returncode == 0, result.stderr
+    assert "1 already recorded" in result.stdout
+    rows = read_rows(out)
+    assert sorted(rows) == sorted(RUNNABLE + ["test/tiny-phi", "test/excluded"])
+    assert_runnable_pass(rows)
+    assert_not_run_rows(rows)
+    assert rows["test/tiny-llama"]["timestamp"] == first["test/tiny-llama"]["timestamp"]  # kept, not redone
+
+    again = sweep(canrun_bin, lab_env, catalog, out)
+    assert "no new rows" in again.stdout and "6 already recorded" in again.stdout
+    assert len(read_rows(out)) == 6
+
+
+def test_crash_hang_and_oom_become_rows(canrun_bin, lab_env, catalog, tmp_path):
+    out = tmp_path / "results"
+    env = dict(lab_env, CANRUN_CHECK_FAULT="crash:test/tiny-qwen2,hang:test/tiny-qwen3,oom:test/tiny-mistral")
+    start = time.time()
+    result = sweep(canrun_bin, env, catalog, out, "--timeout", "3", "--memory-limit", "1 GiB", "--jobs", "2")
+    assert result.returncode == 0, result.stderr
+    assert time.time() - start < 30
+    rows = read_rows(out)
+    assert len(rows) == 6
+    assert rows["test/tiny-llama"]["result"] == "PASS"
+    crashed = rows["test/tiny-qwen2"]
+    assert crashed["result"] == "FAIL_RUNTIME" and "SIGABRT" in crashed["error_message"]
+    hung = rows["test/tiny-qwen3"]
+    assert hung["result"] == "TIMEOUT" and "3 s" in hung["error_message"]
+    assert 3 <= hung["wall_time_s"] < 10
+    oom = rows["test/tiny-mistral"]
+    assert oom["result"] == "OOM", oom["error_message"]
+    assert_not_run_rows(rows)
+    # One line per model on a non-terminal stderr, and the closing counts.
+    assert result.stderr.count("] test/") == 6
+    assert "FAIL_RUNTIME 1" in result.stdout and "TIMEOUT 1" in result.stdout and "OOM 1" in result.stdout
+
+
+def test_query_and_repro(canrun_bin, run_canrun, lab_env, catalog, tmp_path):
+    out = tmp_path / "results"
+    assert sweep(canrun_bin, lab_env, catalog, out).returncode == 0
+    table = run_canrun("query", "--data", out)
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.splitlines()[0].split()[:5] == ["model_id", "task", "architecture", "weights", "result"]
+    passed = json.loads(run_canrun("query", "--data", out, "--result", "PASS", "--format", "json").stdout)
+    assert sorted(r["model_id"] for r in passed) == sorted(RUNNABLE)
+    qwen = json.loads(run_canrun("query", "--data", out, "--model", "QWEN", "--format", "json").stdout)
+    assert sorted(r["model_id"] for r in qwen) == ["test/tiny-qwen2", "test/tiny-qwen3"]
+    csv = run_canrun("query", "--data", out, "--format", "csv").stdout
+    frame = pd.read_csv(pd.io.common.StringIO(csv))
+    assert len(frame) == 6 and list(frame.columns)[:2] == ["model_id", "revision"]
+
+    script = run_canrun("repro", "test/tiny-qwen3", "--data", out)
+    assert script.returncode == 0, script.stderr
+    row = next(r for r in passed if r["model_id"] == "test/tiny-qwen3")
+    assert script.stdout == row["reproduce_script"]
+    assert "build/canrun check test/tiny-qwen3 --synthetic --profile local --catalog" in script.stdout
+    assert "Expected result: PASS" in script.stdout
+
+    bad = run_canrun("query", "--data", out, "--result", "MAYBE")
+    assert bad.returncode == 2 and "--result 'MAYBE'" in bad.stderr
+    other = run_canrun("query", "--data", out, "--compiler", "canrun-9")
+    assert other.returncode == 2 and "present: canrun-" in other.stderr
+    missing = run_canrun("repro", "test/none", "--data", out)
+    assert missing.returncode == 2 and "no row for model 'test/none'" in missing.stderr

@@ -1,0 +1,209 @@
+// Result rows survive a Parquet round trip exactly; writes are atomic; bad rows and bad files
+// are refused with the file, row or column named. tests/e2e/test_dataset_parquet.py reads the
+// file WritesSampleForPythonReaders leaves with pandas, pyarrow and DuckDB.
+#include <gtest/gtest.h>
+
+#include <arrow/api.h>
+#include <arrow/io/file.h>
+#include <parquet/arrow/writer.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "lab/dataset.h"
+
+namespace canrun {
+namespace {
+
+namespace fs = std::filesystem;
+const VersionPair kPair{"canrun-0.1.0", "ref-avx2"};
+
+std::vector<ResultRow> sample_rows() {
+  ResultRow pass;
+  pass.model_id = "HuggingFaceTB/SmolLM2-135M-Instruct";
+  pass.revision = "12fd25f77366fa6b3b4b768ec3050bf629380bac";
+  pass.task = "text-generation";
+  pass.architecture = "llama";
+  pass.parameter_count = 134'515'008;
+  pass.weights = "real";
+  pass.result = "PASS";
+  pass.cores = 1;
+  pass.tp_degree = 1;
+  pass.ep_degree = 1;
+  pass.wall_time_s = 12.625;
+  pass.compile_time_s = 0.5;
+  pass.load_time_s = 1.25;
+  pass.peak_device_memory_bytes = 1'234'567'890'123;
+  pass.peak_host_memory_bytes = 987'654'321;
+  pass.prompt = "The three primary colors are";
+  pass.generated_text = " red, yellow and blue.\nThey \"mix\" — into 🎨 every other colour.";
+  pass.generated_token_ids = std::vector<int32_t>{2114, 28, 5541, 284, 3789, 30, 0, 2147483647};
+  pass.reference_token_ids = pass.generated_token_ids;
+  pass.matching_prefix_length = 8;
+  pass.software_stack = {{"canrun", "0.1.0"}, {"g++", "12.2.0"}, {"glibc", "2.36"}, {"cpu", "AMD EPYC, avx2"}};
+  pass.reproduce_script = "#!/usr/bin/env bash\nset -euo pipefail\nbuild/canrun check HuggingFaceTB/SmolLM2-135M-Instruct\n";
+  pass.timestamp = Timestamp(std::chrono::microseconds(1'795'996'800'123'456));  // 2026-11-30T00:00:00.123456Z
+  pass.host = "lab-1";
+  pass.compiler_version = kPair.compiler;
+  pass.library_version = kPair.library;
+
+  // A model that never loaded: everything after the load stays null, not zero.
+  ResultRow failed;
+  failed.model_id = "Qwen/Qwen3-8B";
+  failed.task = "text-generation";
+  failed.architecture = "qwen3";
+  failed.weights = "synthetic";
+  failed.result = "FAIL_LOAD";
+  failed.error_type = "kCheckpoint";
+  failed.error_message = "model.safetensors: header length 0 is too small";
+  failed.wall_time_s = 0.0;
+  failed.prompt = "";
+  failed.software_stack = {};
+  failed.reproduce_script = "";
+  failed.timestamp = Timestamp(std::chrono::microseconds(-1));  // just before the epoch
+  failed.host = "";
+  failed.compiler_version = kPair.compiler;
+  failed.library_version = kPair.library;
+
+  ResultRow empty_lists = pass;
+  empty_lists.model_id = "test/empty-generation";
+  empty_lists.generated_text = "";
+  empty_lists.generated_token_ids = std::vector<int32_t>{};
+  empty_lists.reference_token_ids = std::vector<int32_t>{-1};
+  empty_lists.matching_prefix_length = 0;
+  return {pass, failed, empty_lists};
+}
+
+class LabDataset : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("canrun_lab_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path() const { return (dir_ / dataset_file_name(kPair)).string(); }
+  fs::path dir_;
+};
+
+template <typename Action>
+void expect_error(Action action, ErrorKind kind, const std::vector<std::string>& fragments) {
+  try {
+    action();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    for (const std::string& fragment : fragments)
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(LabDataset, FileNameSpellsTheVersionPair) {
+  EXPECT_EQ(dataset_file_name(kPair), "canrun-0.1.0__ref-avx2.parquet");
+  EXPECT_EQ(dataset_file_name({"torch-2.5.1+cpu", "transformers-4.46.0"}),
+            "torch-2.5.1+cpu__transformers-4.46.0.parquet");
+  expect_error([] { dataset_file_name({"canrun__0.1", "ref"}); }, ErrorKind::kUsage, {"canrun__0.1"});
+  expect_error([] { dataset_file_name({"canrun", "ref avx2"}); }, ErrorKind::kUsage, {"'ref avx2'"});
+  expect_error([] { dataset_file_name({"", "ref"}); }, ErrorKind::kUsage, {"compiler version"});
+  expect_error([] { dataset_file_name({"canrun", "../x"}); }, ErrorKind::kUsage, {"library version"});
+}
+
+TEST_F(LabDataset, RoundTripKeepsEveryValue) {
+  const std::vector<ResultRow> rows = sample_rows();
+  write_dataset(path(), rows);
+  const std::vector<ResultRow> back = read_dataset(path());
+  ASSERT_EQ(back.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_TRUE(back[i] == rows[i]) << "row " << i;
+  EXPECT_EQ(row_to_json(back[0])["timestamp"], "2026-11-30T00:00:00.123456Z");
+  EXPECT_EQ(row_to_json(back[1])["timestamp"], "1969-12-31T23:59:59.999999Z");
+  EXPECT_TRUE(row_to_json(back[1])["cores"].is_null());
+}
+
+TEST_F(LabDataset, EmptyDatasetRoundTrips) {
+  write_dataset(path(), {});
+  EXPECT_TRUE(read_dataset(path()).empty());
+}
+
+TEST_F(LabDataset, WritesReplaceTheFileAndLeaveNoTemporary) {
+  std::vector<ResultRow> rows = sample_rows();
+  write_dataset(path(), rows);
+  rows.pop_back();
+  write_dataset(path(), rows);
+  EXPECT_EQ(read_dataset(path()).size(), 2u);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+}
+
+TEST_F(LabDataset, RefusedWriteKeepsTheOldFile) {
+  write_dataset(path(), sample_rows());
+  std::vector<ResultRow> rows = sample_rows();
+  rows[1].weights = "random";
+  expect_error([&] { write_dataset(path(), rows); }, ErrorKind::kUsage, {"row 1 (Qwen/Qwen3-8B)", "weights"});
+  rows = sample_rows();
+  rows[2].library_version = "cpu-avx512";
+  expect_error([&] { write_dataset(path(), rows); }, ErrorKind::kUsage,
+               {"row 2", "canrun-0.1.0__cpu-avx512.parquet", "not canrun-0.1.0__ref-avx2.parquet"});
+  EXPECT_EQ(read_dataset(path()).size(), 3u);
+  // A folder that does not exist: the temporary cannot be made, and the error names it.
+  expect_error([&] { write_dataset((dir_ / "missing" / dataset_file_name(kPair)).string(), sample_rows()); },
+               ErrorKind::kIo, {"missing", "cannot create"});
+}
+
+TEST_F(LabDataset, UnreadableFilesNameTheProblem) {
+  expect_error([&] { read_dataset(path()); }, ErrorKind::kIo, {path()});
+  std::ofstream(path()) << "not parquet";
+  expect_error([&] { read_dataset(path()); }, ErrorKind::kIo, {path()});
+  // A Parquet file without the lab's columns.
+  auto ids = arrow::Int64Builder();
+  ASSERT_TRUE(ids.Append(1).ok());
+  const auto table = arrow::Table::Make(arrow::schema({arrow::field("model_id", arrow::int64())}),
+                                        {ids.Finish().ValueOrDie()});
+  auto out = arrow::io::FileOutputStream::Open(path()).ValueOrDie();
+  ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), out).ok());
+  ASSERT_TRUE(out->Close().ok());
+  expect_error([&] { read_dataset(path()); }, ErrorKind::kIo, {"column 'model_id': expected string, found int64"});
+}
+
+// Leaves the sample rows as Parquet, and as JSON for comparison, in $CANRUN_DATASET_SAMPLE_DIR
+// when set (the pytest sets it), else in this test's temporary folder.
+TEST_F(LabDataset, WritesSampleForPythonReaders) {
+  const char* requested = std::getenv("CANRUN_DATASET_SAMPLE_DIR");
+  const fs::path dir = requested ? fs::path(requested) : dir_;
+  const std::vector<ResultRow> rows = sample_rows();
+  write_dataset((dir / dataset_file_name(kPair)).string(), rows);
+  Json expected = Json::array();
+  for (const ResultRow& row : rows) expected.push_back(row_to_json(row));
+  std::ofstream(dir / "expected.json") << expected.dump(2);
+  EXPECT_EQ(read_dataset((dir / dataset_file_name(kPair)).string()).size(), rows.size());
+}
+
+TEST(LabDatasetJson, RowsRoundTripThroughJson) {
+  // The sweep reads each child's row from `canrun check --json`.
+  for (const ResultRow& row : sample_rows()) EXPECT_EQ(row_from_json(row_to_json(row)), row);
+  Json missing = row_to_json(sample_rows().front());
+  missing.erase("cores");
+  EXPECT_THROW(row_from_json(missing), Error);
+  Json wrong = row_to_json(sample_rows().front());
+  wrong["timestamp"] = "yesterday";
+  try {
+    row_from_json(wrong);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("timestamp 'yesterday'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LabDatasetColumns, ListTheIssuesColumns) {
+  const std::vector<std::string>& names = dataset_columns();
+  for (const char* name : {"model_id", "revision", "task", "architecture", "parameter_count", "weights", "result",
+                           "error_type", "error_message", "cores", "tp_degree", "ep_degree", "wall_time_s",
+                           "compile_time_s", "load_time_s", "peak_device_memory_bytes", "peak_host_memory_bytes",
+                           "prompt", "generated_text", "generated_token_ids", "reference_token_ids",
+                           "matching_prefix_length", "software_stack", "reproduce_script", "timestamp", "host"})
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+}
+
+}  // namespace
+}  // namespace canrun

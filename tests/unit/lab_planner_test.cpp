@@ -1,0 +1,148 @@
+// Memory estimates and core plans checked against numbers worked out by hand from the configs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "lab/catalog.h"
+#include "lab/device_profile.h"
+#include "lab/planner.h"
+
+namespace canrun {
+namespace {
+
+const std::string kCatalog = std::string(CANRUN_SOURCE_DIR) + "/data/catalog.jsonl";
+const DeviceProfile kTrn2 = find_profile(builtin_profiles(), "trn2");
+const DeviceProfile kH200 = find_profile(builtin_profiles(), "h200");
+
+ModelShape catalog_shape(const std::string& id) {
+  for (const CatalogEntry& entry : load_catalog(kCatalog))
+    if (entry.id == id) return model_shape(hf_config(entry), published_parameters(entry));
+  throw std::runtime_error("no catalog entry " + id);
+}
+
+TEST(LabPlanner, Qwen3_0_6B_FitsOneTrn2Core) {
+  const ModelShape shape = catalog_shape("Qwen/Qwen3-0.6B");
+  EXPECT_EQ(shape.source, "architecture spec");
+  // 28 layers x (q 1024x2048 + k,v 1024x1024 + o 2048x1024 + MLP 3x1024x3072 + norms 2x1024 +
+  // q/k norms 2x128) + tied embedding 151936x1024 + final norm 1024.
+  EXPECT_EQ(shape.parameters, 28 * 15'730'944LL + 155'582'464 + 1024);
+  EXPECT_EQ(shape.parameters, 596'049'920);
+  const CorePlan plan = plan_cores(shape, kTrn2, PlannerOptions{});
+  EXPECT_EQ(plan.estimate.weight_bytes, 1'192'099'840);  // bf16
+  EXPECT_EQ(plan.estimate.kv_cache_bytes, 2 * 28 * 8 * 128 * 64 * 2);
+  // 64 tokens x (2x1024 + 2048 + 2x1024 + 2048 + 2x3072) + 16 heads x 64 x 64 + 151936 logits, f32.
+  EXPECT_EQ(plan.estimate.activation_bytes, (64 * 14'336 + 65'536 + 151'936) * 4);
+  EXPECT_EQ(plan.estimate.overhead_bytes, 512 << 20);
+  EXPECT_EQ(plan.cores, 1);
+  EXPECT_EQ(plan.tp_degree, 1);
+  EXPECT_EQ(plan.ep_degree, 1);
+  EXPECT_EQ(plan.per_core_bytes, 1'192'099'840 + 7'340'032 + 4'539'904 + 536'870'912);
+  EXPECT_TRUE(plan.reason.empty());
+}
+
+TEST(LabPlanner, SmolLM2CountMatchesItsPublishedParameters) {
+  // HuggingFaceTB/SmolLM2-135M: 134,515,008 parameters (tied embeddings).
+  EXPECT_EQ(catalog_shape("HuggingFaceTB/SmolLM2-135M-Instruct").parameters, 134'515'008);
+}
+
+TEST(LabPlanner, Llama70BNeedsEightTrn2Cores) {
+  const ModelShape shape = catalog_shape("meta-llama/Llama-3.1-70B-Instruct");
+  // 80 x (2 x 8192x8192 + 2 x 8192x1024 + 3 x 8192x28672 + 2x8192) + 2 x 128256x8192 + 8192.
+  EXPECT_EQ(shape.parameters, 70'553'706'496);
+  const CorePlan plan = plan_cores(shape, kTrn2, PlannerOptions{});
+  const int64_t weights = 141'107'412'992;
+  const int64_t rest = 20'971'520 + 25'154'560 + 536'870'912;  // KV, activations, overhead
+  EXPECT_EQ(plan.estimate.weight_bytes, weights);
+  EXPECT_EQ(plan.estimate.per_core_bytes(8) - weights / 8, rest);
+  // 4 cores would need 35.3 GB each; 8 need 18.2 GB of the 24 GiB (25.8 GB).
+  EXPECT_GT(plan.estimate.per_core_bytes(4), kTrn2.memory_per_core_bytes);
+  EXPECT_EQ(plan.cores, 8);
+  EXPECT_EQ(plan.tp_degree, 8);
+  EXPECT_EQ(plan.ep_degree, 1);
+  EXPECT_EQ(plan.per_core_bytes, 18'221'423'616);
+}
+
+TEST(LabPlanner, TooLargeForTheProfileSaysWhy) {
+  // The 70B model's bf16 weights alone (141.1 GB) exceed one 141 GB H200.
+  const CorePlan h200 = plan_cores(catalog_shape("meta-llama/Llama-3.1-70B-Instruct"), kH200, PlannerOptions{});
+  EXPECT_FALSE(h200.fits());
+  EXPECT_EQ(h200.reason, "needs more than 1 core");
+  const CorePlan trn2 = plan_cores(catalog_shape("meta-llama/Llama-3.1-405B-Instruct"), kTrn2, PlannerOptions{});
+  EXPECT_EQ(trn2.reason, "needs more than 16 cores");
+  EXPECT_NE(trn2.detail.find("24.0 GiB"), std::string::npos) << trn2.detail;
+}
+
+TEST(LabPlanner, MixtureOfExpertsSpreadsExperts) {
+  // qwen3_moe is not in the registry yet: generic estimate from params_b 30.532.
+  const ModelShape shape = catalog_shape("Qwen/Qwen3-30B-A3B-Instruct-2507");
+  EXPECT_EQ(shape.source, "generic estimate from config values");
+  EXPECT_EQ(shape.parameters, 30'532'000'000);
+  EXPECT_EQ(shape.num_experts, 128);
+  EXPECT_EQ(shape.intermediate_size, 768);  // moe_intermediate_size
+  const CorePlan plan = plan_cores(shape, kTrn2, PlannerOptions{});
+  EXPECT_EQ(plan.cores, 4);  // 2 cores would hold 30.5 GB of weights each
+  EXPECT_EQ(plan.tp_degree, 4);
+  EXPECT_EQ(plan.ep_degree, 4);
+}
+
+TEST(LabPlanner, SkipsCoreCountsThatDoNotDivideHeads) {
+  ModelShape shape;
+  shape.parameters = 40'000'000'000;  // 80 GB in bf16: 4 cores hold it, 2 do not
+  shape.num_layers = 24;
+  shape.hidden_size = 896;
+  shape.intermediate_size = 4864;
+  shape.num_heads = 14;
+  shape.num_kv_heads = 2;
+  shape.head_dim = 64;
+  shape.vocab_size = 151936;
+  const CorePlan plan = plan_cores(shape, kTrn2, PlannerOptions{});
+  EXPECT_FALSE(plan.fits());
+  EXPECT_EQ(plan.reason, "heads or experts do not divide over the cores that hold it");
+  shape.num_heads = 16;
+  shape.num_kv_heads = 8;
+  EXPECT_EQ(plan_cores(shape, kTrn2, PlannerOptions{}).cores, 4);
+  shape.num_kv_heads = 2;  // 4 and 8 fit in memory but only 2 kv heads: nothing divides
+  EXPECT_FALSE(plan_cores(shape, kTrn2, PlannerOptions{}).fits());
+}
+
+TEST(LabPlanner, OptionsChangeTheEstimate) {
+  const ModelShape shape = catalog_shape("Qwen/Qwen3-0.6B");
+  PlannerOptions f32;
+  f32.weight_dtype = DType::kF32;
+  f32.prompt_tokens = 96;
+  const MemoryEstimate estimate = estimate_memory(shape, f32);
+  EXPECT_EQ(estimate.weight_bytes, 4 * 596'049'920LL);
+  EXPECT_EQ(estimate.kv_cache_bytes, 2 * 28 * 8 * 128 * 128 * 2);
+}
+
+TEST(LabPlanner, GenericCountWithoutPublishedParameters) {
+  const Json config = {{"model_type", "new_family"}, {"hidden_size", 64},       {"num_hidden_layers", 2},
+                       {"num_attention_heads", 4},  {"num_key_value_heads", 2}, {"head_dim", 16},
+                       {"intermediate_size", 128},  {"vocab_size", 1000}};
+  // 2 x (64x16x(2x4 + 2x2) + 3x64x128) + 2 x 1000x64 (untied).
+  EXPECT_EQ(model_shape(config, std::nullopt).parameters, 2 * (12'288 + 24'576) + 128'000);
+  Json broken = config;
+  broken.erase("hidden_size");
+  try {
+    model_shape(broken, std::nullopt);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'hidden_size'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LabPlanner, EveryCatalogModelGetsAPlanOrANamedError) {
+  int planned = 0;
+  for (const CatalogEntry& entry : load_catalog(kCatalog)) {
+    try {
+      plan_cores(model_shape(hf_config(entry), published_parameters(entry)), kTrn2, PlannerOptions{});
+      ++planned;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("field '"), std::string::npos) << entry.id << ": " << e.what();
+    }
+  }
+  EXPECT_GE(planned, 110);
+}
+
+}  // namespace
+}  // namespace canrun

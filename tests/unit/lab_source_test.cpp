@@ -1,0 +1,168 @@
+// Where a check's weights come from: the Hugging Face cache layout (a fake cache pointing at
+// a tiny fixture), and synthetic checkpoints (deterministic, loadable); then a whole check.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "lab/check.h"
+#include "lab/hf_cache.h"
+#include "lab/model_source.h"
+#include "lab/synthetic_weights.h"
+#include "runtime/loaded_model.h"
+
+namespace canrun {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kFixtures = fs::path(CANRUN_SOURCE_DIR) / "tests/fixtures/models";
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "canrun-lab-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Sets an environment variable for one test and restores it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// models--org--name/refs/main -> snapshots/<revision>/ holding a copy of a fixture.
+void make_cached_model(const fs::path& cache, const std::string& folder, const std::string& revision) {
+  const fs::path repo = cache / folder;
+  fs::create_directories(repo / "refs");
+  std::ofstream(repo / "refs" / "main") << revision << "\n";
+  fs::create_directories(repo / "snapshots");
+  fs::copy(kFixtures / "qwen2", repo / "snapshots" / revision, fs::copy_options::recursive);
+}
+
+std::string file_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+TEST(LabHfCache, FindsTheSnapshotRefsMainNames) {
+  TempDir cache;
+  make_cached_model(cache.path(), "models--tiny-org--tiny-qwen2", "0123abcd");
+  const auto found = find_cached_snapshot(cache.path().string(), "tiny-org/tiny-qwen2");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->revision, "0123abcd");
+  EXPECT_EQ(fs::path(found->dir), cache.path() / "models--tiny-org--tiny-qwen2/snapshots/0123abcd");
+  EXPECT_FALSE(find_cached_snapshot(cache.path().string(), "tiny-org/other").has_value());
+}
+
+TEST(LabHfCache, RefToAMissingSnapshotIsAnError) {
+  TempDir cache;
+  fs::create_directories(cache.path() / "models--a--b/refs");
+  std::ofstream(cache.path() / "models--a--b/refs/main") << "deadbeef";
+  try {
+    find_cached_snapshot(cache.path().string(), "a/b");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("snapshots/deadbeef"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LabHfCache, CacheFolderFollowsHuggingFaceHubOrder) {
+  const ScopedEnv home("HOME", "/home/someone");
+  const ScopedEnv hf_home("HF_HOME", "/data/hf");
+  {
+    const ScopedEnv hub("HF_HUB_CACHE", "/fast/hub");
+    EXPECT_EQ(hf_hub_cache_dir(), "/fast/hub");
+  }
+  const ScopedEnv no_hub("HF_HUB_CACHE", "");
+  EXPECT_EQ(hf_hub_cache_dir(), "/data/hf/hub");
+  const ScopedEnv no_home("HF_HOME", "");
+  EXPECT_EQ(hf_hub_cache_dir(), "/home/someone/.cache/huggingface/hub");
+}
+
+TEST(LabModelSource, HubIdResolvesThroughTheCacheWithItsRevision) {
+  TempDir cache;
+  make_cached_model(cache.path(), "models--tiny-org--tiny-qwen2", "feedface");
+  const ScopedEnv hub("HF_HUB_CACHE", cache.path().string());
+  const ModelSource source = resolve_model("tiny-org/tiny-qwen2", false, {});
+  EXPECT_EQ(source.kind, "hugging face cache");
+  EXPECT_EQ(source.revision, "feedface");
+  EXPECT_EQ(source.weights(), "real");
+  EXPECT_THROW(resolve_model("tiny-org/tiny-qwen2", true, {}), Error);  // --synthetic needs a catalog entry
+  EXPECT_THROW(resolve_model("nobody/nothing", false, {}), Error);
+}
+
+Json tiny_config() {
+  return read_json_file((kFixtures / "qwen2/config.json").string(), ErrorKind::kCheckpoint);
+}
+
+TEST(LabSynthetic, SameSeedSameBytesOtherSeedOtherBytes) {
+  TempDir dir;
+  make_synthetic_checkpoint(tiny_config(), kSyntheticSeed, (dir.path() / "a").string());
+  make_synthetic_checkpoint(tiny_config(), kSyntheticSeed, (dir.path() / "b").string());
+  make_synthetic_checkpoint(tiny_config(), kSyntheticSeed + 1, (dir.path() / "c").string());
+  const std::string a = file_bytes(dir.path() / "a/model.safetensors");
+  EXPECT_GT(a.size(), 100'000u);
+  EXPECT_EQ(a, file_bytes(dir.path() / "b/model.safetensors"));
+  EXPECT_NE(a, file_bytes(dir.path() / "c/model.safetensors"));
+  EXPECT_EQ(file_bytes(dir.path() / "a/config.json"), file_bytes(dir.path() / "b/config.json"));
+  EXPECT_FALSE(fs::exists(dir.path() / (".a.tmp-" + std::to_string(getpid()))));
+}
+
+TEST(LabSynthetic, LoadsAsTheArchitectureWithBf16Weights) {
+  TempDir dir;
+  make_synthetic_checkpoint(tiny_config(), kSyntheticSeed, dir.path().string() + "/m");
+  const LoadedModel loaded = load_model(dir.path().string() + "/m");
+  EXPECT_EQ(loaded.model->spec().model_type, "qwen2");
+  EXPECT_EQ(loaded.stored_dtype, DType::kBF16);
+  // A second call with the same config and seed keeps the folder as it is.
+  const auto written = fs::last_write_time(dir.path() / "m/model.safetensors");
+  make_synthetic_checkpoint(tiny_config(), kSyntheticSeed, dir.path().string() + "/m");
+  EXPECT_EQ(fs::last_write_time(dir.path() / "m/model.safetensors"), written);
+}
+
+TEST(LabSynthetic, PromptIdsAreTheBytesModuloTheVocabulary) {
+  EXPECT_EQ(synthetic_prompt_ids("Ab", 1000), (std::vector<int32_t>{65, 98}));
+  EXPECT_EQ(synthetic_prompt_ids("Ab", 60), (std::vector<int32_t>{5, 38}));
+}
+
+TEST(LabCheck, FixtureFolderPasses) {
+  CheckOptions options;
+  options.model = (kFixtures / "llama_bf16").string();
+  const ResultRow row = run_check(options);
+  EXPECT_EQ(row.result, "PASS") << row.error_message.value_or("");
+  EXPECT_EQ(row.weights, "real");
+  EXPECT_EQ(row.architecture, "llama");
+  EXPECT_EQ(row.cores, 1);
+  ASSERT_TRUE(row.generated_token_ids.has_value());
+  EXPECT_EQ(row.generated_token_ids, row.reference_token_ids);
+  EXPECT_EQ(row.matching_prefix_length, static_cast<int32_t>(row.generated_token_ids->size()));
+  EXPECT_TRUE(row.generated_text.has_value());
+  EXPECT_FALSE(row.compile_time_s.has_value());
+  EXPECT_TRUE(row.load_time_s.has_value());
+  EXPECT_GT(row.peak_host_memory_bytes.value_or(0), 0);
+  EXPECT_NE(row.reproduce_script.find("build/canrun check " + options.model + " --profile local --json"),
+            std::string::npos)
+      << row.reproduce_script;
+  EXPECT_NE(row.reproduce_script.find("Expected result: PASS"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace canrun
