@@ -122,17 +122,17 @@ def test_crash_hang_and_oom_become_rows(canrun_bin, lab_env, catalog, tmp_path):
     out = tmp_path / "results"
     env = dict(lab_env, CANRUN_CHECK_FAULT="crash:test/tiny-qwen2,hang:test/tiny-qwen3,oom:test/tiny-mistral")
     start = time.time()
-    result = sweep(canrun_bin, env, catalog, out, "--timeout", "3", "--memory-limit", "1 GiB", "--jobs", "2")
+    result = sweep(canrun_bin, env, catalog, out, "--timeout", "6", "--memory-limit", "768 MiB", "--jobs", "2")
     assert result.returncode == 0, result.stderr
-    assert time.time() - start < 30
+    assert time.time() - start < 40
     rows = read_rows(out)
     assert len(rows) == 6
     assert rows["test/tiny-llama"]["result"] == "PASS"
     crashed = rows["test/tiny-qwen2"]
     assert crashed["result"] == "FAIL_RUNTIME" and "SIGABRT" in crashed["error_message"]
     hung = rows["test/tiny-qwen3"]
-    assert hung["result"] == "TIMEOUT" and "3 s" in hung["error_message"]
-    assert 3 <= hung["wall_time_s"] < 10
+    assert hung["result"] == "TIMEOUT" and "6 s" in hung["error_message"]
+    assert 6 <= hung["wall_time_s"] < 15
     oom = rows["test/tiny-mistral"]
     assert oom["result"] == "OOM", oom["error_message"]
     assert_not_run_rows(rows)
