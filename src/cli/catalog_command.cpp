@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/table.h"
 #include "lab/catalog.h"
 #include "lab/device_profile.h"
 #include "lab/planner.h"
@@ -107,15 +108,7 @@ void print_table(const std::vector<PlannedEntry>& rows, const DeviceProfile& pro
                      entry.downloads.rank ? "#" + std::to_string(*entry.downloads.rank) : "-", cores,
                      status_text(entry)});
   }
-  std::vector<size_t> widths(cells[0].size(), 0);
-  for (const auto& line : cells)
-    for (size_t i = 0; i < line.size(); ++i) widths[i] = std::max(widths[i], line[i].size());
-  for (const auto& line : cells) {
-    std::string text;
-    for (size_t i = 0; i < line.size(); ++i)
-      text += i + 1 < line.size() ? line[i] + std::string(widths[i] - line[i].size() + 2, ' ') : line[i];
-    std::cout << text << "\n";
-  }
+  print_aligned_table(cells);
   const auto selected = std::count_if(rows.begin(), rows.end(), [](const PlannedEntry& r) { return r.entry.selected; });
   std::cout << rows.size() << " models, " << selected << " selected. DL RANK: downloads rank within the task"
             << " (trending ranks are not in the snapshot; see --json). CORES: fewest cores of " << profile.name

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/table.h"
 #include "lab/catalog.h"
 #include "lab/query.h"
 #include "lab/status.h"
@@ -47,15 +48,7 @@ void print_table(const std::vector<Json>& rows) {
     for (const std::string& column : kSummaryColumns) line.push_back(cell(row[column]).substr(0, 60));
     cells.push_back(line);
   }
-  std::vector<size_t> widths(kSummaryColumns.size(), 0);
-  for (const auto& line : cells)
-    for (size_t i = 0; i < line.size(); ++i) widths[i] = std::max(widths[i], line[i].size());
-  for (const auto& line : cells) {
-    std::string text;
-    for (size_t i = 0; i < line.size(); ++i)
-      text += i + 1 < line.size() ? line[i] + std::string(widths[i] - line[i].size() + 2, ' ') : line[i];
-    std::cout << text << "\n";
-  }
+  print_aligned_table(cells);
 }
 
 void run(const QueryArgs& args) {
