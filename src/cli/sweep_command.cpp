@@ -55,6 +55,9 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--memory-limit", args->memory_limit,
                       "Address-space limit per model, e.g. \"16 GiB\" (RLIMIT_AS; default none)");
   command->add_option("--jobs,-j", options.jobs, "Models checked at once (default 1)")->check(CLI::PositiveNumber);
+  command->add_flag("--keep-synthetic", options.keep_synthetic,
+                   "Keep the synthetic checkpoints made for the checks (by default each is removed after its\n"
+                   "check; the same config and seed make the same bytes again)");
   command->callback([args] { run(*args); });
 }
 

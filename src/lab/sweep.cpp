@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <memory>
@@ -51,6 +52,7 @@ class Sweep {
     std::set<std::string> recorded;
     for (const ResultRow& row : read_pair_rows(options_.out_dir, engine_version_pair())) recorded.insert(row.model_id);
 
+    share_cores_between_jobs();
     std::deque<ModelSource> queue;
     for (const CatalogEntry& entry : selection) {
       if (recorded.count(entry.id)) {
@@ -79,6 +81,7 @@ class Sweep {
           continue;
         }
         record(row_from_child(job->source, job->child->outcome()));
+        if (job->source.synthetic() && !options_.keep_synthetic) std::filesystem::remove_all(job->source.dir);
         job = running.erase(job);
         any_done = true;
       }
@@ -97,6 +100,12 @@ class Sweep {
     check.profiles_file = options_.profiles_file;
     check.catalog = options_.catalog;
     return check;
+  }
+
+  // Each child's kernels use its share of the cores (OpenMP), unless the user chose a count.
+  void share_cores_between_jobs() const {
+    const int64_t threads = std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()) / options_.jobs);
+    setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), /*overwrite=*/0);
   }
 
   // Rows the sweep knows without running anything: unsupported families, excluded models.

@@ -24,6 +24,7 @@ struct SweepOptions {
   double timeout_s = 600;
   int64_t memory_limit_bytes = 0;  // RLIMIT_AS of each child; 0: none
   int64_t jobs = 1;
+  bool keep_synthetic = false;  // keep each synthetic checkpoint on disk after its check
   std::string canrun_binary;  // the binary to run checks with; empty: this one (/proc/self/exe)
 };
 

@@ -118,6 +118,19 @@ def test_sweep_killed_midway_resumes_without_loss_or_duplicates(canrun_bin, lab_
     assert len(read_rows(out)) == 6
 
 
+def test_synthetic_checkpoints_removed_unless_kept(canrun_bin, lab_env, catalog, tmp_path):
+    synthetic = tmp_path / "xdg" / "canrun" / "synthetic"
+    result = sweep(canrun_bin, lab_env, catalog, tmp_path / "removed", "--search", "tiny-llama")
+    assert result.returncode == 0, result.stderr
+    assert read_rows(tmp_path / "removed")["test/tiny-llama"]["result"] == "PASS"
+    assert list(synthetic.iterdir()) == []
+
+    result = sweep(canrun_bin, lab_env, catalog, tmp_path / "kept", "--search", "tiny-llama", "--keep-synthetic")
+    assert result.returncode == 0, result.stderr
+    [kept] = list(synthetic.iterdir())
+    assert (kept / "model.safetensors").is_file() and (kept / "config.json").is_file()
+
+
 def test_crash_hang_and_oom_become_rows(canrun_bin, lab_env, catalog, tmp_path):
     out = tmp_path / "results"
     env = dict(lab_env, CANRUN_CHECK_FAULT="crash:test/tiny-qwen2,hang:test/tiny-qwen3,oom:test/tiny-mistral")
