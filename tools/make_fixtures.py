@@ -72,6 +72,47 @@ QWEN2 = dict(TINY, model_type="qwen2", rms_norm_eps=1e-6,
              rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
 QWEN3 = dict(TINY, model_type="qwen3", head_dim=24, rms_norm_eps=1e-6,
              rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
+DEFAULT_ROPE = {"rope_type": "default", "rope_theta": 10000.0}
+PHI3 = dict(TINY, model_type="phi3", rms_norm_eps=1e-5, rope_parameters=DEFAULT_ROPE, pad_token_id=None)
+MOE = dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32)
+QWEN3_MOE = dict(TINY, **MOE, model_type="qwen3_moe", rms_norm_eps=1e-6,
+                 rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
+QWEN2_MOE = dict(TINY, **MOE, model_type="qwen2_moe", rms_norm_eps=1e-6, shared_expert_intermediate_size=48,
+                 rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
+MIXTRAL = dict(TINY, model_type="mixtral", intermediate_size=32, num_local_experts=4, num_experts_per_tok=2,
+               rms_norm_eps=1e-5, rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
+OLMOE = dict(TINY, model_type="olmoe", intermediate_size=32, num_experts=4, num_experts_per_tok=2,
+             rms_norm_eps=1e-5, rope_parameters=DEFAULT_ROPE)
+GEMMA = dict(TINY, model_type="gemma", rms_norm_eps=1e-6, rope_parameters=DEFAULT_ROPE)
+GEMMA2 = dict(TINY, model_type="gemma2", rms_norm_eps=1e-6, query_pre_attn_scalar=24, sliding_window=6,
+              attn_logit_softcapping=10.0, final_logit_softcapping=30.0, rope_parameters=DEFAULT_ROPE)
+GEMMA3 = dict(TINY, model_type="gemma3_text", rms_norm_eps=1e-6, query_pre_attn_scalar=24, sliding_window=6,
+              layer_types=["sliding_attention", "full_attention"],
+              rope_parameters={"full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1000000.0},
+                               "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
+GPT2 = dict(model_type="gpt2", n_embd=64, n_layer=2, n_head=4, n_inner=128, max_position_embeddings=128,
+            layer_norm_epsilon=1e-5)
+GPT_NEOX = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                max_position_embeddings=128, model_type="gpt_neox", layer_norm_eps=1e-5,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25})
+OPT = dict(model_type="opt", hidden_size=64, ffn_dim=128, num_hidden_layers=2, num_attention_heads=4,
+           max_position_embeddings=128, word_embed_proj_dim=64)
+PHI = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+           num_key_value_heads=4, max_position_embeddings=128, model_type="phi", layer_norm_eps=1e-5,
+           rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5})
+GRANITE = dict(TINY, model_type="granite", rms_norm_eps=1e-6, rope_parameters=DEFAULT_ROPE,
+               embedding_multiplier=2.0, residual_multiplier=0.5, attention_multiplier=0.125,
+               logits_scaling=1.5)
+OLMO2 = dict(TINY, model_type="olmo2", rms_norm_eps=1e-6, rope_parameters=DEFAULT_ROPE)
+SMOLLM3 = dict(TINY, model_type="smollm3", rms_norm_eps=1e-6, rope_parameters=DEFAULT_ROPE, pad_token_id=None,
+               no_rope_layer_interval=2)
+STARCODER2 = dict(TINY, model_type="starcoder2", norm_epsilon=1e-5, sliding_window=6,
+                  rope_parameters=DEFAULT_ROPE)
+STABLELM = dict(TINY, model_type="stablelm", layer_norm_eps=1e-5, num_key_value_heads=4, use_qkv_bias=True,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25})
+GPT_OSS = dict(TINY, model_type="gpt_oss", intermediate_size=32, num_local_experts=4, num_experts_per_tok=2,
+               rms_norm_eps=1e-5, sliding_window=6)
+COHERE = dict(TINY, model_type="cohere", layer_norm_eps=1e-5, logit_scale=0.5, rope_parameters=DEFAULT_ROPE)
 
 
 @dataclass
@@ -86,6 +127,9 @@ class Fixture:
     multi_eos: bool = False
     # Rewrites config.json after saving into the older Hub layout (see write_hub_config).
     hub_config: dict = field(default_factory=dict)
+    # Stores the experts in MXFP4 as gpt-oss publishes them (see pack_mxfp4); the weights are
+    # quantised first, so the golden is transformers' float32 run on exactly the packed values.
+    mxfp4: bool = False
 
 
 FIXTURES = [
@@ -134,24 +178,152 @@ FIXTURES = [
             QWEN3, "gpt2", seed=13),
     Fixture("qwen3_bf16", "qwen3's architecture stored in bf16", QWEN3, "gpt2", seed=214,
             dtype="bfloat16"),
+    Fixture("phi3", "Phi-3: fused qkv_proj and gate_up_proj, GQA, untied", PHI3, "sentencepiece", seed=1301),
+    Fixture("phi3_longrope",
+            "Phi-3.5/4-mini style: longrope (short/long factors, original_max_position_embeddings 32 "
+            "crossed during generation: transformers recomputes the cache), partial_rotary_factor 0.5, "
+            "tied embeddings",
+            dict(PHI3, tie_word_embeddings=True, original_max_position_embeddings=32,
+                 rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0, "partial_rotary_factor": 0.5,
+                                  "short_factor": [1.0, 1.3, 1.9, 2.7], "long_factor": [1.1, 2.5, 4.0, 7.5]}),
+            "llama3", seed=302),
+    Fixture("qwen3_moe", "Qwen3-MoE: 4 experts top-2, norm_topk_prob, layer 1 dense (mlp_only_layers)",
+            dict(QWEN3_MOE, norm_topk_prob=True, mlp_only_layers=[1]), "gpt2", seed=303),
+    Fixture("qwen2_moe", "Qwen2-MoE: q/k/v biases, 4 experts top-2 without renormalising, gated shared expert",
+            QWEN2_MOE, "llama3", seed=304),
+    Fixture("mixtral", "Mixtral: w1/w3/w2 experts, top-2 renormalised, sliding_window 6", dict(MIXTRAL, sliding_window=6),
+            "sentencepiece", seed=2305),
+    Fixture("olmoe", "OLMoE: q/k RMSNorm over all heads, 4 experts top-2", OLMOE, "gpt2", seed=1306),
+    Fixture("gemma", "Gemma: (1+w) RMSNorm, sqrt(hidden) embedding scale, GeGLU (tanh), tied", GEMMA,
+            "sentencepiece", seed=307),
+    Fixture("gemma2",
+            "Gemma 2: sandwich norms, sliding window 6 on even layers, attention soft-cap 10, final "
+            "soft-cap 30, query_pre_attn_scalar 24",
+            GEMMA2, "sentencepiece", seed=308),
+    Fixture("gemma3_text",
+            "Gemma 3 text: q/k norms, layer 0 sliding (window 6, local rope theta 1e4), layer 1 global "
+            "(theta 1e6, linear scaling 2)",
+            GEMMA3, "sentencepiece", seed=309),
+    Fixture("gpt2", "GPT-2: learned positions, Conv1D c_attn, LayerNorm with biases, gelu_new, tied", GPT2,
+            "gpt2", seed=310),
+    Fixture("gpt_neox", "GPT-NeoX: parallel residual, rotary on 25% of each head, fused per-head qkv",
+            GPT_NEOX, "gpt2", seed=1311),
+    Fixture("gpt_neox_sequential", "GPT-NeoX with use_parallel_residual false", dict(GPT_NEOX, use_parallel_residual=False),
+            "gpt2", seed=1312),
+    Fixture("opt", "OPT: learned positions at offset 2, pre-LayerNorm, relu MLP, tied", OPT, "gpt2", seed=313),
+    Fixture("phi", "Phi-2: parallel attention + MLP on one LayerNorm, partial rotary 0.5, lm_head bias", PHI,
+            "gpt2", seed=314),
+    Fixture("granite", "Granite: embedding 2, residual 0.5, attention 0.125 multipliers, logits / 1.5",
+            GRANITE, "llama3", seed=4315),
+    Fixture("olmo2", "OLMo 2: post-block norms, q/k RMSNorm over all heads", OLMO2, "gpt2", seed=1316),
+    Fixture("smollm3", "SmolLM3: layer 1 without rope (no_rope_layer_interval 2), tied", SMOLLM3, "llama3",
+            seed=317),
+    Fixture("starcoder2", "StarCoder2: LayerNorm + biases, plain gelu MLP, sliding window 6, tied",
+            STARCODER2, "gpt2", seed=318),
+    Fixture("stablelm", "StableLM: LayerNorm with biases, q/k/v biases, rotary on 25% of each head",
+            STABLELM, "gpt2", seed=319),
+    Fixture("stablelm_parallel", "StableLM with use_parallel_residual (one norm per layer)",
+            dict(STABLELM, use_parallel_residual=True), "gpt2", seed=3320),
+    Fixture("cohere", "Cohere: parallel block on one bias-free LayerNorm, interleaved rotary, logit_scale 0.5",
+            COHERE, "llama3", seed=321),
+    Fixture("gpt_oss",
+            "gpt-oss: attention sinks, q/k/v/o biases, sliding window 6 on even layers, yarn rope "
+            "(transformers' default: factor 32, original 4096, no truncation), 4 experts top-2 with "
+            "softmax after top-k, clamped SwiGLU, expert biases; unquantised 3-D expert tensors",
+            GPT_OSS, "gpt2", seed=1323),
+    Fixture("gpt_oss_mxfp4",
+            "gpt_oss with its experts stored as MXFP4 blocks and scales (quantization_config "
+            "mxfp4), as gpt-oss is published",
+            GPT_OSS, "gpt2", seed=1324, mxfp4=True),
+    Fixture("llama_yarn", "Llama with yarn rope scaling (factor 4, original 32; attention factor on cos/sin)",
+            dict(LLAMA, rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
+                                         "original_max_position_embeddings": 32}),
+            "llama3", seed=322),
 ]
+
+
+# Families whose RMSNorm multiplies by (1 + w): their norm weights are drawn 1 lower, so the
+# effective scale has the same NORM_RANGE as the other families (a larger one makes the tiny
+# random network so sensitive that float32 rounding alone moves its logits by ~1e-4).
+UNIT_OFFSET_NORMS = ("gemma", "gemma2", "gemma3_text")
 
 
 def randomize_(model, seed):
     """Overwrites every parameter from a generator of its own, independent of the init."""
     gen = torch.Generator().manual_seed(seed)
+    norm_shift = 1.0 if model.config.model_type in UNIT_OFFSET_NORMS else 0.0
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if p.dim() == 1 and "norm" in name:
+            if p.dim() == 1 and ("norm" in name or ".ln_" in name) and not name.endswith(".bias"):
                 lo, hi = NORM_RANGE
-                value = lo + (hi - lo) * torch.rand(p.shape, generator=gen)
+                value = lo + (hi - lo) * torch.rand(p.shape, generator=gen) - norm_shift
             elif p.dim() == 1:
                 value = BIAS_STD * torch.randn(p.shape, generator=gen)
-            elif "embed_tokens" in name:
+            elif any(key in name for key in ("embed_tokens", "wte", "wpe", "embed_in", "embed_positions")):
                 value = EMBED_STD * torch.randn(p.shape, generator=gen)
             else:
                 value = WEIGHT_STD * torch.randn(p.shape, generator=gen)
             p.copy_(value)
+
+
+FP4_VALUES = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+                       -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0], dtype=np.float32)
+
+
+def quantize_mxfp4(w):
+    """Rows of w (float32, [rows, cols], cols a multiple of 32) to MXFP4: blocks [rows, cols/32,
+    16] (two E2M1 codes per byte, low nibble first), E8M0 scales [rows, cols/32], and the exact
+    dequantised values."""
+    rows, cols = w.shape
+    groups = w.reshape(rows, cols // 32, 32)
+    amax = np.abs(groups).max(-1)
+    exponent = np.ceil(np.log2(np.maximum(amax, 1e-30) / 6.0)).astype(np.int32).clip(-127, 127)
+    scaled = groups / np.ldexp(np.float32(1.0), exponent)[..., None]
+    magnitude = np.abs(np.abs(scaled)[..., None] - FP4_VALUES[:8]).argmin(-1)
+    codes = (magnitude + 8 * (scaled < 0)).astype(np.uint8)
+    blocks = (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+    scales = (exponent + 127).astype(np.uint8)
+    values = np.ldexp(FP4_VALUES[codes], exponent[..., None]).astype(np.float32).reshape(rows, cols)
+    return blocks, scales, values
+
+
+def quantize_experts_(model):
+    """Replaces each gpt-oss expert matrix by its MXFP4 round trip; returns the packed tensors."""
+    packed = {}
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if not name.endswith(("experts.gate_up_proj", "experts.down_proj")):
+                continue
+            # Stored [E, in, out] for x @ W; MXFP4 packs each expert's [out, in] along `in`.
+            blocks, scales, values = [], [], []
+            for expert in p.detach().float().numpy():
+                b, s, v = quantize_mxfp4(np.ascontiguousarray(expert.T))
+                blocks.append(b), scales.append(s), values.append(v.T)
+            p.copy_(torch.from_numpy(np.stack(values)))
+            packed[name + "_blocks"] = torch.from_numpy(np.stack(blocks))
+            packed[name + "_scales"] = torch.from_numpy(np.stack(scales))
+    return packed
+
+
+def pack_mxfp4(folder, packed):
+    """Rewrites the saved checkpoint with the experts as MXFP4 blocks/scales (U8) and adds the
+    quantization_config gpt-oss is published with."""
+    from safetensors.torch import load_file, save_file
+    path = folder / "model.safetensors"
+    tensors = load_file(str(path))
+    for name in list(tensors):
+        if name.endswith(("experts.gate_up_proj", "experts.down_proj")):
+            del tensors[name]
+    tensors.update(packed)
+    save_file(tensors, str(path), metadata={"format": "pt"})
+    config_path = folder / "config.json"
+    config = json.loads(config_path.read_text())
+    config["quantization_config"] = {
+        "quant_method": "mxfp4",
+        "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                   "model.embed_tokens", "lm_head"],
+    }
+    write_json(config_path, config)
 
 
 def write_tokenizer(fx, folder):
@@ -204,6 +376,7 @@ def make_fixture(fx, folder, eos_ids):
     torch.manual_seed(fx.seed)  # seeds the init's draws too, though randomize_ replaces them
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     randomize_(model, fx.seed)
+    fx.packed = quantize_experts_(model) if fx.mxfp4 else None
     model.to(getattr(torch, fx.dtype))
     model.generation_config = GenerationConfig(bos_token_id=special["bos_token_id"],
                                                eos_token_id=eos_ids or special["eos_token_id"])
@@ -265,7 +438,11 @@ def float32_list(values):
 
 
 def compute_golden(fx, folder, cases):
-    eager, sdpa = load(folder, "eager"), load(folder, "sdpa")
+    eager = load(folder, "eager")
+    try:
+        sdpa = load(folder, "sdpa")
+    except ValueError:  # families whose attention only has an eager path (gemma2: soft-capping)
+        sdpa = eager
     eos = eager.generation_config.eos_token_id
     eos_ids = eos if isinstance(eos, list) else [eos]
     golden_cases = []
@@ -318,6 +495,16 @@ def build(fx):
             assert auto_tok(text)["input_ids"] == ids, \
                 f"{fx.name}: AutoTokenizer disagrees with tokenizers on {text!r}"
     golden_cases = compute_golden(fx, folder, cases)
+    if fx.mxfp4:
+        # The golden ran on the dequantised values; now store them packed, and check that
+        # transformers' own MXFP4 loader (it dequantises on a CPU) gives the same logits.
+        pack_mxfp4(folder, fx.packed)
+        reloaded = load(folder, "eager")
+        with torch.no_grad():
+            for case in golden_cases:
+                logits = reloaded(torch.tensor([case["prompt_ids"]])).logits[0, -1]
+                assert torch.allclose(logits, torch.tensor(case["last_logits"]), rtol=0, atol=1e-4), \
+                    f"{fx.name}: transformers reads the packed experts differently"
     if fx.multi_eos:
         primary = special_token_ids(tok)["eos_token_id"]
         eos_ids = [primary] + pick_extra_eos(golden_cases, primary)
@@ -364,6 +551,12 @@ def write_readme():
         "- qwen2 fixtures: `prompt_ids` come from tokenizer.json via `tokenizers`; transformers'",
         "  AutoTokenizer substitutes its own Qwen2 pipeline (NFC, single digits) for model_type",
         "  qwen2, which differs from these fixtures' Llama-3-style tokenizer on the digit prompt.",
+        "- longrope (phi3): the short factors while the sequence is at most",
+        "  original_max_position_embeddings long, the long ones past it; when generation first",
+        "  crosses that length transformers drops the KV cache and recomputes every position.",
+        "- gpt_oss_mxfp4: the golden ran on the MXFP4-dequantised expert values; transformers' own",
+        "  MXFP4 loader on the packed folder is checked to give the same logits.",
+        "- Gemma-family norms multiply by (1 + w); their random w is drawn 1 lower than other norms.",
         "",
         "| fixture | exercises |",
         "|---|---|",

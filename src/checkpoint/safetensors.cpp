@@ -185,6 +185,20 @@ const TensorRecord& WeightStore::get(const std::string& name, const std::vector<
   return record;
 }
 
+const TensorRecord& WeightStore::get_raw(const std::string& name, const std::vector<int64_t>& shape,
+                                         const std::string& dtype_name) const {
+  const auto it = records_.find(name);
+  if (it == records_.end()) fail(ErrorKind::kCheckpoint, "missing tensor '" + name + "' in the checkpoint");
+  const TensorRecord& record = *it->second;
+  if (record.shape != shape)
+    fail(ErrorKind::kCheckpoint, record.file + ": tensor '" + name + "' has shape " +
+                                     shape_string(record.shape) + ", expected " + shape_string(shape));
+  if (record.dtype_name != dtype_name)
+    fail(ErrorKind::kCheckpoint, record.file + ": tensor '" + name + "' is stored as " + record.dtype_name +
+                                     ", expected " + dtype_name);
+  return record;
+}
+
 std::vector<float> WeightStore::load_f32(const std::string& name, const std::vector<int64_t>& shape) const {
   const TensorRecord& record = get(name, shape);
   std::vector<float> values(static_cast<size_t>(record.numel()));

@@ -48,6 +48,10 @@ class WeightStore {
   bool contains(const std::string& name) const { return records_.count(name) > 0; }
   // Throws Error(kCheckpoint) naming the tensor when it is missing or its shape differs.
   const TensorRecord& get(const std::string& name, const std::vector<int64_t>& shape) const;
+  // A tensor kept in a storage type canrun does not compute with (e.g. U8 for packed MXFP4),
+  // checked for shape and that stored type.
+  const TensorRecord& get_raw(const std::string& name, const std::vector<int64_t>& shape,
+                              const std::string& dtype_name) const;
   // The tensor widened to f32 (one copy), after the same checks as get().
   std::vector<float> load_f32(const std::string& name, const std::vector<int64_t>& shape) const;
   const std::map<std::string, const TensorRecord*>& records() const { return records_; }

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "lab/device_profile.h"
+#include "lab/status.h"
 #include "lab/sweep.h"
 
 namespace canrun {
@@ -55,6 +56,15 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--memory-limit", args->memory_limit,
                       "Address-space limit per model, e.g. \"16 GiB\" (RLIMIT_AS; default none)");
   command->add_option("--jobs,-j", options.jobs, "Models checked at once (default 1)")->check(CLI::PositiveNumber);
+  command->add_option("--redo", options.redo_results,
+                      "Check again the models whose row has this result, replacing the row (repeatable;\n"
+                      "e.g. --redo TIMEOUT after raising --timeout)")
+      ->check([](const std::string& name) {
+        if (parse_status(name)) return std::string();
+        std::string known;
+        for (const StatusInfo& status : all_statuses()) known += (known.empty() ? "" : ", ") + std::string(status.name);
+        return "unknown result " + name + " (one of: " + known + ")";
+      });
   command->add_flag("--keep-synthetic", options.keep_synthetic,
                    "Keep the synthetic checkpoints made for the checks (by default each is removed after its\n"
                    "check; the same config and seed make the same bytes again)");

@@ -6,6 +6,7 @@
 
 #include "checkpoint/config_reader.h"
 #include "models/registry.h"
+#include "runtime/decoder_weights.h"
 
 namespace canrun {
 namespace {
@@ -43,14 +44,17 @@ ModelShape shape_from_spec(const DecoderSpec& spec) {
   shape.num_kv_heads = spec.num_kv_heads;
   shape.head_dim = spec.head_dim;
   shape.vocab_size = spec.vocab_size;
-  const int64_t q_width = spec.num_heads * spec.head_dim;
-  const int64_t kv_width = spec.num_kv_heads * spec.head_dim;
-  int64_t per_layer = 2 * spec.hidden_size;  // input and post-attention norms
-  if (spec.qkv_bias) per_layer += q_width + 2 * kv_width;
-  if (spec.o_bias) per_layer += spec.hidden_size;
-  if (spec.mlp_bias) per_layer += 2 * spec.intermediate_size + spec.hidden_size;
-  if (spec.qk_norm) per_layer += 2 * spec.head_dim;
-  shape.parameters = core_parameters(shape, spec.tie_embeddings) + spec.num_layers * per_layer + spec.hidden_size;
+  if (spec.moe.num_experts > 0) {
+    shape.num_experts = spec.moe.num_experts;
+    shape.intermediate_size = spec.moe.expert_ffn;
+  }
+  // Exactly the tensors the loader reads (tied embeddings counted once).
+  shape.parameters = 0;
+  for (const TensorInfo& tensor : decoder_tensors(spec)) {
+    int64_t n = 1;
+    for (int64_t d : tensor.shape) n *= d;
+    shape.parameters += n;
+  }
   return shape;
 }
 

@@ -50,7 +50,9 @@ class Sweep {
     std::vector<CatalogEntry> selection = filter_catalog(catalog_, options_.filter);
     if (options_.limit > 0 && static_cast<int64_t>(selection.size()) > options_.limit) selection.resize(options_.limit);
     std::set<std::string> recorded;
-    for (const ResultRow& row : read_pair_rows(options_.out_dir, engine_version_pair())) recorded.insert(row.model_id);
+    for (const ResultRow& row : read_pair_rows(options_.out_dir, engine_version_pair())) {
+      if (!options_.redo_results.count(row.result)) recorded.insert(row.model_id);
+    }
 
     share_cores_between_jobs();
     std::deque<ModelSource> queue;

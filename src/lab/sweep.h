@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 
 #include "lab/catalog.h"
@@ -24,7 +25,8 @@ struct SweepOptions {
   double timeout_s = 600;
   int64_t memory_limit_bytes = 0;  // RLIMIT_AS of each child; 0: none
   int64_t jobs = 1;
-  bool keep_synthetic = false;  // keep each synthetic checkpoint on disk after its check
+  bool keep_synthetic = false;
+  std::set<std::string> redo_results;  // models recorded with one of these results are checked again  // keep each synthetic checkpoint on disk after its check
   std::string canrun_binary;  // the binary to run checks with; empty: this one (/proc/self/exe)
 };
 

@@ -14,6 +14,7 @@
 
 #include "checkpoint/config_reader.h"
 #include "models/registry.h"
+#include "runtime/decoder_weights.h"
 
 namespace canrun {
 namespace {
@@ -30,36 +31,13 @@ struct TensorPlan {
 
 // The tensors DecoderWeights::load reads, under the names transformers publishes them with.
 std::vector<TensorPlan> tensor_plan(const DecoderSpec& spec) {
-  const int64_t hidden = spec.hidden_size;
-  const int64_t q_width = spec.num_heads * spec.head_dim;
-  const int64_t kv_width = spec.num_kv_heads * spec.head_dim;
-  const int64_t ffn = spec.intermediate_size;
-  std::vector<TensorPlan> plan = {{"model.embed_tokens.weight", {spec.vocab_size, hidden}, Fill::kRandom},
-                                  {"model.norm.weight", {hidden}, Fill::kOnes}};
-  if (!spec.tie_embeddings) plan.push_back({"lm_head.weight", {spec.vocab_size, hidden}, Fill::kRandom});
-  for (int64_t i = 0; i < spec.num_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
-    const auto add = [&](bool wanted, const std::string& name, std::vector<int64_t> shape, Fill fill) {
-      if (wanted) plan.push_back({p + name, std::move(shape), fill});
-    };
-    add(true, "input_layernorm.weight", {hidden}, Fill::kOnes);
-    add(true, "self_attn.q_proj.weight", {q_width, hidden}, Fill::kRandom);
-    add(true, "self_attn.k_proj.weight", {kv_width, hidden}, Fill::kRandom);
-    add(true, "self_attn.v_proj.weight", {kv_width, hidden}, Fill::kRandom);
-    add(true, "self_attn.o_proj.weight", {hidden, q_width}, Fill::kRandom);
-    add(spec.qkv_bias, "self_attn.q_proj.bias", {q_width}, Fill::kZeros);
-    add(spec.qkv_bias, "self_attn.k_proj.bias", {kv_width}, Fill::kZeros);
-    add(spec.qkv_bias, "self_attn.v_proj.bias", {kv_width}, Fill::kZeros);
-    add(spec.o_bias, "self_attn.o_proj.bias", {hidden}, Fill::kZeros);
-    add(spec.qk_norm, "self_attn.q_norm.weight", {spec.head_dim}, Fill::kOnes);
-    add(spec.qk_norm, "self_attn.k_norm.weight", {spec.head_dim}, Fill::kOnes);
-    add(true, "post_attention_layernorm.weight", {hidden}, Fill::kOnes);
-    add(true, "mlp.gate_proj.weight", {ffn, hidden}, Fill::kRandom);
-    add(true, "mlp.up_proj.weight", {ffn, hidden}, Fill::kRandom);
-    add(true, "mlp.down_proj.weight", {hidden, ffn}, Fill::kRandom);
-    add(spec.mlp_bias, "mlp.gate_proj.bias", {ffn}, Fill::kZeros);
-    add(spec.mlp_bias, "mlp.up_proj.bias", {ffn}, Fill::kZeros);
-    add(spec.mlp_bias, "mlp.down_proj.bias", {hidden}, Fill::kZeros);
+  std::vector<TensorPlan> plan;
+  for (TensorInfo& tensor : decoder_tensors(spec)) {
+    const Fill fill = tensor.role == TensorRole::kMatrix ? Fill::kRandom
+                      : tensor.role == TensorRole::kBias ? Fill::kZeros
+                      : spec.norm.unit_offset           ? Fill::kZeros  // gemma multiplies by (1 + w)
+                                                        : Fill::kOnes;
+    plan.push_back({std::move(tensor.name), std::move(tensor.shape), fill});
   }
   return plan;
 }

@@ -10,27 +10,135 @@
 
 namespace canrun {
 
-enum class Activation { kSilu };
+enum class Activation { kSilu, kGeluTanh, kGelu, kRelu };
+
+// kRms: x * rsqrt(mean(x^2) + eps) * w. kLayerNorm: (x - mean) * rsqrt(var + eps) * w (+ b).
+// Gemma's (1 + w) RMSNorm is kRms with unit_offset: the 1 is folded into w once at load.
+enum class NormKind { kRms, kLayerNorm };
+struct NormSpec {
+  NormKind kind = NormKind::kRms;
+  bool bias = false;
+  bool unit_offset = false;
+  float eps = 1e-6f;
+};
+
+// Where q/k normalisation applies: over each head (qwen3, gemma3) or over all heads at once (olmo2).
+enum class QkNorm { kNone, kPerHead, kWhole };
+
+// How a fused q/k/v projection stacks its outputs: [q; k; v] (phi3, gpt2) or, per head,
+// [q_h; k_h; v_h] (gpt_neox).
+enum class FusedQkv { kNone, kConcat, kPerHead };
+
+// Sequential: x += attn(n1(x)); x += mlp(n2(x)). Parallel: x += attn(n1(x)) + mlp(n2(x)), with
+// n2 = n1 when the family has one norm per layer (phi, cohere).
+enum class Residual { kSequential, kParallel };
+
+// The tensor names of a family (transformers' names in the published checkpoint). An empty
+// name means the family has no such tensor. Norm and projection names are prefixes: ".weight"
+// and ".bias" are appended. Layer names are relative to "<layers>.<i>.".
+struct WeightNames {
+  std::string embed = "model.embed_tokens";
+  std::string positions;  // learned absolute positions (gpt2, opt)
+  std::string final_norm = "model.norm";
+  std::string lm_head = "lm_head";
+  std::string layers = "model.layers";
+  std::string attn_norm = "input_layernorm";
+  std::string post_attn_norm;  // applied to the attention output before the residual add (gemma2, olmo2)
+  std::string mlp_norm = "post_attention_layernorm";
+  std::string post_mlp_norm;
+  std::string q = "self_attn.q_proj", k = "self_attn.k_proj", v = "self_attn.v_proj";
+  std::string qkv;  // fused projection, used when spec.fused_qkv != kNone
+  std::string o = "self_attn.o_proj";
+  std::string q_norm = "self_attn.q_norm", k_norm = "self_attn.k_norm";
+  std::string gate = "mlp.gate_proj", up = "mlp.up_proj", down = "mlp.down_proj";
+  std::string gate_up;  // fused [gate; up] (phi3), used when spec.fused_gate_up
+  // Mixture of experts: router, then "<experts>.<e>.<expert_gate|up|down>".
+  std::string router = "mlp.gate";
+  std::string experts = "mlp.experts";
+  std::string expert_gate = "gate_proj", expert_up = "up_proj", expert_down = "down_proj";
+  std::string shared_expert = "mlp.shared_expert";
+  std::string shared_expert_gate = "mlp.shared_expert_gate";
+  std::string sinks = "self_attn.sinks";
+};
+
+// A routed-experts MLP: softmax over the router logits, top-k, optionally renormalised over
+// the k chosen, then the weighted sum of those experts; plus an always-on shared expert
+// (optionally scaled by sigmoid of a one-output gate).
+struct MoeSpec {
+  int64_t num_experts = 0;
+  int64_t top_k = 0;
+  int64_t expert_ffn = 0;
+  bool normalize_top_k = false;
+  int64_t shared_ffn = 0;  // 0: no shared expert
+  bool shared_expert_gate = false;
+  // gpt-oss: the router has a bias and takes the softmax over the k chosen logits; experts
+  // are stored as 3-D [E, in, out] tensors with biases (gate and up interleaved), optionally
+  // as MXFP4 blocks and scales, and use the clamped SwiGLU (up + 1) * g * sigmoid(alpha * g).
+  bool router_bias = false;
+  bool softmax_after_top_k = false;
+  bool fused_3d_experts = false;
+  bool mxfp4 = false;
+  bool clamped_swiglu = false;
+  float swiglu_alpha = 1.702f;
+  float swiglu_limit = 7.0f;
+};
 
 struct DecoderSpec {
   std::string model_type;
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
-  int64_t intermediate_size = 0;
+  int64_t intermediate_size = 0;  // dense MLP width
   int64_t num_layers = 0;
   int64_t num_heads = 0;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
   int64_t max_positions = 0;
-  float norm_eps = 1e-6f;
-  RopeSpec rope;
+  float norm_eps = 1e-6f;  // kept for callers that only know RMSNorm; equals norm.eps
+  NormSpec norm;           // every norm of the model, except q/k norms
+  NormSpec qk_norm_spec;   // the q/k norms
+  RopeSpec rope;           // positions of full-attention layers (all layers unless local_rope is set)
+  bool use_local_rope = false;
+  RopeSpec local_rope;          // sliding-window layers (gemma3)
+  std::vector<bool> rope_layers;  // per layer: false = no rotary (smollm3); empty = all rotate
+  bool rotary = true;            // false: no rotary anywhere (learned positions)
+  bool rope_interleaved = false;  // rotate pairs (x0,x1),(x2,x3).. instead of halves (cohere)
+  // phi3: when generation first passes the longrope pretraining length, transformers drops the
+  // KV cache and recomputes every position with the long factors.
+  bool longrope_recompute = false;
   Activation activation = Activation::kSilu;
+  bool gated_mlp = true;  // act(gate) * up; otherwise act(up) with `up` the first projection
+  bool fused_gate_up = false;
+  FusedQkv fused_qkv = FusedQkv::kNone;
+  bool conv1d = false;  // weights stored [in, out] (gpt2's Conv1D)
   bool tie_embeddings = false;
   bool qkv_bias = false;   // biases on the q, k and v projections
   bool o_bias = false;     // bias on the attention output projection
   bool mlp_bias = false;   // biases on gate, up and down projections
-  bool qk_norm = false;    // RMSNorm over each head of q and k before rotary
+  bool lm_head_bias = false;
+  bool qk_norm = false;    // kept for callers; true when qk_norm_kind != kNone
+  QkNorm qk_norm_kind = QkNorm::kNone;
+  Residual residual = Residual::kSequential;
+  int64_t position_offset = 0;  // learned positions are read at position + offset (opt: 2)
+  float attention_scale = 0;    // 0: 1/sqrt(head_dim)
+  float attn_softcap = 0;       // 0: none; else scores = cap * tanh(scores / cap)
+  bool attention_sinks = false;  // gpt-oss: one learned logit per head joins each softmax
+  float final_softcap = 0;
+  float embedding_scale = 1;    // gemma: sqrt(hidden); granite: embedding_multiplier
+  float residual_scale = 1;     // granite: residual_multiplier on each block's output
+  float logits_scale = 1;       // multiplies the logits (granite: 1 / logits_scaling; cohere: logit_scale)
   std::vector<int64_t> sliding_window;  // per layer; 0 means full causal attention
+  MoeSpec moe;
+  std::vector<bool> moe_layers;  // per layer: true = routed experts instead of the dense MLP
+  WeightNames names;
 };
+
+inline bool layer_uses_rope(const DecoderSpec& spec, int64_t layer) {
+  if (!spec.rotary) return false;
+  return spec.rope_layers.empty() || spec.rope_layers[static_cast<size_t>(layer)];
+}
+
+inline bool layer_is_moe(const DecoderSpec& spec, int64_t layer) {
+  return !spec.moe_layers.empty() && spec.moe_layers[static_cast<size_t>(layer)];
+}
 
 }  // namespace canrun

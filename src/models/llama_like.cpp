@@ -1,5 +1,7 @@
 #include "models/llama_like.h"
 
+#include <functional>
+
 namespace canrun {
 namespace {
 
@@ -8,9 +10,48 @@ constexpr int64_t kMaxVocab = int64_t{1} << 22;
 
 }  // namespace
 
+NormSpec rms_norm(float eps, bool unit_offset) {
+  NormSpec norm;
+  norm.kind = NormKind::kRms;
+  norm.eps = eps;
+  norm.unit_offset = unit_offset;
+  return norm;
+}
+
+NormSpec layer_norm(float eps, bool bias) {
+  NormSpec norm;
+  norm.kind = NormKind::kLayerNorm;
+  norm.eps = eps;
+  norm.bias = bias;
+  return norm;
+}
+
+Activation read_activation(const ConfigReader& config, const std::string& key, const std::string& fallback,
+                           const std::string& model_type) {
+  const std::string name = config.string(key, fallback);
+  if (name == "silu" || name == "swish") return Activation::kSilu;
+  if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast" || name == "gelu_tanh")
+    return Activation::kGeluTanh;
+  if (name == "gelu") return Activation::kGelu;
+  if (name == "relu") return Activation::kRelu;
+  fail(ErrorKind::kUnsupportedOption,
+       config.path() + ": field '" + key + "': '" + name + "' is not supported for " + model_type +
+           " (supported: silu, swish, gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu)");
+}
+
+void reject_quantization(const ConfigReader& config, const std::string& model_type) {
+  if (!config.has("quantization_config")) return;
+  const ConfigReader quant = config.object("quantization_config");
+  const std::string method = quant.string("quant_method", std::string("unknown"));
+  fail(ErrorKind::kUnsupportedOption, config.path() + ": field 'quantization_config': quant_method '" + method +
+                                          "' is not supported for " + model_type +
+                                          " (supported: none; canrun reads f32, bf16 and f16 weights)");
+}
+
 DecoderSpec read_llama_like_spec(const ConfigReader& config, const LlamaLikeDefaults& defaults) {
   DecoderSpec spec;
   spec.model_type = config.string("model_type", std::nullopt);
+  reject_quantization(config, spec.model_type);
   spec.vocab_size = config.integer("vocab_size", defaults.vocab_size, 1, kMaxVocab);
   spec.hidden_size = config.integer("hidden_size", defaults.hidden_size, 1, kMaxWidth);
   spec.intermediate_size = config.integer("intermediate_size", defaults.intermediate_size, 1, 8 * kMaxWidth);
@@ -20,22 +61,48 @@ DecoderSpec read_llama_like_spec(const ConfigReader& config, const LlamaLikeDefa
                                      spec.num_heads);
   if (spec.num_heads % spec.num_kv_heads != 0)
     config.reject("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(spec.num_heads) + ")");
-  if (!config.has("head_dim") && !defaults.head_dim && spec.hidden_size % spec.num_heads != 0)
+  const bool explicit_head_dim = defaults.head_dim_from_config && config.has("head_dim");
+  if (!explicit_head_dim && !defaults.head_dim && spec.hidden_size % spec.num_heads != 0)
     config.reject("hidden_size", "must be divisible by num_attention_heads when head_dim is absent");
-  spec.head_dim = config.integer("head_dim", defaults.head_dim.value_or(spec.hidden_size / spec.num_heads), 2,
-                                 8192);
+  const int64_t derived_head_dim = defaults.head_dim.value_or(spec.hidden_size / spec.num_heads);
+  spec.head_dim = defaults.head_dim_from_config ? config.integer("head_dim", derived_head_dim, 2, 8192)
+                                                : derived_head_dim;
   spec.max_positions = config.integer("max_position_embeddings", defaults.max_positions, 1, int64_t{1} << 30);
-  spec.norm_eps = static_cast<float>(config.number("rms_norm_eps", defaults.norm_eps));
-  if (spec.norm_eps <= 0) config.reject("rms_norm_eps", "must be positive");
-  spec.tie_embeddings = config.boolean("tie_word_embeddings", false);
-  const std::string activation = config.string("hidden_act", std::string("silu"));
-  if (activation != "silu")
-    fail(ErrorKind::kUnsupportedOption,
-         config.path() + ": field 'hidden_act': '" + activation + "' is not supported for " + spec.model_type +
-             " (supported: silu)");
-  spec.rope = read_rope_spec(config, spec.head_dim, defaults.rope_theta);
+  spec.norm_eps = static_cast<float>(config.number(defaults.norm_eps_key, defaults.norm_eps));
+  if (spec.norm_eps <= 0) config.reject(defaults.norm_eps_key, "must be positive");
+  spec.norm = rms_norm(spec.norm_eps);
+  spec.qk_norm_spec = spec.norm;
+  spec.tie_embeddings = config.boolean("tie_word_embeddings", defaults.tie_embeddings);
+  spec.activation = read_activation(config, defaults.activation_key, defaults.activation, spec.model_type);
+  RopeDefaults rope;
+  rope.theta = defaults.rope_theta;
+  rope.partial_rotary_factor = defaults.partial_rotary_factor;
+  rope.max_positions = spec.max_positions;
+  spec.rope = read_rope_spec(config, spec.head_dim, rope);
   spec.sliding_window.assign(static_cast<size_t>(spec.num_layers), 0);
   return spec;
+}
+
+std::vector<int64_t> read_layer_type_windows(const ConfigReader& config, int64_t num_layers, int64_t window,
+                                             const std::function<bool(int64_t)>& default_sliding) {
+  std::vector<int64_t> windows(static_cast<size_t>(num_layers), 0);
+  if (!config.has("layer_types")) {
+    for (int64_t i = 0; i < num_layers; ++i) windows[i] = default_sliding(i) ? window : 0;
+    return windows;
+  }
+  const Json& types = config.json()["layer_types"];
+  if (!types.is_array() || static_cast<int64_t>(types.size()) != num_layers)
+    config.reject("layer_types", "must list one type per layer (" + std::to_string(num_layers) + ")");
+  for (int64_t i = 0; i < num_layers; ++i) {
+    const Json& type = types[static_cast<size_t>(i)];
+    if (type == "sliding_attention") {
+      windows[i] = window;
+    } else if (type != "full_attention") {
+      config.reject("layer_types", "entry " + std::to_string(i) + " is " + type.dump() +
+                                       "; expected \"full_attention\" or \"sliding_attention\"");
+    }
+  }
+  return windows;
 }
 
 std::vector<int64_t> read_qwen_style_windows(const ConfigReader& config, int64_t num_layers) {

@@ -1,9 +1,12 @@
-// Config reading shared by the Llama-style families (llama, mistral, qwen2, qwen3):
-// one decoder layout whose differences are defaults and switches.
+// Config reading shared by the families built on the Llama layout (llama, mistral, qwen2,
+// qwen3, phi3, gemma, granite, ...): one decoder layout whose differences are defaults and
+// switches, plus helpers every family file uses (activations, per-layer windows, MoE).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 
 #include "checkpoint/config_reader.h"
 #include "models/decoder_spec.h"
@@ -21,13 +24,36 @@ struct LlamaLikeDefaults {
   std::optional<int64_t> head_dim;      // none: hidden_size / num_heads
   int64_t max_positions = 2048;
   double norm_eps = 1e-6;
+  std::string norm_eps_key = "rms_norm_eps";
   double rope_theta = 10000.0;
+  double partial_rotary_factor = 1.0;
+  std::string activation = "silu";
+  std::string activation_key = "hidden_act";
+  bool tie_embeddings = false;
+  // Families whose attention reads config.head_dim only as hidden_size / num_heads (phi3...).
+  bool head_dim_from_config = true;
 };
 
 DecoderSpec read_llama_like_spec(const ConfigReader& config, const LlamaLikeDefaults& defaults);
 
+// hidden_act names transformers' ACT2FN maps to the activations canrun has.
+Activation read_activation(const ConfigReader& config, const std::string& key, const std::string& fallback,
+                           const std::string& model_type);
+
 // Per-layer windows from an explicit "layer_types" list, or else from Qwen-style
 // use_sliding_window / sliding_window / max_window_layers.
 std::vector<int64_t> read_qwen_style_windows(const ConfigReader& config, int64_t num_layers);
+
+// Per-layer windows from "layer_types" (sliding_attention gets `window`), or from a default
+// pattern: layer i slides when pattern(i).
+std::vector<int64_t> read_layer_type_windows(const ConfigReader& config, int64_t num_layers, int64_t window,
+                                             const std::function<bool(int64_t)>& default_sliding);
+
+// Rejects a quantization_config: canrun reads unquantised f32/bf16/f16 weights only.
+void reject_quantization(const ConfigReader& config, const std::string& model_type);
+
+// Norm settings for the whole model.
+NormSpec rms_norm(float eps, bool unit_offset = false);
+NormSpec layer_norm(float eps, bool bias = true);
 
 }  // namespace canrun

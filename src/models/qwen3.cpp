@@ -16,11 +16,13 @@ DecoderSpec read_qwen3(const ConfigReader& config) {
   spec.qkv_bias = attention_bias;
   spec.o_bias = attention_bias;
   spec.qk_norm = true;
+  spec.qk_norm_kind = QkNorm::kPerHead;
   spec.sliding_window = read_qwen_style_windows(config, spec.num_layers);
   return spec;
 }
 
-const ArchitectureRegistration kQwen3({"qwen3", "Qwen3: Llama layout with per-head q/k RMSNorm", read_qwen3});
+const ArchitectureRegistration kQwen3({"qwen3", "Qwen3: Llama layout with per-head q/k RMSNorm", read_qwen3,
+                                       {"attention_bias", "use_sliding_window", "layer_types", "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}});
 
 }  // namespace
 }  // namespace canrun

@@ -25,6 +25,12 @@ std::vector<std::string> supported_model_types() {
   return types;
 }
 
+const std::vector<Architecture> registered_architectures() {
+  std::vector<Architecture> architectures;
+  for (const auto& [type, architecture] : registry()) architectures.push_back(architecture);
+  return architectures;
+}
+
 const Architecture& find_architecture(const std::string& model_type) {
   const auto it = registry().find(model_type);
   if (it == registry().end()) {

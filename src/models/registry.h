@@ -15,7 +15,10 @@ struct Architecture {
   std::string model_type;
   std::string description;  // one line for `canrun archs`
   std::function<DecoderSpec(const ConfigReader& config)> read_spec;
+  std::vector<std::string> options;  // the config options that change the computation, for `canrun archs`
 };
+
+const std::vector<Architecture> registered_architectures();
 
 // Called from each family file through ArchitectureRegistration.
 void register_architecture(Architecture architecture);

@@ -1,5 +1,7 @@
 // A decoder-only transformer on the `ref` backend: the forward pass over a run
 // of tokens at consecutive positions, reading and extending a static KV cache.
+// The blocks are split by file: attention (decoder_attention.cpp), dense and
+// routed-experts MLPs (decoder_mlp.cpp), and the layer loop (decoder_model.cpp).
 #pragma once
 
 #include <cstdint>
@@ -24,15 +26,26 @@ class DecoderModel {
   // exceed the cache or a token id is out of range.
   std::vector<float> forward(std::span<const int32_t> tokens, int64_t start, KvCache& cache) const;
 
+  // True when running one more token at `position` must recompute the whole sequence, as
+  // transformers does when longrope switches from its short to its long factors (phi3).
+  bool recompute_before(int64_t position) const;
+
  private:
+  struct RopeTables {
+    std::vector<float> inv_freq;
+    float scale = 1.0f;  // attention_factor on cos and sin
+  };
   void attention_block(const LayerWeights& layer, int64_t layer_index, const float* normed, int64_t count,
-                       int64_t start, KvCache& cache, float* out) const;
-  void mlp_block(const LayerWeights& layer, const float* normed, int64_t count, float* out) const;
-  void rotary_tables(int64_t position, float* cos, float* sin) const;
+                       int64_t start, const RopeTables& rope, KvCache& cache, float* out) const;
+  void mlp_block(const LayerWeights& layer, int64_t layer_index, const float* normed, int64_t count,
+                 float* out) const;
+  void experts_block(const LayerWeights& layer, const float* normed, int64_t count, float* out) const;
+  void norm(const NormWeights& weights, const NormSpec& kind, const float* x, int64_t rows, int64_t dim,
+            float* y) const;
+  RopeTables rope_tables(const RopeSpec& rope, int64_t seq_len) const;
 
   DecoderSpec spec_;
   DecoderWeights weights_;
-  std::vector<float> inv_freq_;
 };
 
 }  // namespace canrun

@@ -1,6 +1,7 @@
 // The weights of a decoder-only transformer, as f32, named and shaped from its spec.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "checkpoint/safetensors.h"
@@ -9,28 +10,55 @@
 
 namespace canrun {
 
+struct NormWeights {
+  FloatBuffer weight, bias;  // bias empty for RMSNorm and bias-free LayerNorm
+  bool present() const { return !weight.empty(); }
+};
+
+struct ExpertWeights {
+  FloatBuffer gate, up, down;                  // [out, in]
+  FloatBuffer gate_bias, up_bias, down_bias;   // gpt-oss only
+};
+
 struct LayerWeights {
-  FloatBuffer attn_norm;
-  FloatBuffer q_proj, k_proj, v_proj, o_proj;
+  NormWeights attn_norm, post_attn_norm, mlp_norm, post_mlp_norm;  // absent when the family has none
+  FloatBuffer q_proj, k_proj, v_proj, o_proj;  // [out, in] whatever the stored layout
   FloatBuffer q_bias, k_bias, v_bias, o_bias;  // empty when the family has none
-  FloatBuffer q_norm, k_norm;                  // empty unless spec.qk_norm
-  FloatBuffer mlp_norm;
-  FloatBuffer gate_proj, up_proj, down_proj;
+  NormWeights q_norm, k_norm;                  // absent unless spec.qk_norm_kind != kNone
+  FloatBuffer gate_proj, up_proj, down_proj;   // dense MLP; gate empty for a plain MLP
   FloatBuffer gate_bias, up_bias, down_bias;
+  FloatBuffer sinks;                           // [num_heads] when spec.attention_sinks
+  FloatBuffer router, router_bias;             // MoE layers: [num_experts, hidden]
+  std::vector<ExpertWeights> experts;
+  ExpertWeights shared_expert;
+  FloatBuffer shared_expert_gate;              // [1, hidden]
 };
 
 struct DecoderWeights {
   FloatBuffer embed_tokens;
-  FloatBuffer final_norm;
+  FloatBuffer embed_positions;  // learned positions, empty when rotary
+  NormWeights final_norm;
   FloatBuffer lm_head;  // empty when tied to embed_tokens
+  FloatBuffer lm_head_bias;
   std::vector<LayerWeights> layers;
 
   // Reads every tensor under the transformers names, checking shapes. f32 tensors
-  // are used in place from the mapping; bf16/f16 are widened once.
+  // are used in place from the mapping; bf16/f16 are widened once; fused or transposed
+  // layouts are split into [out, in] matrices once.
   static DecoderWeights load(const DecoderSpec& spec, const WeightStore& store);
   const float* output_projection() const {
     return lm_head.empty() ? embed_tokens.data() : lm_head.data();
   }
 };
+
+// The tensors a checkpoint of this spec holds, as published (names, stored shapes), and what
+// a synthetic checkpoint fills them with.
+enum class TensorRole { kMatrix, kNorm, kBias, kPacked };  // kPacked: U8 (MXFP4 blocks, scales)
+struct TensorInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  TensorRole role;
+};
+std::vector<TensorInfo> decoder_tensors(const DecoderSpec& spec);
 
 }  // namespace canrun

@@ -57,7 +57,15 @@ GenerationResult generate_greedy(const DecoderModel& model, std::span<const int3
       break;
     }
     if (static_cast<int64_t>(result.tokens.size()) == options.max_new_tokens) break;
-    const std::vector<float> logits = model.forward({&next, 1}, prompt_length + step, cache);
+    const int64_t position = prompt_length + step;
+    std::vector<float> logits;
+    if (model.recompute_before(position)) {
+      std::vector<int32_t> sequence(prompt.begin(), prompt.end());
+      sequence.insert(sequence.end(), result.tokens.begin(), result.tokens.end());
+      logits = model.forward(sequence, 0, cache);
+    } else {
+      logits = model.forward({&next, 1}, position, cache);
+    }
     next = argmax(logits);
   }
   result.decode_seconds = seconds_since(decode_start);

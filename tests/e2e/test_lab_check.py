@@ -88,14 +88,14 @@ def test_unknown_model_names_where_it_looked(canrun_bin, lab_env):
 
 
 def test_unsupported_architecture_in_a_folder_is_a_row(canrun_bin, lab_env, tmp_path):
-    folder = tmp_path / "phi"
+    folder = tmp_path / "lfm2"
     shutil.copytree(FIXTURES / "qwen2", folder)
     config = json.loads((folder / "config.json").read_text())
-    config["model_type"] = "phi3"
+    config["model_type"] = "lfm2"
     (folder / "config.json").write_text(json.dumps(config))
     row = check_json(canrun_bin, lab_env, folder)
     assert row["result"] == "UNSUPPORTED_ARCHITECTURE"
-    assert "phi3" in row["error_message"] and row["load_time_s"] is None
+    assert "lfm2" in row["error_message"] and row["load_time_s"] is None
 
 
 def test_model_too_large_for_the_profile_is_not_tested(canrun_bin, lab_env, tmp_path):

@@ -34,7 +34,7 @@ def catalog(tmp_path):
             entry("test/tiny-qwen2", "qwen2", config("qwen2")),
             entry("test/tiny-qwen3", "qwen3", config("qwen3_bf16")),
             entry("test/tiny-mistral", "mistral", config("mistral_f32")),
-            entry("test/tiny-phi", "phi3", {"hidden_size": 64}),
+            entry("test/tiny-lfm2", "lfm2", {"hidden_size": 64}),
             entry("test/excluded", "qwen3", config("qwen3_bf16"), False, "not prioritized yet")]
     path = tmp_path / "catalog.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -82,8 +82,8 @@ def assert_runnable_pass(rows):
 
 
 def assert_not_run_rows(rows):
-    assert rows["test/tiny-phi"]["result"] == "UNSUPPORTED_ARCHITECTURE"
-    assert rows["test/tiny-phi"]["error_message"] == "architecture not supported: phi3"
+    assert rows["test/tiny-lfm2"]["result"] == "UNSUPPORTED_ARCHITECTURE"
+    assert rows["test/tiny-lfm2"]["error_message"] == "architecture not supported: lfm2"
     assert rows["test/excluded"]["result"] == "EXCLUDED"
     assert rows["test/excluded"]["error_message"] == "not prioritized yet"
 
@@ -108,7 +108,7 @@ def test_sweep_killed_midway_resumes_without_loss_or_duplicates(canrun_bin, lab_
     assert result.returncode == 0, result.stderr
     assert "1 already recorded" in result.stdout
     rows = read_rows(out)
-    assert sorted(rows) == sorted(RUNNABLE + ["test/tiny-phi", "test/excluded"])
+    assert sorted(rows) == sorted(RUNNABLE + ["test/tiny-lfm2", "test/excluded"])
     assert_runnable_pass(rows)
     assert_not_run_rows(rows)
     assert rows["test/tiny-llama"]["timestamp"] == first["test/tiny-llama"]["timestamp"]  # kept, not redone
@@ -152,6 +152,21 @@ def test_crash_hang_and_oom_become_rows(canrun_bin, lab_env, catalog, tmp_path):
     # One line per model on a non-terminal stderr, and the closing counts.
     assert result.stderr.count("] test/") == 6
     assert "FAIL_RUNTIME 1" in result.stdout and "TIMEOUT 1" in result.stdout and "OOM 1" in result.stdout
+
+    # --redo checks those models again without the faults and replaces their rows, and only theirs.
+    redo = sweep(canrun_bin, lab_env, catalog, out, "--redo", "TIMEOUT", "--redo", "OOM")
+    assert redo.returncode == 0, redo.stderr
+    assert "PASS 2" in redo.stdout and "4 already recorded" in redo.stdout
+    after = read_rows(out)
+    assert len(after) == 6
+    assert after["test/tiny-qwen3"]["result"] == "PASS" and after["test/tiny-mistral"]["result"] == "PASS"
+    assert after["test/tiny-qwen2"]["timestamp"] == rows["test/tiny-qwen2"]["timestamp"]
+
+
+def test_redo_names_an_unknown_result(canrun_bin, lab_env, catalog, tmp_path):
+    result = sweep(canrun_bin, lab_env, catalog, tmp_path / "results", "--redo", "TIMEOUTS")
+    assert result.returncode == 2
+    assert "--redo" in result.stderr and "TIMEOUTS" in result.stderr and "PASS_TOP5" in result.stderr
 
 
 def test_query_and_repro(canrun_bin, run_canrun, lab_env, catalog, tmp_path):

@@ -44,14 +44,16 @@ TEST(LabCatalog, ShippedCatalogLoadsWithRealValues) {
 TEST(LabCatalog, UnsupportedArchitectureIsComputedFromTheRegistry) {
   const std::vector<CatalogEntry> entries = load_catalog(kCatalog);
   EXPECT_EQ(exclusion_reason(find_entry(entries, "Qwen/Qwen3-0.6B")), "");
-  // Selected (a family planned next) but not runnable today.
+  // Selected, and its family is in the registry now.
   const CatalogEntry& moe = find_entry(entries, "Qwen/Qwen3-30B-A3B-Instruct-2507");
   EXPECT_TRUE(moe.selected);
-  EXPECT_EQ(exclusion_reason(moe), "architecture not supported: qwen3_moe");
+  EXPECT_EQ(exclusion_reason(moe), "");
   // The file says "not prioritized yet"; the missing architecture comes first.
-  const CatalogEntry& gpt2 = find_entry(entries, "openai-community/gpt2");
-  EXPECT_EQ(gpt2.exclusion, "not prioritized yet");
-  EXPECT_EQ(exclusion_reason(gpt2), "architecture not supported: gpt2");
+  const CatalogEntry& lfm2 = find_entry(entries, "LiquidAI/LFM2-350M");
+  EXPECT_EQ(lfm2.exclusion, "not prioritized yet");
+  EXPECT_EQ(exclusion_reason(lfm2), "architecture not supported: lfm2");
+  // A supported family keeps the file's reason.
+  EXPECT_EQ(exclusion_reason(find_entry(entries, "openai-community/gpt2")), "not prioritized yet");
   // A supported family too large to select keeps the file's reason.
   EXPECT_EQ(exclusion_reason(find_entry(entries, "meta-llama/Llama-3.1-405B-Instruct")), "needs more than 16 cores");
 }

@@ -73,10 +73,11 @@ TEST(LabPlanner, TooLargeForTheProfileSaysWhy) {
 }
 
 TEST(LabPlanner, MixtureOfExpertsSpreadsExperts) {
-  // qwen3_moe is not in the registry yet: generic estimate from params_b 30.532.
+  // Counted from the qwen3_moe spec: 48 x (attention 18,874,368 + 128 experts 603,979,776 + router
+  // 262,144 + norms 4,352) + untied embeddings 2 x 311,164,928 + final norm 2,048 (params_b: 30.532).
   const ModelShape shape = catalog_shape("Qwen/Qwen3-30B-A3B-Instruct-2507");
-  EXPECT_EQ(shape.source, "generic estimate from config values");
-  EXPECT_EQ(shape.parameters, 30'532'000'000);
+  EXPECT_EQ(shape.source, "architecture spec");
+  EXPECT_EQ(shape.parameters, 30'532'122'624);
   EXPECT_EQ(shape.num_experts, 128);
   EXPECT_EQ(shape.intermediate_size, 768);  // moe_intermediate_size
   const CorePlan plan = plan_cores(shape, kTrn2, PlannerOptions{});

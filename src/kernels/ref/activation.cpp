@@ -1,11 +1,50 @@
 #include <cmath>
+#include <numbers>
 
 #include "kernels/ref/ops.h"
 
 namespace canrun::ref {
+namespace {
+
+float apply(Act act, float x) {
+  switch (act) {
+    case Act::kSilu:
+      return x / (1.0f + std::exp(-x));
+    case Act::kGeluTanh: {
+      const double v = x;
+      const double inner = std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v);
+      return static_cast<float>(0.5 * v * (1.0 + std::tanh(inner)));
+    }
+    case Act::kGelu:
+      return static_cast<float>(0.5 * x * (1.0 + std::erf(static_cast<double>(x) / std::numbers::sqrt2)));
+    case Act::kRelu:
+      return x > 0 ? x : 0.0f;
+  }
+  return x;
+}
+
+}  // namespace
 
 void silu_mul(const float* gate, const float* up, int64_t n, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void act_mul(Act act, const float* gate, const float* up, int64_t n, float* y) {
+  if (act == Act::kSilu) return silu_mul(gate, up, n, y);
+  for (int64_t i = 0; i < n; ++i) y[i] = apply(act, gate[i]) * up[i];
+}
+
+void act(Act act, const float* x, int64_t n, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = apply(act, x[i]);
+}
+
+void clamped_swiglu(const float* gate, const float* up, int64_t n, float alpha, float limit, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i] < limit ? gate[i] : limit;
+    const float u = up[i] < -limit ? -limit : (up[i] > limit ? limit : up[i]);
+    const float glu = g * (1.0f / (1.0f + std::exp(-(g * alpha))));
+    y[i] = (u + 1.0f) * glu;
+  }
 }
 
 void softmax(float* x, int64_t n) {

@@ -1,9 +1,12 @@
+#include <cmath>
+
 #include "kernels/ref/ops.h"
 
 namespace canrun::ref {
 
 void attend(const float* q, const float* keys, const float* values, int64_t stride, int64_t first,
-            int64_t last, int64_t head_dim, float scale, float* scratch, float* out) {
+            int64_t last, int64_t head_dim, float scale, float cap, const float* sink, float* scratch,
+            float* out) {
   const int64_t count = last - first + 1;
   for (int64_t p = 0; p < count; ++p) {
     const float* k = keys + (first + p) * stride;
@@ -11,7 +14,20 @@ void attend(const float* q, const float* keys, const float* values, int64_t stri
     for (int64_t d = 0; d < head_dim; ++d) dot += static_cast<double>(q[d]) * k[d];
     scratch[p] = static_cast<float>(dot) * scale;
   }
-  softmax(scratch, count);
+  if (cap > 0) softcap(scratch, count, cap);
+  if (sink == nullptr) {
+    softmax(scratch, count);
+  } else {
+    float max_value = *sink;
+    for (int64_t p = 0; p < count; ++p) max_value = scratch[p] > max_value ? scratch[p] : max_value;
+    double sum = std::exp(*sink - max_value);
+    for (int64_t p = 0; p < count; ++p) {
+      scratch[p] = std::exp(scratch[p] - max_value);
+      sum += scratch[p];
+    }
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t p = 0; p < count; ++p) scratch[p] *= inv;
+  }
   for (int64_t d = 0; d < head_dim; ++d) {
     double acc = 0.0;
     for (int64_t p = 0; p < count; ++p) acc += static_cast<double>(scratch[p]) * values[(first + p) * stride + d];

@@ -10,6 +10,10 @@ namespace canrun::ref {
 // y[r] = x[r] * rsqrt(mean(x[r]^2) + eps) * weight, for `rows` rows of `dim`.
 void rms_norm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* y);
 
+// y[r] = (x[r] - mean) * rsqrt(var + eps) * weight (+ bias when not null): torch's LayerNorm.
+void layer_norm(const float* x, const float* weight, const float* bias, int64_t rows, int64_t dim, float eps,
+                float* y);
+
 // y[rows, out] = x[rows, in] @ w[out, in]^T (+ bias[out] when not null).
 void linear(const float* x, int64_t rows, int64_t in, const float* w, const float* bias, int64_t out, float* y);
 
@@ -21,12 +25,36 @@ void apply_rotary(float* x, int64_t heads, int64_t head_dim, int64_t rotary_dim,
 // x[i] = silu(gate[i]) * up[i]
 void silu_mul(const float* gate, const float* up, int64_t n, float* y);
 
+// y[i] = act(gate[i]) * up[i] (gated) or act(x[i]) (plain), for the activations of
+// decoder_spec.h: silu, gelu with the tanh approximation (gelu_new, gelu_pytorch_tanh),
+// exact gelu (erf) and relu.
+enum class Act { kSilu, kGeluTanh, kGelu, kRelu };
+void act_mul(Act act, const float* gate, const float* up, int64_t n, float* y);
+void act(Act act, const float* x, int64_t n, float* y);
+
+// x[i] = cap * tanh(x[i] / cap): gemma2's soft-capping of attention scores and logits.
+void softcap(float* x, int64_t n, float cap);
+
 // In-place softmax over n values, computed stably.
 void softmax(float* x, int64_t n);
 
 // One query head against keys/values [positions, head_dim] (rows `stride` apart);
 // attends to positions [first, last] inclusive; writes head_dim outputs.
+// `softcap` (0: none) caps each score before the softmax; `sink` (null: none) is one more
+// logit in the softmax whose probability is then dropped (gpt-oss's attention sinks).
 void attend(const float* q, const float* keys, const float* values, int64_t stride, int64_t first,
-            int64_t last, int64_t head_dim, float scale, float* scratch, float* out);
+            int64_t last, int64_t head_dim, float scale, float softcap, const float* sink, float* scratch,
+            float* out);
+
+// y[i] = (clamp(up[i], -limit, limit) + 1) * g * sigmoid(alpha * g), g = min(gate[i], limit):
+// gpt-oss's clamped SwiGLU.
+void clamped_swiglu(const float* gate, const float* up, int64_t n, float alpha, float limit, float* y);
+
+// Rotates pairs (x[2i], x[2i+1]) of the first rotary_dim dims (cohere's interleaved layout).
+void apply_rotary_interleaved(float* x, int64_t heads, int64_t head_dim, int64_t rotary_dim, const float* cos,
+                              const float* sin);
+
+// The k largest of n values, largest first (ties: lower index first, as torch.topk on CPU).
+void top_k(const float* x, int64_t n, int64_t k, int64_t* indices);
 
 }  // namespace canrun::ref

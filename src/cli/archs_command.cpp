@@ -1,0 +1,147 @@
+// canrun archs: the supported architecture families, the config options each handles, and
+// how many of the catalog's text-generation models that fit 16 cores of 24 GiB (trn2, bf16)
+// each covers; then the families still missing, with the models they block.
+#include <algorithm>
+#include <iostream>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "checkpoint/config_reader.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "lab/catalog.h"
+#include "lab/device_profile.h"
+#include "lab/planner.h"
+#include "models/registry.h"
+#include "util/json.h"
+
+namespace canrun {
+namespace {
+
+struct ArchsArgs {
+  std::string catalog;
+  std::string task = "text-generation";
+  std::string profile = "trn2";
+  bool json = false;
+};
+
+struct Coverage {
+  std::vector<std::string> models;         // catalog models of the family that fit
+  std::vector<std::string> config_errors;  // of those, the ones whose config the family rejects
+};
+
+// Whether the model's bf16 weights fit the profile: from the family's spec when canrun reads
+// the config, else from the generic estimate.
+bool fits(const CatalogEntry& entry, const DeviceProfile& profile, std::string& config_error) {
+  const Json config = hf_config(entry);
+  ModelShape shape;
+  try {
+    shape = model_shape(config, published_parameters(entry));
+  } catch (const Error& e) {
+    config_error = e.what();
+    try {
+      shape = shape_from_config(config, published_parameters(entry));
+    } catch (const Error&) {
+      return false;
+    }
+  }
+  try {
+    return plan_cores(shape, profile, PlannerOptions{}).fits();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+void run_archs(const ArchsArgs& args) {
+  const std::vector<CatalogEntry> entries =
+      load_catalog(args.catalog.empty() ? default_catalog_path() : args.catalog);
+  const std::vector<DeviceProfile> profiles = available_profiles("");
+  const DeviceProfile& profile = find_profile(profiles, args.profile);
+  const std::vector<Architecture> architectures = registered_architectures();
+  std::map<std::string, Coverage> supported, missing;
+  for (const Architecture& a : architectures) supported[a.model_type];
+  int64_t total = 0;
+  for (const CatalogEntry& entry : entries) {
+    if (!args.task.empty() && entry.task != args.task) continue;
+    std::string config_error;
+    if (!fits(entry, profile, config_error)) continue;
+    ++total;
+    const bool known = supported.count(entry.model_type) > 0;
+    Coverage& coverage = known ? supported[entry.model_type] : missing[entry.model_type];
+    coverage.models.push_back(entry.id);
+    if (known && !config_error.empty()) coverage.config_errors.push_back(entry.id + ": " + config_error);
+  }
+  int64_t covered = 0, loadable = 0;
+  for (const auto& [type, coverage] : supported) {
+    covered += static_cast<int64_t>(coverage.models.size());
+    loadable += static_cast<int64_t>(coverage.models.size() - coverage.config_errors.size());
+  }
+  const double percent = total > 0 ? 100.0 * static_cast<double>(covered) / static_cast<double>(total) : 0.0;
+
+  if (args.json) {
+    Json families = Json::array();
+    for (const Architecture& a : architectures) {
+      const Coverage& coverage = supported[a.model_type];
+      families.push_back({{"model_type", a.model_type},
+                          {"description", a.description},
+                          {"options", a.options},
+                          {"catalog_models", coverage.models.size()},
+                          {"models", coverage.models},
+                          {"config_errors", coverage.config_errors}});
+    }
+    Json missing_json = Json::array();
+    for (const auto& [type, coverage] : missing)
+      missing_json.push_back({{"model_type", type}, {"catalog_models", coverage.models.size()},
+                              {"models", coverage.models}});
+    std::cout << Json({{"task", args.task},
+                       {"profile", profile.name},
+                       {"supported", families},
+                       {"missing", missing_json},
+                       {"coverage", {{"covered", covered}, {"loadable", loadable}, {"total", total}, {"percent", percent}}}})
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::vector<std::vector<std::string>> rows = {{"ARCH", "CATALOG", "DESCRIPTION", "CONFIG OPTIONS"}};
+  for (const Architecture& a : architectures) {
+    std::string options;
+    for (const std::string& option : a.options) options += (options.empty() ? "" : ", ") + option;
+    rows.push_back({a.model_type, std::to_string(supported[a.model_type].models.size()), a.description, options});
+  }
+  print_aligned_table(rows);
+  char line[200];
+  std::snprintf(line, sizeof line, "%.1f%%", percent);
+  std::cout << "\ncoverage: " << covered << " / " << total << " " << args.task << " models of the catalog that fit "
+            << profile.name << " in bf16 have a supported architecture (" << line << ")";
+  if (loadable != covered) std::cout << "; " << loadable << " of them load with their config";
+  std::cout << "\n";
+  for (const auto& [type, coverage] : supported)
+    for (const std::string& error : coverage.config_errors) std::cout << "config not supported: " << error << "\n";
+  if (!missing.empty()) {
+    std::cout << "missing families:\n";
+    std::vector<std::pair<std::string, Coverage>> ordered(missing.begin(), missing.end());
+    std::stable_sort(ordered.begin(), ordered.end(),
+                     [](const auto& a, const auto& b) { return a.second.models.size() > b.second.models.size(); });
+    for (const auto& [type, coverage] : ordered) {
+      std::string models;
+      for (const std::string& id : coverage.models) models += (models.empty() ? "" : ", ") + id;
+      std::cout << "  " << type << " (" << coverage.models.size() << "): " << models << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+void add_archs_command(CLI::App& app) {
+  auto args = std::make_shared<ArchsArgs>();
+  CLI::App* command = app.add_subcommand(
+      "archs", "List the supported architecture families, their config options and catalog coverage");
+  command->add_option("--catalog", args->catalog, "Catalog JSONL (default data/catalog.jsonl or $CANRUN_CATALOG)");
+  command->add_option("--task", args->task, "Catalog task to count (default text-generation; empty: all)");
+  command->add_option("--profile", args->profile, "Device profile the models must fit (default trn2)");
+  command->add_flag("--json", args->json, "Print JSON");
+  command->callback([args] { run_archs(*args); });
+}
+
+}  // namespace canrun

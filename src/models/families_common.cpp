@@ -1,0 +1,40 @@
+#include "models/families_common.h"
+
+#include <algorithm>
+
+namespace canrun {
+
+std::vector<int64_t> uniform_windows(const ConfigReader& config, int64_t num_layers, int64_t fallback) {
+  const bool explicitly_null = config.json().contains("sliding_window") && !config.has("sliding_window");
+  const int64_t window =
+      explicitly_null ? 0
+                      : (config.has("sliding_window") ? config.integer("sliding_window", std::nullopt, 1, int64_t{1} << 30)
+                                                      : fallback);
+  return std::vector<int64_t>(static_cast<size_t>(num_layers), window);
+}
+
+std::vector<bool> sparse_layers(const ConfigReader& config, int64_t num_layers, int64_t num_experts) {
+  std::vector<int64_t> dense_only;
+  if (config.has("mlp_only_layers")) {
+    const Json& list = config.json()["mlp_only_layers"];
+    if (!list.is_array()) config.reject("mlp_only_layers", "must be a list of layer indices");
+    for (const Json& item : list) {
+      if (!item.is_number_integer()) config.reject("mlp_only_layers", "must be a list of layer indices");
+      dense_only.push_back(item.get<int64_t>());
+    }
+  }
+  const int64_t step = config.integer("decoder_sparse_step", 1, 1, 1 << 20);
+  std::vector<bool> sparse(static_cast<size_t>(num_layers));
+  for (int64_t i = 0; i < num_layers; ++i)
+    sparse[i] = std::find(dense_only.begin(), dense_only.end(), i) == dense_only.end() && num_experts > 0 &&
+                (i + 1) % step == 0;
+  return sparse;
+}
+
+void reject_option(const ConfigReader& config, const std::string& field, const std::string& value,
+                   const std::string& model_type, const std::string& why) {
+  fail(ErrorKind::kUnsupportedOption, config.path() + ": field '" + field + "': " + value +
+                                          " is not supported for " + model_type + " (" + why + ")");
+}
+
+}  // namespace canrun

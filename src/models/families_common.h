@@ -1,0 +1,24 @@
+// Small helpers the family files share on top of llama_like.h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "checkpoint/config_reader.h"
+#include "models/decoder_spec.h"
+
+namespace canrun {
+
+// The Mistral convention: one window on every layer when sliding_window is set (null or
+// absent: `fallback`, 0 meaning full attention).
+std::vector<int64_t> uniform_windows(const ConfigReader& config, int64_t num_layers, int64_t fallback);
+
+// Qwen-MoE style: layer i is sparse unless listed in mlp_only_layers, when (i + 1) is a
+// multiple of decoder_sparse_step.
+std::vector<bool> sparse_layers(const ConfigReader& config, int64_t num_layers, int64_t num_experts);
+
+// An unsupported config option: "config.json: field 'F': VALUE is not supported for TYPE (why)".
+[[noreturn]] void reject_option(const ConfigReader& config, const std::string& field, const std::string& value,
+                                const std::string& model_type, const std::string& why);
+
+}  // namespace canrun

@@ -1,0 +1,56 @@
+// GPT-2: learned absolute positions, pre-LayerNorm with biases, fused c_attn stored as
+// Conv1D ([in, out]), gelu_new MLP, tied embeddings.
+#include "models/families_common.h"
+#include "models/llama_like.h"
+#include "models/registry.h"
+
+namespace canrun {
+namespace {
+
+DecoderSpec read_gpt2(const ConfigReader& config) {
+  DecoderSpec spec;
+  spec.model_type = config.string("model_type", std::nullopt);
+  reject_quantization(config, spec.model_type);
+  spec.vocab_size = config.integer("vocab_size", 50257, 1, int64_t{1} << 22);
+  spec.hidden_size = config.integer("n_embd", 768, 1, int64_t{1} << 17);
+  spec.num_layers = config.integer("n_layer", 12, 1, 1024);
+  spec.num_heads = config.integer("n_head", 12, 1, 4096);
+  spec.num_kv_heads = spec.num_heads;
+  if (spec.hidden_size % spec.num_heads != 0) config.reject("n_embd", "must be divisible by n_head");
+  spec.head_dim = spec.hidden_size / spec.num_heads;
+  spec.intermediate_size = config.integer("n_inner", 4 * spec.hidden_size, 1, int64_t{1} << 20);
+  spec.max_positions = config.integer("n_positions", 1024, 1, int64_t{1} << 24);
+  spec.norm_eps = static_cast<float>(config.number("layer_norm_epsilon", 1e-5));
+  spec.norm = layer_norm(spec.norm_eps);
+  spec.activation = read_activation(config, "activation_function", "gelu_new", spec.model_type);
+  spec.gated_mlp = false;
+  spec.tie_embeddings = config.boolean("tie_word_embeddings", true);
+  if (config.boolean("scale_attn_by_inverse_layer_idx", false))
+    reject_option(config, "scale_attn_by_inverse_layer_idx", "true", "gpt2", "supported: false");
+  if (!config.boolean("scale_attn_weights", true)) spec.attention_scale = 1.0f;
+  spec.rotary = false;
+  spec.fused_qkv = FusedQkv::kConcat;
+  spec.conv1d = true;
+  spec.qkv_bias = spec.o_bias = spec.mlp_bias = true;
+  spec.sliding_window.assign(static_cast<size_t>(spec.num_layers), 0);
+  WeightNames& n = spec.names;
+  n.embed = "transformer.wte";
+  n.positions = "transformer.wpe";
+  n.final_norm = "transformer.ln_f";
+  n.layers = "transformer.h";
+  n.attn_norm = "ln_1";
+  n.mlp_norm = "ln_2";
+  n.qkv = "attn.c_attn";
+  n.o = "attn.c_proj";
+  n.up = "mlp.c_fc";
+  n.down = "mlp.c_proj";
+  return spec;
+}
+
+const ArchitectureRegistration kGpt2({"gpt2", "GPT-2: learned positions, Conv1D weights, LayerNorm, gelu_new MLP",
+                                      read_gpt2,
+                                      {"activation_function", "n_inner", "scale_attn_weights",
+                                       "tie_word_embeddings"}});
+
+}  // namespace
+}  // namespace canrun

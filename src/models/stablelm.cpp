@@ -1,0 +1,38 @@
+// StableLM (2, Zephyr): LayerNorms with biases, partial rotary (25% by default), optional
+// q/k/v biases and parallel residual on one norm.
+#include "models/families_common.h"
+#include "models/llama_like.h"
+#include "models/registry.h"
+
+namespace canrun {
+namespace {
+
+DecoderSpec read_stablelm(const ConfigReader& config) {
+  LlamaLikeDefaults defaults;
+  defaults.vocab_size = 50304;
+  defaults.hidden_size = 2560;
+  defaults.intermediate_size = 6912;
+  defaults.max_positions = 4096;
+  defaults.norm_eps = 1e-5;
+  defaults.norm_eps_key = "layer_norm_eps";
+  defaults.partial_rotary_factor = 0.25;
+  defaults.head_dim_from_config = false;
+  DecoderSpec spec = read_llama_like_spec(config, defaults);
+  if (config.boolean("qk_layernorm", false))
+    reject_option(config, "qk_layernorm", "true", "stablelm", "supported: false");
+  spec.norm = layer_norm(spec.norm_eps);
+  spec.qkv_bias = config.boolean("use_qkv_bias", false);
+  if (config.boolean("use_parallel_residual", false)) {
+    spec.residual = Residual::kParallel;
+    spec.names.mlp_norm = "";
+  }
+  return spec;
+}
+
+const ArchitectureRegistration kStablelm({"stablelm", "StableLM: LayerNorm, partial rotary, optional parallel residual",
+                                          read_stablelm,
+                                          {"partial_rotary_factor", "use_qkv_bias", "use_parallel_residual",
+                                           "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}});
+
+}  // namespace
+}  // namespace canrun

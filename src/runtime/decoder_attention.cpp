@@ -1,0 +1,70 @@
+// The attention block: q/k/v projections, optional q/k norms, rotary positions,
+// the static KV cache, causal (optionally sliding-window, soft-capped) attention.
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/ref/ops.h"
+#include "runtime/decoder_model.h"
+
+namespace canrun {
+
+void DecoderModel::attention_block(const LayerWeights& layer, int64_t layer_index, const float* normed,
+                                   int64_t count, int64_t start, const RopeTables& rope, KvCache& cache,
+                                   float* out) const {
+  const int64_t hd = spec_.head_dim;
+  const int64_t q_width = spec_.num_heads * hd;
+  const int64_t kv_width = spec_.num_kv_heads * hd;
+  std::vector<float> q(count * q_width), k(count * kv_width), v(count * kv_width);
+  ref::linear(normed, count, spec_.hidden_size, layer.q_proj.data(), layer.q_bias.data(), q_width, q.data());
+  ref::linear(normed, count, spec_.hidden_size, layer.k_proj.data(), layer.k_bias.data(), kv_width, k.data());
+  ref::linear(normed, count, spec_.hidden_size, layer.v_proj.data(), layer.v_bias.data(), kv_width, v.data());
+  if (spec_.qk_norm_kind == QkNorm::kPerHead) {
+    norm(layer.q_norm, spec_.qk_norm_spec, q.data(), count * spec_.num_heads, hd, q.data());
+    norm(layer.k_norm, spec_.qk_norm_spec, k.data(), count * spec_.num_kv_heads, hd, k.data());
+  } else if (spec_.qk_norm_kind == QkNorm::kWhole) {
+    norm(layer.q_norm, spec_.qk_norm_spec, q.data(), count, q_width, q.data());
+    norm(layer.k_norm, spec_.qk_norm_spec, k.data(), count, kv_width, k.data());
+  }
+
+  const bool rotate = layer_uses_rope(spec_, layer_index);
+  const int64_t rotary_dim = rope.inv_freq.size() * 2;
+  std::vector<float> cos(rope.inv_freq.size()), sin(rope.inv_freq.size());
+  const auto rotary = spec_.rope_interleaved ? ref::apply_rotary_interleaved : ref::apply_rotary;
+  for (int64_t t = 0; t < count; ++t) {
+    if (rotate) {
+      // transformers multiplies in f32 and takes cos/sin of the f32 product.
+      const float pos = static_cast<float>(start + t);
+      for (size_t i = 0; i < cos.size(); ++i) {
+        const float angle = pos * rope.inv_freq[i];
+        cos[i] = std::cos(angle) * rope.scale;
+        sin[i] = std::sin(angle) * rope.scale;
+      }
+      rotary(q.data() + t * q_width, spec_.num_heads, hd, rotary_dim, cos.data(), sin.data());
+      rotary(k.data() + t * kv_width, spec_.num_kv_heads, hd, rotary_dim, cos.data(), sin.data());
+    }
+    for (int64_t h = 0; h < spec_.num_kv_heads; ++h) {
+      std::copy_n(k.data() + t * kv_width + h * hd, hd, cache.keys(layer_index, h) + (start + t) * hd);
+      std::copy_n(v.data() + t * kv_width + h * hd, hd, cache.values(layer_index, h) + (start + t) * hd);
+    }
+  }
+
+  const int64_t group = spec_.num_heads / spec_.num_kv_heads;
+  const int64_t window = spec_.sliding_window[static_cast<size_t>(layer_index)];
+  const float scale = spec_.attention_scale > 0 ? spec_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hd));
+  std::vector<float> scores(start + count), context(count * q_width);
+  for (int64_t t = 0; t < count; ++t) {
+    const int64_t position = start + t;
+    // A sliding window of W lets a query see itself and the W-1 positions before it.
+    const int64_t first = window > 0 ? std::max<int64_t>(0, position - window + 1) : 0;
+    for (int64_t h = 0; h < spec_.num_heads; ++h) {
+      const int64_t kv_head = h / group;
+      ref::attend(q.data() + t * q_width + h * hd, cache.keys(layer_index, kv_head),
+                  cache.values(layer_index, kv_head), hd, first, position, hd, scale, spec_.attn_softcap,
+                  layer.sinks.empty() ? nullptr : layer.sinks.data() + h, scores.data(),
+                  context.data() + t * q_width + h * hd);
+    }
+  }
+  ref::linear(context.data(), count, q_width, layer.o_proj.data(), layer.o_bias.data(), spec_.hidden_size, out);
+}
+
+}  // namespace canrun

@@ -1,0 +1,108 @@
+// The feed-forward blocks: a dense MLP (gated or plain) and routed experts
+// (router softmax, top-k, optional renormalisation, optional shared expert).
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/ref/ops.h"
+#include "runtime/decoder_model.h"
+
+namespace canrun {
+namespace {
+
+ref::Act kernel_activation(Activation activation) {
+  switch (activation) {
+    case Activation::kSilu: return ref::Act::kSilu;
+    case Activation::kGeluTanh: return ref::Act::kGeluTanh;
+    case Activation::kGelu: return ref::Act::kGelu;
+    case Activation::kRelu: return ref::Act::kRelu;
+  }
+  return ref::Act::kSilu;
+}
+
+// down(act(gate(x)) * up(x)) for `count` rows; gpt-oss's experts have biases and the clamped SwiGLU.
+void gated_mlp(const ExpertWeights& w, ref::Act act, const MoeSpec* clamped, const float* x, int64_t count,
+               int64_t hidden, int64_t ffn, float* out) {
+  std::vector<float> gate(count * ffn), up(count * ffn);
+  ref::linear(x, count, hidden, w.gate.data(), w.gate_bias.empty() ? nullptr : w.gate_bias.data(), ffn, gate.data());
+  ref::linear(x, count, hidden, w.up.data(), w.up_bias.empty() ? nullptr : w.up_bias.data(), ffn, up.data());
+  if (clamped != nullptr)
+    ref::clamped_swiglu(gate.data(), up.data(), count * ffn, clamped->swiglu_alpha, clamped->swiglu_limit, gate.data());
+  else
+    ref::act_mul(act, gate.data(), up.data(), count * ffn, gate.data());
+  ref::linear(gate.data(), count, ffn, w.down.data(), w.down_bias.empty() ? nullptr : w.down_bias.data(), hidden,
+              out);
+}
+
+}  // namespace
+
+void DecoderModel::mlp_block(const LayerWeights& layer, int64_t layer_index, const float* normed, int64_t count,
+                             float* out) const {
+  if (layer_is_moe(spec_, layer_index)) return experts_block(layer, normed, count, out);
+  const int64_t ffn = spec_.intermediate_size;
+  const ref::Act act = kernel_activation(spec_.activation);
+  std::vector<float> up(count * ffn);
+  ref::linear(normed, count, spec_.hidden_size, layer.up_proj.data(), layer.up_bias.data(), ffn, up.data());
+  if (spec_.gated_mlp) {
+    std::vector<float> gate(count * ffn);
+    ref::linear(normed, count, spec_.hidden_size, layer.gate_proj.data(), layer.gate_bias.data(), ffn, gate.data());
+    ref::act_mul(act, gate.data(), up.data(), count * ffn, up.data());
+  } else {
+    ref::act(act, up.data(), count * ffn, up.data());
+  }
+  ref::linear(up.data(), count, ffn, layer.down_proj.data(), layer.down_bias.data(), spec_.hidden_size, out);
+}
+
+void DecoderModel::experts_block(const LayerWeights& layer, const float* normed, int64_t count, float* out) const {
+  const MoeSpec& moe = spec_.moe;
+  const int64_t hidden = spec_.hidden_size;
+  const ref::Act act = kernel_activation(spec_.activation);
+  std::vector<float> router(count * moe.num_experts);
+  ref::linear(normed, count, hidden, layer.router.data(), layer.router_bias.empty() ? nullptr : layer.router_bias.data(),
+              moe.num_experts, router.data());
+  const MoeSpec* clamped = moe.clamped_swiglu ? &moe : nullptr;
+  std::vector<float> expert_out(hidden);
+  std::vector<int64_t> chosen(static_cast<size_t>(moe.top_k));
+  std::vector<float> weight(static_cast<size_t>(moe.top_k));
+  for (int64_t t = 0; t < count; ++t) {
+    float* probs = router.data() + t * moe.num_experts;
+    if (moe.softmax_after_top_k) {
+      // gpt-oss: top-k of the logits, then the softmax over those k.
+      ref::top_k(probs, moe.num_experts, moe.top_k, chosen.data());
+      for (int64_t j = 0; j < moe.top_k; ++j) weight[j] = probs[chosen[j]];
+      ref::softmax(weight.data(), moe.top_k);
+    } else {
+      ref::softmax(probs, moe.num_experts);
+      ref::top_k(probs, moe.num_experts, moe.top_k, chosen.data());
+      float sum = 0.0f;
+      for (int64_t j = 0; j < moe.top_k; ++j) sum += (weight[j] = probs[chosen[j]]);
+      if (moe.normalize_top_k)
+        for (float& w : weight) w /= sum;
+    }
+    // transformers adds the experts' outputs in ascending expert order.
+    std::vector<int64_t> order(chosen.begin(), chosen.end());
+    std::sort(order.begin(), order.end());
+    float* y = out + t * hidden;
+    std::fill_n(y, hidden, 0.0f);
+    for (int64_t e : order) {
+      const int64_t slot = std::find(chosen.begin(), chosen.end(), e) - chosen.begin();
+      gated_mlp(layer.experts[static_cast<size_t>(e)], act, clamped, normed + t * hidden, 1, hidden, moe.expert_ffn,
+                expert_out.data());
+      for (int64_t j = 0; j < hidden; ++j) y[j] += expert_out[j] * weight[slot];
+    }
+  }
+  if (moe.shared_ffn > 0) {
+    std::vector<float> shared(count * hidden);
+    gated_mlp(layer.shared_expert, act, nullptr, normed, count, hidden, moe.shared_ffn, shared.data());
+    for (int64_t t = 0; t < count; ++t) {
+      float gate = 1.0f;
+      if (moe.shared_expert_gate) {
+        float logit = 0;
+        ref::linear(normed + t * hidden, 1, hidden, layer.shared_expert_gate.data(), nullptr, 1, &logit);
+        gate = 1.0f / (1.0f + std::exp(-logit));
+      }
+      for (int64_t j = 0; j < hidden; ++j) out[t * hidden + j] += gate * shared[t * hidden + j];
+    }
+  }
+}
+
+}  // namespace canrun

@@ -1,0 +1,63 @@
+"""`canrun archs`: the supported families, their config options, and catalog coverage."""
+import json
+
+from conftest import REPO_ROOT
+
+FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "phi3", "qwen3_moe", "qwen2_moe", "mixtral", "olmoe", "gpt_oss", "gemma",
+            "gemma2", "gemma3_text", "gpt2", "gpt_neox", "opt", "phi", "granite", "olmo2", "smollm3",
+            "starcoder2", "stablelm", "cohere"]
+
+
+def archs_json(run_canrun, *args):
+    result = run_canrun("archs", "--json", *args)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def catalog_rows():
+    return [json.loads(line) for line in (REPO_ROOT / "data" / "catalog.jsonl").read_text().splitlines()]
+
+
+def test_table_lists_families_options_and_coverage(run_canrun):
+    result = run_canrun("archs")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:3] == ["ARCH", "CATALOG", "DESCRIPTION"]
+    listed = [line.split()[0] for line in lines[1:] if line and not line.startswith(("coverage", " ", "missing"))]
+    for family in FAMILIES:
+        assert family in listed, family
+    phi3 = next(line for line in lines if line.startswith("phi3 "))
+    assert "longrope" in phi3
+    coverage = next(line for line in lines if line.startswith("coverage: "))
+    assert "text-generation models of the catalog that fit trn2 in bf16" in coverage
+    assert "missing families:" in result.stdout
+
+
+def test_json_counts_add_up_to_the_catalog(run_canrun):
+    data = archs_json(run_canrun)
+    assert data["task"] == "text-generation" and data["profile"] == "trn2"
+    supported = {f["model_type"]: f for f in data["supported"]}
+    assert set(FAMILIES) <= set(supported)
+    assert all(f["options"] for f in data["supported"])
+    covered = sum(f["catalog_models"] for f in data["supported"])
+    blocked = sum(m["catalog_models"] for m in data["missing"])
+    assert data["coverage"]["covered"] == covered
+    assert data["coverage"]["total"] == covered + blocked
+    assert abs(data["coverage"]["percent"] - 100 * covered / (covered + blocked)) < 1e-9
+    # Only text-generation models are counted, each under its own model_type.
+    tasks = {r["id"]: r for r in catalog_rows()}
+    for family in data["supported"] + data["missing"]:
+        for model in family["models"]:
+            assert tasks[model]["task"] == "text-generation"
+            assert tasks[model]["model_type"] == family["model_type"]
+    assert not set(supported) & {m["model_type"] for m in data["missing"]}
+    # Small supported models are counted; the 405B Llama does not fit 16 x 24 GiB.
+    assert "Qwen/Qwen3-0.6B" in supported["qwen3"]["models"]
+    assert "meta-llama/Llama-3.1-405B-Instruct" not in supported["llama"]["models"]
+
+
+def test_other_task_and_bad_profile(run_canrun):
+    vision = archs_json(run_canrun, "--task", "image-text-to-text")
+    assert vision["coverage"]["covered"] == 0 and vision["coverage"]["total"] > 0
+    result = run_canrun("archs", "--profile", "nope")
+    assert result.returncode != 0 and "nope" in result.stderr
