@@ -8,9 +8,11 @@ namespace canrun {
 void add_generate_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_catalog_command(CLI::App& app);
+void add_archs_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_query_command(CLI::App& app);
 void add_repro_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 }  // namespace canrun

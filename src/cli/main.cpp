@@ -12,14 +12,17 @@ int main(int argc, char** argv) {
   canrun::add_generate_command(app);
   canrun::add_tokenize_command(app);
   canrun::add_catalog_command(app);
+  canrun::add_archs_command(app);
   canrun::add_check_command(app);
   canrun::add_sweep_command(app);
   canrun::add_query_command(app);
   canrun::add_repro_command(app);
+  canrun::add_serve_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version end here too (0); every bad option or argument is a usage error.
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const canrun::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return e.kind() == canrun::ErrorKind::kUsage ? 2 : 1;

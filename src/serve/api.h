@@ -1,0 +1,28 @@
+// The read-only JSON API over one snapshot. Each handler validates its parameters (HttpError
+// 400 naming the parameter, 404 for an unknown model) and returns the response body.
+//
+//   GET /api/rows     view, task, q, compiler, library, result, sort, order, offset, limit
+//   GET /api/model    id (required), compiler, library
+//   GET /api/pairs    (no parameters)
+//   GET /api/catalog  task
+#pragma once
+
+#include "serve/params.h"
+#include "serve/snapshot.h"
+#include "util/json.h"
+
+namespace canrun {
+
+Json api_rows(const DatasetSnapshot& snapshot, const QueryParams& params);
+Json api_model(const DatasetSnapshot& snapshot, const QueryParams& params);
+Json api_pairs(const DatasetSnapshot& snapshot, const QueryParams& params);
+Json api_catalog(const DatasetSnapshot& snapshot, const QueryParams& params);
+
+// What to install besides canrun to rerun a row of `pair`, with a note saying why.
+Json extra_packages(const VersionPair& pair);
+
+// The command that will pre-populate the plan cache for the pair's compiler, and whether it
+// works yet (it does not: canrun has no compile step or plan cache in this version).
+Json plan_cache(const VersionPair& pair);
+
+}  // namespace canrun

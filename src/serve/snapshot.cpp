@@ -1,0 +1,131 @@
+#include "serve/snapshot.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <system_error>
+
+#include "lab/results_dir.h"
+
+namespace canrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string now_iso8601() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+}  // namespace
+
+const ResultRow* PairRows::row_of(const std::string& model_id) const {
+  const auto found = by_model.find(model_id);
+  return found == by_model.end() ? nullptr : &rows[found->second];
+}
+
+const CatalogEntry* DatasetSnapshot::catalog_entry(const std::string& model_id) const {
+  const auto found = catalog_index_.find(model_id);
+  return found == catalog_index_.end() ? nullptr : &catalog[found->second];
+}
+
+const PairRows* DatasetSnapshot::find_pair(const std::string& compiler, const std::string& library) const {
+  for (const PairRows& pair : pairs)
+    if ((compiler.empty() || pair.pair.compiler == compiler) && (library.empty() || pair.pair.library == library))
+      return &pair;
+  return nullptr;
+}
+
+SnapshotStore::SnapshotStore(std::string data_dir, std::string catalog_path)
+    : data_dir_(std::move(data_dir)), catalog_path_(std::move(catalog_path)) {
+  refresh();
+  // Without a catalog there are no views to serve; a bad dataset file only costs its rows.
+  if (!catalog_error_.empty()) fail(ErrorKind::kUsage, catalog_error_);
+}
+
+std::shared_ptr<const DatasetSnapshot> SnapshotStore::current() const {
+  const std::lock_guard lock(current_mutex_);
+  return current_;
+}
+
+bool SnapshotStore::refresh() {
+  const std::lock_guard lock(refresh_mutex_);
+  bool changed = !loaded_;
+  loaded_ = true;
+
+  std::error_code error;
+  const FileState catalog_state{fs::last_write_time(catalog_path_, error),
+                                error ? 0 : fs::file_size(catalog_path_, error)};
+  if (!(catalog_state == catalog_state_) || catalog_.empty()) {
+    catalog_state_ = catalog_state;
+    try {
+      catalog_ = load_catalog(catalog_path_);
+      catalog_error_.clear();
+    } catch (const std::exception& e) {
+      catalog_error_ = e.what();  // keep the last good catalog
+    }
+    changed = true;
+  }
+
+  std::vector<DatasetFile> files;
+  try {
+    files = list_dataset_files(data_dir_);
+  } catch (const std::exception&) {
+    // The folder vanished or is unreadable mid-listing: serve what we have, retry next time.
+    return false;
+  }
+  std::map<std::string, CachedPair> next;
+  for (const DatasetFile& file : files) {
+    const FileState state{fs::last_write_time(file.path, error), error ? 0 : fs::file_size(file.path, error)};
+    if (error) continue;  // removed between listing and stat
+    auto previous = pairs_.find(file.path);
+    if (previous != pairs_.end() && previous->second.state == state) {
+      next.emplace(file.path, std::move(previous->second));
+      continue;
+    }
+    changed = true;
+    CachedPair cached;
+    cached.state = state;
+    if (previous != pairs_.end()) cached.rows = std::move(previous->second.rows);
+    try {
+      std::vector<ResultRow> rows = read_dataset(file.path);
+      Timestamp newest{};
+      for (const ResultRow& row : rows) newest = std::max(newest, row.timestamp);
+      PairRows& loaded = cached.rows.emplace(
+          PairRows{file.pair, fs::path(file.path).filename().string(), std::move(rows), newest, {}, {}});
+      for (size_t i = 0; i < loaded.rows.size(); ++i) {
+        loaded.by_model[loaded.rows[i].model_id] = i;
+        loaded.by_id.push_back(i);
+      }
+      std::sort(loaded.by_id.begin(), loaded.by_id.end(),
+                [&](size_t a, size_t b) { return loaded.rows[a].model_id < loaded.rows[b].model_id; });
+    } catch (const std::exception& e) {
+      cached.error = e.what();
+    }
+    next.emplace(file.path, std::move(cached));
+  }
+  changed = changed || next.size() != pairs_.size();
+  pairs_ = std::move(next);
+  if (!changed) return false;
+
+  auto snapshot = std::make_shared<DatasetSnapshot>();
+  snapshot->catalog = catalog_;
+  for (size_t i = 0; i < snapshot->catalog.size(); ++i) snapshot->catalog_index_[snapshot->catalog[i].id] = i;
+  if (!catalog_error_.empty()) snapshot->errors.push_back(catalog_error_);
+  for (const auto& [path, cached] : pairs_) {
+    if (!cached.error.empty()) snapshot->errors.push_back(cached.error);
+    if (cached.rows) snapshot->pairs.push_back(*cached.rows);
+  }
+  std::stable_sort(snapshot->pairs.begin(), snapshot->pairs.end(),
+                   [](const PairRows& a, const PairRows& b) { return a.newest > b.newest; });
+  snapshot->loaded_at = now_iso8601();
+  const std::lock_guard swap(current_mutex_);
+  current_ = std::move(snapshot);
+  return true;
+}
+
+}  // namespace canrun

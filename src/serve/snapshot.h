@@ -1,0 +1,89 @@
+// What `canrun serve` answers from: the dataset folder's rows, one set per version pair, and
+// the catalog, loaded together into an immutable snapshot. A store reloads the files that
+// changed and swaps the snapshot in whole, so a request never sees a half-loaded state.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "lab/catalog.h"
+#include "lab/dataset.h"
+
+namespace canrun {
+
+// The rows of one (compiler, library) file.
+struct PairRows {
+  VersionPair pair;
+  std::string file_name;
+  std::vector<ResultRow> rows;
+  Timestamp newest{};  // latest row timestamp: "newest pair" means the one with the latest row
+  std::unordered_map<std::string, size_t> by_model;  // model_id -> index in rows (one row per model)
+  std::vector<size_t> by_id;                          // indices of rows in model_id order
+
+  const ResultRow* row_of(const std::string& model_id) const;
+};
+
+struct DatasetSnapshot {
+  std::vector<PairRows> pairs;  // newest first
+  std::vector<CatalogEntry> catalog;
+  std::string loaded_at;  // ISO 8601 UTC
+  // Files or catalog that could not be read at the last reload; the snapshot keeps their last
+  // good contents (or lacks them). Empty when everything loaded.
+  std::vector<std::string> errors;
+
+  const CatalogEntry* catalog_entry(const std::string& model_id) const;
+  // The pair matching both parts (an empty part matches any), newest first; null when none.
+  const PairRows* find_pair(const std::string& compiler, const std::string& library) const;
+
+ private:
+  friend class SnapshotStore;
+  std::map<std::string, size_t> catalog_index_;
+};
+
+// Loads and reloads a dataset folder and a catalog file. Thread-safe.
+class SnapshotStore {
+ public:
+  SnapshotStore(std::string data_dir, std::string catalog_path);
+
+  // The current snapshot; cheap, and stays valid for as long as the caller holds it.
+  std::shared_ptr<const DatasetSnapshot> current() const;
+
+  // Rereads whatever changed (file added, removed, or with a new size or mtime) and swaps in a
+  // new snapshot; returns whether it did. A file that fails to read keeps its last good rows
+  // and is reported in `errors`; nothing here throws for a bad file.
+  bool refresh();
+
+  const std::string& data_dir() const { return data_dir_; }
+
+ private:
+  struct FileState {
+    std::filesystem::file_time_type mtime;
+    uintmax_t size = 0;
+    bool operator==(const FileState&) const = default;
+  };
+  struct CachedPair {
+    FileState state;
+    std::optional<PairRows> rows;  // the last good contents; none if it never read well
+    std::string error;             // the read error of the current state, if it failed
+  };
+
+  std::string data_dir_;
+  std::string catalog_path_;
+  std::mutex refresh_mutex_;  // one reload at a time
+  std::map<std::string, CachedPair> pairs_;  // by file path
+  FileState catalog_state_{};
+  std::vector<CatalogEntry> catalog_;
+  std::string catalog_error_;
+  bool loaded_ = false;
+
+  mutable std::mutex current_mutex_;  // guards only the pointer swap
+  std::shared_ptr<const DatasetSnapshot> current_;
+};
+
+}  // namespace canrun

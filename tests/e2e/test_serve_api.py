@@ -1,0 +1,225 @@
+"""`canrun serve`'s JSON API over HTTP: views, filters, sorting, a model's detail and the version
+pairs, checked against the dataset read with pyarrow; bad requests get a 4xx with a JSON error
+and the server keeps serving; a dataset change is picked up; SIGTERM ends it cleanly."""
+import json
+import socket
+import subprocess
+import sys
+import urllib.parse
+
+import pytest
+
+from conftest import REPO_ROOT
+from space import ENGINE_GLOB, TORCH_PAIR, Space, make_dataset, read_pair, wait_for
+
+
+@pytest.fixture(scope="module")
+def dataset(canrun_bin, tmp_path_factory):
+    root = tmp_path_factory.mktemp("space")
+    results, catalog = make_dataset(canrun_bin, root)
+    return root, results, catalog
+
+
+@pytest.fixture(scope="module")
+def space(canrun_bin, dataset):
+    _, results, catalog = dataset
+    server = Space(canrun_bin, results, catalog)
+    yield server
+    code, stderr = server.stop()
+    assert code == 0, stderr
+
+
+def rows(space, **params):
+    status, body, _ = space.get("/api/rows?" + urllib.parse.urlencode(params))
+    assert status == 200, body
+    return body
+
+
+def ids(body):
+    return [row["model_id"] for row in body["rows"]]
+
+
+def raw_request(port, data: bytes):
+    """Sends bytes as they are (no client-side normalisation); returns (status, body)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(data)
+        reply = b""
+        while chunk := connection.recv(65536):
+            reply += chunk
+    head, _, body = reply.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def test_pairs_newest_first(space, dataset):
+    status, body, headers = space.get("/api/pairs")
+    assert status == 200 and headers["Content-Type"] == "application/json; charset=utf-8"
+    pairs = [(p["compiler"], p["library"]) for p in body["pairs"]]
+    assert len(pairs) == 2 and pairs[1] == TORCH_PAIR
+    assert pairs[0][0].startswith("canrun-") and pairs[0][1].startswith("ref-")
+    assert (body["default"]["compiler"], body["default"]["library"]) == pairs[0]
+    assert body["views"] == ["selected", "trending", "downloads", "tested"]
+    assert body["dataset"]["errors"] == []
+    assert space.url.startswith("http://127.0.0.1:")
+
+
+def test_selected_view_matches_the_dataset(space, dataset):
+    _, results, _ = dataset
+    table = read_pair(results, ENGINE_GLOB)
+    body = rows(space)
+    assert body["view"] == "selected" and body["task"] == "text-generation"
+    assert ids(body) == ["test/tiny-llama", "test/tiny-qwen2", "test/tiny-qwen3", "test/tiny-mistral",
+                         "test/unknown-arch", "test/tiny-later"]
+    for row in body["rows"]:
+        stored = table.get(row["model_id"])
+        if stored is None:
+            assert row["result"] is None and row["reason"].startswith("selected, not checked yet on canrun-")
+            continue
+        assert row["result"] == stored["result"]
+        assert row["cores"] == stored["cores"]
+        assert row["wall_time_s"] == pytest.approx(stored["wall_time_s"])
+        assert row["peak_device_memory_bytes"] == stored["peak_device_memory_bytes"]
+        assert row["peak_host_memory_bytes"] == stored["peak_host_memory_bytes"]
+        assert row["weights"] == stored["weights"] == "synthetic"
+    by_id = {row["model_id"]: row for row in body["rows"]}
+    assert by_id["test/tiny-llama"]["result"] == "PASS"
+    assert by_id["test/tiny-mistral"]["result"] == "FAIL_RUNTIME" and "SIGABRT" in by_id["test/tiny-mistral"]["reason"]
+    assert by_id["test/unknown-arch"]["reason"] == "architecture not supported: test_unknown_arch"
+
+
+def test_downloads_and_trending_rankings(space):
+    downloads = rows(space, view="downloads")
+    assert [r["rank"] for r in downloads["rows"]] == [1, 2, 3, 4, 5, 6, 7]
+    assert "test/excluded" in ids(downloads)
+    assert downloads["ranking"]["as_of"] == "2026-05-12"
+    vlm = rows(space, view="downloads", task="image-text-to-text")
+    assert ids(vlm) == ["test/tiny-vlm"] and "architecture not supported: test_unknown_vlm" in vlm["rows"][0]["reason"]
+    trending = rows(space, view="trending")
+    assert trending["total"] == 0 and trending["ranking"]["note"] == "no trending rank in this test"
+
+
+def test_filters_sorting_paging_and_pairs(space, dataset):
+    _, results, _ = dataset
+    assert ids(rows(space, view="downloads", q="QWEN")) == ["test/tiny-qwen2", "test/tiny-qwen3"]
+    assert ids(rows(space, view="downloads", result="UNTESTED")) == ["test/tiny-later"]
+    by_time = rows(space, view="tested", sort="wall_time_s", order="desc")
+    times = [r["wall_time_s"] for r in by_time["rows"]]
+    assert times == sorted(times, reverse=True)
+    page = rows(space, view="downloads", offset=2, limit=2)
+    assert page["total"] == 7 and [r["rank"] for r in page["rows"]] == [3, 4]
+    torch = read_pair(results, f"{TORCH_PAIR[0]}__{TORCH_PAIR[1]}.parquet")
+    tested = rows(space, view="tested", compiler=TORCH_PAIR[0], library=TORCH_PAIR[1])
+    assert tested["pair"]["file"] == f"{TORCH_PAIR[0]}__{TORCH_PAIR[1]}.parquet"
+    assert sorted(ids(tested)) == sorted(m for m, r in torch.items() if r["task"] == "text-generation")
+    for row in tested["rows"]:
+        assert row["result"] == torch[row["model_id"]]["result"]
+
+
+def test_model_detail(space, dataset):
+    _, results, _ = dataset
+    stored = read_pair(results, ENGINE_GLOB)["test/tiny-mistral"]
+    status, body, _ = space.get("/api/model?id=test/tiny-mistral")
+    assert status == 200
+    row = body["row"]
+    assert row["error_message"] == stored["error_message"]
+    assert row["reproduce_script"] == stored["reproduce_script"]
+    assert row["software_stack"] == stored["software_stack"]
+    assert body["catalog"]["downloads"]["rank"] == 4
+    assert body["extra_packages"]["packages"] == [] and "none beyond canrun" in body["extra_packages"]["note"]
+    compiler = body["pair"]["compiler"]
+    assert body["plan_cache"] == {"command": f"canrun cache pull SOURCE --compiler {compiler}", "available": False,
+                                  "note": body["plan_cache"]["note"]}
+    assert f"not yet available for {compiler}" in body["plan_cache"]["note"]
+    assert len(body["tested_in"]) == 2
+    _, torch, _ = space.get(f"/api/model?id=test/tiny-llama&compiler={TORCH_PAIR[0]}&library={TORCH_PAIR[1]}")
+    assert torch["extra_packages"]["packages"] == ["torch==2.5.1", "transformers==4.46.0"]
+    _, later, _ = space.get("/api/model?id=test/tiny-later")
+    assert later["row"] is None and later["untested_reason"].startswith("selected, not checked yet")
+    status, catalog, _ = space.get("/api/catalog?task=image-text-to-text")
+    assert status == 200 and [m["id"] for m in catalog["models"]] == ["test/tiny-vlm"]
+
+
+@pytest.mark.parametrize("path, status, words", [
+    ("/api/rows?view=popular", 400, "parameter 'view'"),
+    ("/api/rows?task=audio", 400, "parameter 'task'"),
+    ("/api/rows?limit=ten", 400, "parameter 'limit'"),
+    ("/api/rows?limit=100000", 400, "parameter 'limit'"),
+    ("/api/rows?sort=color", 400, "parameter 'sort'"),
+    ("/api/rows?result=MAYBE", 400, "parameter 'result'"),
+    ("/api/rows?colour=red", 400, "unknown parameter 'colour'"),
+    ("/api/rows?view=tested&view=selected", 400, "more than once"),
+    ("/api/rows?compiler=canrun-9.9", 400, "present: canrun-"),
+    ("/api/rows?q=" + "x" * 300, 400, "longer than 200"),
+    ("/api/rows?q=" + "x" * 3000, 414, "query string longer than 2048"),
+    ("/api/model", 400, "parameter 'id' is required"),
+    ("/api/model?id=nobody/none", 404, "model 'nobody/none'"),
+    ("/api/pairs?x=1", 400, "takes none"),
+    ("/api/nothing", 404, "no API endpoint /api/nothing"),
+    ("/missing.css", 404, "no file"),
+])
+def test_bad_requests_get_json_errors(space, path, status, words):
+    got, body, _ = space.get(path)
+    assert got == status, body
+    assert words in body["error"] and body["status"] == status
+
+
+@pytest.mark.parametrize("request_bytes, statuses", [
+    (b"GET /../../../../etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", {403, 404}),
+    (b"GET /%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", {403, 404}),
+    (b"GET /..%2f..%2fCMakeLists.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", {403, 404}),
+    (b"GET /?" + b"a" * 10000 + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", {414}),
+    (b"POST /api/rows HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}", {404, 405}),
+    (b"BREW /coffee HTCPCP/1.0\r\nConnection: close\r\n\r\n", {400, 405}),
+])
+def test_traversal_and_malformed_requests_are_refused(space, request_bytes, statuses):
+    status, body = raw_request(space.port, request_bytes)
+    assert status in statuses, body[:200]
+    assert b"root:" not in body and b"cmake_minimum_required" not in body
+    assert "error" in json.loads(body)
+
+
+def test_server_keeps_serving_after_bad_requests(space):
+    for _ in range(3):
+        raw_request(space.port, b"GET /?" + b"a" * 20000 + b" HTTP/1.1\r\n\r\n")
+        raw_request(space.port, b"\x00\x01garbage\r\n\r\n")
+    status, body, _ = space.get("/api/pairs")
+    assert status == 200 and len(body["pairs"]) == 2
+    status, page, headers = space.get("/")
+    assert status == 200 and "<title>canrun Space" in page and headers["Content-Type"].startswith("text/html")
+
+
+def test_reloads_new_files_and_survives_a_corrupt_one(canrun_bin, dataset, tmp_path):
+    _, results, catalog = dataset
+    own = tmp_path / "results"
+    own.mkdir()
+    for path in results.glob("*.parquet"):
+        (own / path.name).write_bytes(path.read_bytes())
+    server = Space(canrun_bin, own, catalog)
+    try:
+        subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "make_synthetic_results.py"), "--out", str(own),
+                        "--catalog", str(catalog), "--compiler", "torch-2.6.0", "--library", "transformers-4.50.0",
+                        "--days-ago", "0"], check=True, capture_output=True)
+        assert wait_for(lambda: len(server.get("/api/pairs")[1]["pairs"]) == 3)
+        assert server.get("/api/pairs")[1]["default"]["compiler"] == "torch-2.6.0"
+
+        bad = own / "torch-2.6.0__transformers-4.50.0.parquet"
+        bad.write_bytes(b"PAR1 this is not a parquet file")
+        assert wait_for(lambda: server.get("/api/pairs")[1]["dataset"]["errors"])
+        _, body, _ = server.get("/api/pairs")
+        assert "torch-2.6.0__transformers-4.50.0.parquet" in body["dataset"]["errors"][0]
+        assert len(body["pairs"]) == 3  # its last good rows are kept
+        assert rows(server, view="tested", compiler="torch-2.6.0")["total"] > 0
+        bad.unlink()
+        assert wait_for(lambda: len(server.get("/api/pairs")[1]["pairs"]) == 2)
+        assert server.get("/api/pairs")[1]["dataset"]["errors"] == []
+    finally:
+        code, stderr = server.stop()
+    assert code == 0, stderr
+    assert "reloaded" in stderr
+
+
+def test_bad_options_and_busy_port(canrun_bin, run_canrun, dataset, space):
+    _, results, catalog = dataset
+    busy = run_canrun("serve", "--data", results, "--catalog", catalog, "--port", space.port)
+    assert busy.returncode == 2 and f"--port {space.port}: cannot listen there" in busy.stderr
+    missing = run_canrun("serve", "--catalog", "/nonexistent/catalog.jsonl", "--port", "0")
+    assert missing.returncode != 0 and "/nonexistent/catalog.jsonl" in missing.stderr
