@@ -1,7 +1,7 @@
 // The lab's dataset: result rows stored as Parquet (Apache Arrow's C++ library), one file per
 // (compiler version, library version) pair, readable with pandas, pyarrow or DuckDB.
 //
-// File name: "<compiler>__<library>.parquet", e.g. canrun-0.1.0__ref-avx2.parquet for the built-in
+// File name: "<compiler>__<library>.parquet", e.g. canrun-0.1.0__ref-x86_64.parquet for the built-in
 // engine (canrun version; backend and ISA) or torch-2.5.1__transformers-4.46.0.parquet for an
 // external runner. Each part is made of [A-Za-z0-9._+-] and holds no "__", so the name splits
 // back into its pair unambiguously, and every row also carries the pair in its own columns.
