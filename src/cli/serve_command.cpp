@@ -26,6 +26,9 @@ void add_serve_command(CLI::App& app) {
   command->add_option("--reload-interval", options->reload_interval_s,
                       "Seconds between checks of the dataset files for changes (default 1)")
       ->check(CLI::Range(0.05, 3600.0));
+  command->add_option("--cache-mib", options->cache_mib,
+                      "MiB of API answers kept until the dataset changes (default 64; 0 keeps none)")
+      ->check(CLI::Range(0, 65536));
   command->add_option("--threads", options->threads, "Connections served at once (default 64)")
       ->check(CLI::Range(1, 1024));
   command->callback([options] {

@@ -13,6 +13,7 @@
 #include "lab/catalog.h"
 #include "serve/api.h"
 #include "serve/http_error.h"
+#include "serve/response_cache.h"
 #include "serve/snapshot.h"
 #include "serve/static_files.h"
 
@@ -24,10 +25,16 @@ constexpr size_t kMaxQueryLength = 2048;
 
 const char* const kJson = "application/json; charset=utf-8";
 
-void send_json(httplib::Response& response, int status, const Json& body) {
+std::string serialize(const Json& body) { return body.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+void send_body(httplib::Response& response, int status, const std::string& body) {
   response.status = status;
   response.set_header("Cache-Control", "no-store");
-  response.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace), kJson);
+  response.set_content(body, kJson);
+}
+
+void send_json(httplib::Response& response, int status, const Json& body) {
+  send_body(response, status, serialize(body));
 }
 
 void send_error(httplib::Response& response, int status, const std::string& message) {
@@ -36,10 +43,28 @@ void send_error(httplib::Response& response, int status, const std::string& mess
 
 using ApiHandler = Json (*)(const DatasetSnapshot&, const QueryParams&);
 
-httplib::Server::Handler api_route(const SnapshotStore& store, ApiHandler handler) {
-  return [&store, handler](const httplib::Request& request, httplib::Response& response) {
+// The path and the parameters in name order, each part length-prefixed so that no two
+// different requests share a key.
+std::string cache_key(const httplib::Request& request) {
+  std::string key = request.path;
+  for (const auto& [name, value] : request.params)
+    key += "\n" + std::to_string(name.size()) + ":" + name + std::to_string(value.size()) + ":" + value;
+  return key;
+}
+
+// Answers from the cache when the same request was answered on the same snapshot; errors are
+// cheap and are not kept.
+httplib::Server::Handler api_route(const SnapshotStore& store, ResponseCache& cache, ApiHandler handler) {
+  return [&store, &cache, handler](const httplib::Request& request, httplib::Response& response) {
+    const std::shared_ptr<const DatasetSnapshot> snapshot = store.current();
+    const std::string key = cache_key(request);
     try {
-      send_json(response, 200, handler(*store.current(), request.params));
+      std::shared_ptr<const std::string> body = cache.find(snapshot->generation, key);
+      if (!body) {
+        body = std::make_shared<const std::string>(serialize(handler(*snapshot, request.params)));
+        cache.insert(snapshot->generation, key, body);
+      }
+      send_body(response, 200, *body);
     } catch (const HttpError& e) {
       send_error(response, e.status(), e.what());
     }
@@ -72,6 +97,7 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
 
   SnapshotStore store(options.data_dir, options.catalog.empty() ? default_catalog_path() : options.catalog);
   const std::string static_dir = options.static_dir.empty() ? default_static_dir() : options.static_dir;
+  ResponseCache cache(static_cast<size_t>(options.cache_mib) << 20);
 
   httplib::Server server;
   const int threads = options.threads;
@@ -81,6 +107,9 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
     const int yes = 1;
     setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
+  // Headers and body go out in separate writes: with Nagle's algorithm on, the body waits for the
+  // client's delayed ACK of the headers (40 ms on Linux) on every keep-alive request.
+  server.set_tcp_nodelay(true);
   server.set_keep_alive_max_count(1000);
   server.set_payload_max_length(64 * 1024);
   server.set_default_headers({{"X-Content-Type-Options", "nosniff"},
@@ -94,10 +123,10 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
     return httplib::Server::HandlerResponse::Unhandled;
   });
 
-  server.Get("/api/rows", api_route(store, api_rows));
-  server.Get("/api/model", api_route(store, api_model));
-  server.Get("/api/pairs", api_route(store, api_pairs));
-  server.Get("/api/catalog", api_route(store, api_catalog));
+  server.Get("/api/rows", api_route(store, cache, api_rows));
+  server.Get("/api/model", api_route(store, cache, api_model));
+  server.Get("/api/pairs", api_route(store, cache, api_pairs));
+  server.Get("/api/catalog", api_route(store, cache, api_catalog));
   server.Get(R"(/api(/.*)?)", [](const httplib::Request& request, httplib::Response& response) {
     send_error(response, 404,
                "no API endpoint " + request.path.substr(0, 100) + " (endpoints: /api/rows, /api/model, /api/pairs, "

@@ -14,6 +14,7 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port
   double reload_interval_s = 1.0;
+  int cache_mib = 64;  // bound of the kept API answers; 0 answers every request afresh
   int threads = 64;  // connections served at once; keep-alive holds a thread per connection
 };
 

@@ -123,6 +123,7 @@ bool SnapshotStore::refresh() {
   std::stable_sort(snapshot->pairs.begin(), snapshot->pairs.end(),
                    [](const PairRows& a, const PairRows& b) { return a.newest > b.newest; });
   snapshot->loaded_at = now_iso8601();
+  snapshot->generation = ++generation_;
   const std::lock_guard swap(current_mutex_);
   current_ = std::move(snapshot);
   return true;

@@ -33,6 +33,7 @@ struct DatasetSnapshot {
   std::vector<PairRows> pairs;  // newest first
   std::vector<CatalogEntry> catalog;
   std::string loaded_at;  // ISO 8601 UTC
+  uint64_t generation = 0;  // 1 for the first load, one more for each reload that changed something
   // Files or catalog that could not be read at the last reload; the snapshot keeps their last
   // good contents (or lacks them). Empty when everything loaded.
   std::vector<std::string> errors;
@@ -81,6 +82,7 @@ class SnapshotStore {
   std::vector<CatalogEntry> catalog_;
   std::string catalog_error_;
   bool loaded_ = false;
+  uint64_t generation_ = 0;
 
   mutable std::mutex current_mutex_;  // guards only the pointer swap
   std::shared_ptr<const DatasetSnapshot> current_;

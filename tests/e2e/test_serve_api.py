@@ -195,11 +195,14 @@ def test_reloads_new_files_and_survives_a_corrupt_one(canrun_bin, dataset, tmp_p
         (own / path.name).write_bytes(path.read_bytes())
     server = Space(canrun_bin, own, catalog)
     try:
+        # The same request before and after the reload: a kept answer must not outlive its snapshot.
+        assert rows(server, view="tested")["pair"]["compiler"] != "torch-2.6.0"
         subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "make_synthetic_results.py"), "--out", str(own),
                         "--catalog", str(catalog), "--compiler", "torch-2.6.0", "--library", "transformers-4.50.0",
                         "--days-ago", "0"], check=True, capture_output=True)
         assert wait_for(lambda: len(server.get("/api/pairs")[1]["pairs"]) == 3)
         assert server.get("/api/pairs")[1]["default"]["compiler"] == "torch-2.6.0"
+        assert rows(server, view="tested")["pair"]["compiler"] == "torch-2.6.0"
 
         bad = own / "torch-2.6.0__transformers-4.50.0.parquet"
         bad.write_bytes(b"PAR1 this is not a parquet file")
@@ -221,5 +224,7 @@ def test_bad_options_and_busy_port(canrun_bin, run_canrun, dataset, space):
     _, results, catalog = dataset
     busy = run_canrun("serve", "--data", results, "--catalog", catalog, "--port", space.port)
     assert busy.returncode == 2 and f"--port {space.port}: cannot listen there" in busy.stderr
+    negative = run_canrun("serve", "--data", results, "--cache-mib", "-1", "--port", "0")
+    assert negative.returncode == 2 and "--cache-mib" in negative.stderr
     missing = run_canrun("serve", "--catalog", "/nonexistent/catalog.jsonl", "--port", "0")
     assert missing.returncode != 0 and "/nonexistent/catalog.jsonl" in missing.stderr
