@@ -19,7 +19,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 REPO = Path(__file__).resolve().parents[1]
-SUPPORTED = {"llama", "mistral", "qwen2", "qwen3"}  # canrun's architecture registry today
+# The made-up rows call only these families supported, a fixed split (not the registry, which
+# grows) so that the tests always see both outcomes; nothing here was run either way.
+SUPPORTED = {"llama", "mistral", "qwen2", "qwen3"}
 HOST = "synthetic-results"
 PROMPT = "The capital of France is"
 
