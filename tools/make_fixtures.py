@@ -112,6 +112,11 @@ STABLELM = dict(TINY, model_type="stablelm", layer_norm_eps=1e-5, num_key_value_
                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25})
 GPT_OSS = dict(TINY, model_type="gpt_oss", intermediate_size=32, num_local_experts=4, num_experts_per_tok=2,
                rms_norm_eps=1e-5, sliding_window=6)
+# Multi-head latent attention: q/k heads of 16 + 8 (rope), values of 12; num_key_value_heads
+# must equal the heads (transformers expands keys and values for every head).
+DEEPSEEK_V2 = dict(TINY, model_type="deepseek_v2", num_hidden_layers=3, num_key_value_heads=4, rms_norm_eps=1e-6,
+                   kv_lora_rank=24, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+                   n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=32, first_k_dense_replace=1)
 COHERE = dict(TINY, model_type="cohere", layer_norm_eps=1e-5, logit_scale=0.5, rope_parameters=DEFAULT_ROPE)
 
 
@@ -235,6 +240,25 @@ FIXTURES = [
             "gpt_oss with its experts stored as MXFP4 blocks and scales (quantization_config "
             "mxfp4), as gpt-oss is published",
             GPT_OSS, "gpt2", seed=1324, mxfp4=True),
+    Fixture("deepseek_v2",
+            "DeepSeek-V2: multi-head latent attention with q_lora_rank 32, k/v heads of 16+8 and 12, "
+            "attention and MLP biases, yarn (factor 4, mscale 0.9, mscale_all_dim 0.7: cos/sin and "
+            "softmax scaled; Hub config form: rope_theta, rope_scaling), layer 0 dense, 8 experts "
+            "greedy top-2 scaled by 1.5, 2 shared experts",
+            dict(DEEPSEEK_V2, q_lora_rank=32, attention_bias=True, mlp_bias=True, n_shared_experts=2,
+                 topk_method="greedy", norm_topk_prob=False, routed_scaling_factor=1.5,
+                 rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
+                                  "original_max_position_embeddings": 32, "mscale": 0.9,
+                                  "mscale_all_dim": 0.7}),
+            "llama3", seed=324, hub_config={"rope": True}),
+    Fixture("deepseek_v2_lite",
+            "DeepSeek-V2-Lite: q_proj (q_lora_rank null), default rope, layer 0 dense, 8 experts in 4 "
+            "groups, group_limited_greedy top-3 of the best 2 groups, norm_topk_prob true (ignored by "
+            "transformers), 1 shared expert",
+            dict(DEEPSEEK_V2, q_lora_rank=None, n_shared_experts=1, num_experts_per_tok=3,
+                 topk_method="group_limited_greedy", n_group=4, topk_group=2, norm_topk_prob=True,
+                 rope_parameters=DEFAULT_ROPE),
+            "gpt2", seed=3325),
     Fixture("llama_yarn", "Llama with yarn rope scaling (factor 4, original 32; attention factor on cos/sin)",
             dict(LLAMA, rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
                                          "original_max_position_embeddings": 32}),
@@ -557,6 +581,11 @@ def write_readme():
         "- gpt_oss_mxfp4: the golden ran on the MXFP4-dequantised expert values; transformers' own",
         "  MXFP4 loader on the packed folder is checked to give the same logits.",
         "- Gemma-family norms multiply by (1 + w); their random w is drawn 1 lower than other norms.",
+        "- deepseek_v2: the router never renormalises the top-k weights (transformers drops",
+        "  norm_topk_prob) and multiplies them by routed_scaling_factor; the rope part rotates as",
+        "  complex pairs (x[2i], x[2i+1]); q_a_layernorm and kv_a_layernorm use eps 1e-6 whatever",
+        "  rms_norm_eps is; the softmax scale is qk_head_dim^-0.5 times yarn_get_mscale(factor,",
+        "  mscale_all_dim)^2.",
         "",
         "| fixture | exercises |",
         "|---|---|",

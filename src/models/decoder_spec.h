@@ -59,6 +59,10 @@ struct WeightNames {
   std::string shared_expert = "mlp.shared_expert";
   std::string shared_expert_gate = "mlp.shared_expert_gate";
   std::string sinks = "self_attn.sinks";
+  // Multi-head latent attention (spec.latent_attention); q_proj and o_proj are `q` and `o`.
+  std::string q_a = "self_attn.q_a_proj", q_a_norm = "self_attn.q_a_layernorm", q_b = "self_attn.q_b_proj";
+  std::string kv_a = "self_attn.kv_a_proj_with_mqa", kv_a_norm = "self_attn.kv_a_layernorm";
+  std::string kv_b = "self_attn.kv_b_proj";
 };
 
 // A routed-experts MLP: softmax over the router logits, top-k, optionally renormalised over
@@ -81,6 +85,28 @@ struct MoeSpec {
   bool clamped_swiglu = false;
   float swiglu_alpha = 1.702f;
   float swiglu_limit = 7.0f;
+  // deepseek_v2: the chosen weights are multiplied by routed_scale; with groups > 0 the experts
+  // form that many equal groups and only the top_k_groups groups whose best expert scores
+  // highest stay eligible (the others' probabilities are zeroed before the top-k).
+  float routed_scale = 1.0f;
+  int64_t groups = 0;
+  int64_t top_k_groups = 0;
+};
+
+// Multi-head latent attention (deepseek_v2). q comes from q_proj, or through the low rank
+// q_a_proj -> RMSNorm -> q_b_proj. One latent per position, kv_a_proj_with_mqa's first
+// kv_lora_rank outputs, is RMS-normalised and expanded by kv_b_proj into each head's
+// [k_nope; v]; its last rope_dim outputs are one rotary key part shared by all heads. A head's
+// query and key are [nope; rope] (spec.head_dim = nope_dim + rope_dim, the rope part rotated in
+// interleaved pairs), its value has value_dim.
+struct LatentAttentionSpec {
+  int64_t q_lora_rank = 0;  // 0: q_proj
+  int64_t kv_lora_rank = 0;
+  int64_t nope_dim = 0;
+  int64_t rope_dim = 0;
+  int64_t value_dim = 0;
+  bool down_bias = false;  // biases on q_a_proj and kv_a_proj_with_mqa (o_proj's is spec.o_bias)
+  NormSpec latent_norm;    // q_a_layernorm and kv_a_layernorm
 };
 
 struct DecoderSpec {
@@ -122,6 +148,8 @@ struct DecoderSpec {
   float attention_scale = 0;    // 0: 1/sqrt(head_dim)
   float attn_softcap = 0;       // 0: none; else scores = cap * tanh(scores / cap)
   bool attention_sinks = false;  // gpt-oss: one learned logit per head joins each softmax
+  bool latent_attention = false;  // deepseek_v2: attention as `mla` describes
+  LatentAttentionSpec mla;
   float final_softcap = 0;
   float embedding_scale = 1;    // gemma: sqrt(hidden); granite: embedding_multiplier
   float residual_scale = 1;     // granite: residual_multiplier on each block's output
@@ -135,6 +163,11 @@ struct DecoderSpec {
 inline bool layer_uses_rope(const DecoderSpec& spec, int64_t layer) {
   if (!spec.rotary) return false;
   return spec.rope_layers.empty() || spec.rope_layers[static_cast<size_t>(layer)];
+}
+
+// The width of each head's value (and of the KV cache's value rows).
+inline int64_t value_head_dim(const DecoderSpec& spec) {
+  return spec.latent_attention ? spec.mla.value_dim : spec.head_dim;
 }
 
 inline bool layer_is_moe(const DecoderSpec& spec, int64_t layer) {

@@ -32,13 +32,7 @@ void DecoderModel::attention_block(const LayerWeights& layer, int64_t layer_inde
   const auto rotary = spec_.rope_interleaved ? ref::apply_rotary_interleaved : ref::apply_rotary;
   for (int64_t t = 0; t < count; ++t) {
     if (rotate) {
-      // transformers multiplies in f32 and takes cos/sin of the f32 product.
-      const float pos = static_cast<float>(start + t);
-      for (size_t i = 0; i < cos.size(); ++i) {
-        const float angle = pos * rope.inv_freq[i];
-        cos[i] = std::cos(angle) * rope.scale;
-        sin[i] = std::sin(angle) * rope.scale;
-      }
+      rope.at(start + t, cos.data(), sin.data());
       rotary(q.data() + t * q_width, spec_.num_heads, hd, rotary_dim, cos.data(), sin.data());
       rotary(k.data() + t * kv_width, spec_.num_kv_heads, hd, rotary_dim, cos.data(), sin.data());
     }
@@ -58,8 +52,8 @@ void DecoderModel::attention_block(const LayerWeights& layer, int64_t layer_inde
     const int64_t first = window > 0 ? std::max<int64_t>(0, position - window + 1) : 0;
     for (int64_t h = 0; h < spec_.num_heads; ++h) {
       const int64_t kv_head = h / group;
-      ref::attend(q.data() + t * q_width + h * hd, cache.keys(layer_index, kv_head),
-                  cache.values(layer_index, kv_head), hd, first, position, hd, scale, spec_.attn_softcap,
+      ref::attend(q.data() + t * q_width + h * hd, cache.keys(layer_index, kv_head), hd,
+                  cache.values(layer_index, kv_head), hd, first, position, scale, spec_.attn_softcap,
                   layer.sinks.empty() ? nullptr : layer.sinks.data() + h, scores.data(),
                   context.data() + t * q_width + h * hd);
     }

@@ -1,5 +1,6 @@
 // The feed-forward blocks: a dense MLP (gated or plain) and routed experts
-// (router softmax, top-k, optional renormalisation, optional shared expert).
+// (router softmax, optional group limit, top-k, optional renormalisation and scaling, optional
+// shared expert).
 #include <algorithm>
 #include <cmath>
 
@@ -31,6 +32,18 @@ void gated_mlp(const ExpertWeights& w, ref::Act act, const MoeSpec* clamped, con
     ref::act_mul(act, gate.data(), up.data(), count * ffn, gate.data());
   ref::linear(gate.data(), count, ffn, w.down.data(), w.down_bias.empty() ? nullptr : w.down_bias.data(), hidden,
               out);
+}
+
+// deepseek_v2's group_limited_greedy: zeroes the probabilities outside the top_k_groups groups
+// with the highest best probability.
+void keep_top_groups(const MoeSpec& moe, float* probs) {
+  const int64_t size = moe.num_experts / moe.groups;
+  std::vector<float> best(static_cast<size_t>(moe.groups));
+  for (int64_t g = 0; g < moe.groups; ++g) best[g] = *std::max_element(probs + g * size, probs + (g + 1) * size);
+  std::vector<int64_t> kept(static_cast<size_t>(moe.top_k_groups));
+  ref::top_k(best.data(), moe.groups, moe.top_k_groups, kept.data());
+  for (int64_t g = 0; g < moe.groups; ++g)
+    if (std::find(kept.begin(), kept.end(), g) == kept.end()) std::fill_n(probs + g * size, size, 0.0f);
 }
 
 }  // namespace
@@ -72,11 +85,14 @@ void DecoderModel::experts_block(const LayerWeights& layer, const float* normed,
       ref::softmax(weight.data(), moe.top_k);
     } else {
       ref::softmax(probs, moe.num_experts);
+      if (moe.groups > 0) keep_top_groups(moe, probs);
       ref::top_k(probs, moe.num_experts, moe.top_k, chosen.data());
       float sum = 0.0f;
       for (int64_t j = 0; j < moe.top_k; ++j) sum += (weight[j] = probs[chosen[j]]);
       if (moe.normalize_top_k)
         for (float& w : weight) w /= sum;
+      if (moe.routed_scale != 1.0f)
+        for (float& w : weight) w *= moe.routed_scale;
     }
     // transformers adds the experts' outputs in ascending expert order.
     std::vector<int64_t> order(chosen.begin(), chosen.end());

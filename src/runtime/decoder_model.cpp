@@ -13,7 +13,7 @@ DecoderModel::DecoderModel(DecoderSpec spec, DecoderWeights weights)
     : spec_(std::move(spec)), weights_(std::move(weights)) {}
 
 KvCache DecoderModel::make_cache(int64_t capacity) const {
-  return KvCache(spec_.num_layers, spec_.num_kv_heads, spec_.head_dim, capacity);
+  return KvCache(spec_.num_layers, spec_.num_kv_heads, spec_.head_dim, value_head_dim(spec_), capacity);
 }
 
 bool DecoderModel::recompute_before(int64_t position) const {
@@ -25,6 +25,16 @@ bool DecoderModel::recompute_before(int64_t position) const {
 
 DecoderModel::RopeTables DecoderModel::rope_tables(const RopeSpec& rope, int64_t seq_len) const {
   return {rope_inverse_frequencies(rope, seq_len), static_cast<float>(rope.attention_factor)};
+}
+
+void DecoderModel::RopeTables::at(int64_t position, float* cos, float* sin) const {
+  // transformers multiplies in f32 and takes cos/sin of the f32 product.
+  const float pos = static_cast<float>(position);
+  for (size_t i = 0; i < inv_freq.size(); ++i) {
+    const float angle = pos * inv_freq[i];
+    cos[i] = std::cos(angle) * scale;
+    sin[i] = std::sin(angle) * scale;
+  }
 }
 
 void DecoderModel::norm(const NormWeights& weights, const NormSpec& kind, const float* x, int64_t rows, int64_t dim,
@@ -77,7 +87,11 @@ std::vector<float> DecoderModel::forward(std::span<const int32_t> tokens, int64_
       norm(layer.attn_norm, spec_.norm, x.data(), count, hidden, normed.data());
       attn_in = normed.data();
     }
-    attention_block(layer, i, attn_in, count, start, local ? local_rope : global_rope, cache, attn_out.data());
+    const RopeTables& rope = local ? local_rope : global_rope;
+    if (spec_.latent_attention)
+      latent_attention_block(layer, i, attn_in, count, start, rope, cache, attn_out.data());
+    else
+      attention_block(layer, i, attn_in, count, start, rope, cache, attn_out.data());
     if (layer.post_attn_norm.present())
       norm(layer.post_attn_norm, spec_.norm, attn_out.data(), count, hidden, attn_out.data());
 

@@ -1,7 +1,8 @@
 // A decoder-only transformer on the `ref` backend: the forward pass over a run
 // of tokens at consecutive positions, reading and extending a static KV cache.
-// The blocks are split by file: attention (decoder_attention.cpp), dense and
-// routed-experts MLPs (decoder_mlp.cpp), and the layer loop (decoder_model.cpp).
+// The blocks are split by file: attention (decoder_attention.cpp), multi-head latent
+// attention (latent_attention.cpp), dense and routed-experts MLPs (decoder_mlp.cpp), and the
+// layer loop (decoder_model.cpp).
 #pragma once
 
 #include <cstdint>
@@ -34,9 +35,13 @@ class DecoderModel {
   struct RopeTables {
     std::vector<float> inv_freq;
     float scale = 1.0f;  // attention_factor on cos and sin
+    // cos and sin (inv_freq.size() each) of the angles at one position.
+    void at(int64_t position, float* cos, float* sin) const;
   };
   void attention_block(const LayerWeights& layer, int64_t layer_index, const float* normed, int64_t count,
                        int64_t start, const RopeTables& rope, KvCache& cache, float* out) const;
+  void latent_attention_block(const LayerWeights& layer, int64_t layer_index, const float* normed, int64_t count,
+                              int64_t start, const RopeTables& rope, KvCache& cache, float* out) const;
   void mlp_block(const LayerWeights& layer, int64_t layer_index, const float* normed, int64_t count,
                  float* out) const;
   void experts_block(const LayerWeights& layer, const float* normed, int64_t count, float* out) const;

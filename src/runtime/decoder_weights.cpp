@@ -111,7 +111,29 @@ FloatBuffer bias_if(TensorVisitor& v, bool wanted, const std::string& name, int6
   return wanted ? v.vector(name + ".bias", size, TensorRole::kBias) : FloatBuffer();
 }
 
+void latent_attention(TensorVisitor& v, const DecoderSpec& spec, const std::string& p, LayerWeights& layer) {
+  const WeightNames& n = spec.names;
+  const LatentAttentionSpec& mla = spec.mla;
+  const int64_t hidden = spec.hidden_size, heads = spec.num_heads;
+  LatentAttentionWeights& w = layer.latent;
+  if (mla.q_lora_rank > 0) {
+    w.q_a = v.matrix(p + n.q_a, mla.q_lora_rank, hidden);
+    w.q_a_bias = bias_if(v, mla.down_bias, p + n.q_a, mla.q_lora_rank);
+    w.q_a_norm = norm(v, spec, mla.latent_norm, p + n.q_a_norm, mla.q_lora_rank);
+    w.q_b = v.matrix(p + n.q_b, heads * spec.head_dim, mla.q_lora_rank);
+  } else {
+    layer.q_proj = v.matrix(p + n.q, heads * spec.head_dim, hidden);
+  }
+  w.kv_a = v.matrix(p + n.kv_a, mla.kv_lora_rank + mla.rope_dim, hidden);
+  w.kv_a_bias = bias_if(v, mla.down_bias, p + n.kv_a, mla.kv_lora_rank + mla.rope_dim);
+  w.kv_a_norm = norm(v, spec, mla.latent_norm, p + n.kv_a_norm, mla.kv_lora_rank);
+  w.kv_b = v.matrix(p + n.kv_b, heads * (mla.nope_dim + mla.value_dim), mla.kv_lora_rank);
+  layer.o_proj = v.matrix(p + n.o, hidden, heads * mla.value_dim);
+  layer.o_bias = bias_if(v, spec.o_bias, p + n.o, hidden);
+}
+
 void attention(TensorVisitor& v, const DecoderSpec& spec, const std::string& p, LayerWeights& layer) {
+  if (spec.latent_attention) return latent_attention(v, spec, p, layer);
   const WeightNames& n = spec.names;
   const int64_t hidden = spec.hidden_size, hd = spec.head_dim;
   const int64_t q_width = spec.num_heads * hd, kv_width = spec.num_kv_heads * hd;
@@ -243,6 +265,12 @@ void mlp(TensorVisitor& v, const DecoderSpec& spec, int64_t index, const std::st
       const std::string sp = p + n.shared_expert + ".";
       layer.shared_expert = gated_mlp(v, sp + n.expert_gate, sp + n.expert_up, sp + n.expert_down, hidden,
                                       moe.shared_ffn);
+      if (spec.mlp_bias) {
+        // deepseek_v2's shared experts are its dense MLP class, biases included.
+        layer.shared_expert.gate_bias = v.vector(sp + n.expert_gate + ".bias", moe.shared_ffn, TensorRole::kBias);
+        layer.shared_expert.up_bias = v.vector(sp + n.expert_up + ".bias", moe.shared_ffn, TensorRole::kBias);
+        layer.shared_expert.down_bias = v.vector(sp + n.expert_down + ".bias", hidden, TensorRole::kBias);
+      }
       if (moe.shared_expert_gate) layer.shared_expert_gate = v.tensor(p + n.shared_expert_gate + ".weight", {1, hidden});
     }
     return;

@@ -17,7 +17,18 @@ struct NormWeights {
 
 struct ExpertWeights {
   FloatBuffer gate, up, down;                  // [out, in]
-  FloatBuffer gate_bias, up_bias, down_bias;   // gpt-oss only
+  FloatBuffer gate_bias, up_bias, down_bias;   // gpt-oss; deepseek_v2 shared experts with mlp_bias
+};
+
+// Multi-head latent attention (spec.latent_attention); without q_lora_rank the query comes
+// from LayerWeights::q_proj.
+struct LatentAttentionWeights {
+  FloatBuffer q_a, q_a_bias;    // [q_lora_rank, hidden]
+  NormWeights q_a_norm;
+  FloatBuffer q_b;              // [heads * (nope + rope), q_lora_rank]
+  FloatBuffer kv_a, kv_a_bias;  // [kv_lora_rank + rope, hidden]
+  NormWeights kv_a_norm;
+  FloatBuffer kv_b;             // [heads * (nope + value), kv_lora_rank]
 };
 
 struct LayerWeights {
@@ -25,6 +36,7 @@ struct LayerWeights {
   FloatBuffer q_proj, k_proj, v_proj, o_proj;  // [out, in] whatever the stored layout
   FloatBuffer q_bias, k_bias, v_bias, o_bias;  // empty when the family has none
   NormWeights q_norm, k_norm;                  // absent unless spec.qk_norm_kind != kNone
+  LatentAttentionWeights latent;
   FloatBuffer gate_proj, up_proj, down_proj;   // dense MLP; gate empty for a plain MLP
   FloatBuffer gate_bias, up_bias, down_bias;
   FloatBuffer sinks;                           // [num_heads] when spec.attention_sinks

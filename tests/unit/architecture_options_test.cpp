@@ -49,7 +49,8 @@ Json tiny(const std::string& model_type) {
 
 TEST_F(ArchitectureOptions, UnknownFamilyListsTheSupportedOnes) {
   expect_load_error(tiny("mamba"), ErrorKind::kUnsupportedArchitecture,
-                    {"UNSUPPORTED_ARCHITECTURE: mamba", "supported:", "gemma2", "phi3", "qwen3_moe", "gpt_neox"});
+                    {"UNSUPPORTED_ARCHITECTURE: mamba", "supported:", "gemma2", "phi3", "qwen3_moe", "gpt_neox",
+                     "deepseek_v2"});
 }
 
 TEST_F(ArchitectureOptions, UnknownRopeTypeIsNamed) {
@@ -89,6 +90,21 @@ TEST_F(ArchitectureOptions, UnsupportedFamilyOptionIsNamed) {
   Json olmoe = tiny("olmoe");
   olmoe["clip_qkv"] = 8.0;
   expect_load_error(olmoe, ErrorKind::kUnsupportedOption, {"clip_qkv", "olmoe"});
+}
+
+TEST_F(ArchitectureOptions, DeepseekV2RejectsWhatTransformersCannotRun) {
+  Json config = tiny("deepseek_v2");
+  config["num_experts_per_tok"] = 2;
+  expect_load_error(config, ErrorKind::kUnsupportedOption, {"num_key_value_heads", "2", "deepseek_v2"});
+  config["num_key_value_heads"] = 4;
+  config["topk_method"] = "noaux_tc";
+  expect_load_error(config, ErrorKind::kUnsupportedOption,
+                    {"topk_method", "'noaux_tc'", "deepseek_v2", "greedy, group_limited_greedy"});
+  config["topk_method"] = "group_limited_greedy";
+  expect_load_error(config, ErrorKind::kCheckpoint, {"n_group", "required"});
+  config["topk_method"] = "greedy";
+  config["moe_layer_freq"] = 2;
+  expect_load_error(config, ErrorKind::kUnsupportedOption, {"moe_layer_freq", "deepseek_v2", "supported: 1"});
 }
 
 TEST_F(ArchitectureOptions, LongropeFactorsMustMatchTheRotaryDimension) {

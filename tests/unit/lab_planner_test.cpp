@@ -86,6 +86,23 @@ TEST(LabPlanner, MixtureOfExpertsSpreadsExperts) {
   EXPECT_EQ(plan.ep_degree, 4);
 }
 
+TEST(LabPlanner, LatentAttentionCountMatchesDeepseekV2LitesPublishedParameters) {
+  // The catalog's copy of the config omits q_lora_rank, which DeepSeek-V2-Lite publishes as null
+  // (q_proj, no low-rank query).
+  Json config;
+  for (const CatalogEntry& entry : load_catalog(kCatalog))
+    if (entry.id == "deepseek-ai/DeepSeek-V2-Lite-Chat") config = hf_config(entry);
+  ASSERT_FALSE(config.is_null());
+  config["q_lora_rank"] = nullptr;
+  const ModelShape shape = model_shape(config, std::nullopt);
+  EXPECT_EQ(shape.source, "architecture spec");
+  // 27 x (q 2048x3072 + kv_a 2048x576 + kv_a norm 512 + kv_b 512x4096 + o 2048x2048 + norms
+  // 2x2048) + layer 0's dense MLP 3x2048x10944 + 26 x (64 experts x 3x2048x1408 + router 64x2048
+  // + 2 shared 3x2048x2816) + untied embeddings 2 x 102400x2048 + final norm 2048 (params_b: 15.706).
+  EXPECT_EQ(shape.parameters, 27 * 13'767'168LL + 67'239'936 + 26 * 571'080'704LL + 419'430'400 + 2048);
+  EXPECT_EQ(shape.parameters, 15'706'484'224);
+}
+
 TEST(LabPlanner, SkipsCoreCountsThatDoNotDivideHeads) {
   ModelShape shape;
   shape.parameters = 40'000'000'000;  // 80 GB in bf16: 4 cores hold it, 2 do not

@@ -4,14 +4,13 @@
 
 namespace canrun::ref {
 
-void attend(const float* q, const float* keys, const float* values, int64_t stride, int64_t first,
-            int64_t last, int64_t head_dim, float scale, float cap, const float* sink, float* scratch,
-            float* out) {
+void attend(const float* q, const float* keys, int64_t key_dim, const float* values, int64_t value_dim,
+            int64_t first, int64_t last, float scale, float cap, const float* sink, float* scratch, float* out) {
   const int64_t count = last - first + 1;
   for (int64_t p = 0; p < count; ++p) {
-    const float* k = keys + (first + p) * stride;
+    const float* k = keys + (first + p) * key_dim;
     double dot = 0.0;
-    for (int64_t d = 0; d < head_dim; ++d) dot += static_cast<double>(q[d]) * k[d];
+    for (int64_t d = 0; d < key_dim; ++d) dot += static_cast<double>(q[d]) * k[d];
     scratch[p] = static_cast<float>(dot) * scale;
   }
   if (cap > 0) softcap(scratch, count, cap);
@@ -28,9 +27,9 @@ void attend(const float* q, const float* keys, const float* values, int64_t stri
     const float inv = static_cast<float>(1.0 / sum);
     for (int64_t p = 0; p < count; ++p) scratch[p] *= inv;
   }
-  for (int64_t d = 0; d < head_dim; ++d) {
+  for (int64_t d = 0; d < value_dim; ++d) {
     double acc = 0.0;
-    for (int64_t p = 0; p < count; ++p) acc += static_cast<double>(scratch[p]) * values[(first + p) * stride + d];
+    for (int64_t p = 0; p < count; ++p) acc += static_cast<double>(scratch[p]) * values[(first + p) * value_dim + d];
     out[d] = static_cast<float>(acc);
   }
 }

@@ -38,13 +38,12 @@ void softcap(float* x, int64_t n, float cap);
 // In-place softmax over n values, computed stably.
 void softmax(float* x, int64_t n);
 
-// One query head against keys/values [positions, head_dim] (rows `stride` apart);
-// attends to positions [first, last] inclusive; writes head_dim outputs.
+// One query head of key_dim against keys [positions, key_dim] and values [positions,
+// value_dim]; attends to positions [first, last] inclusive; writes value_dim outputs.
 // `softcap` (0: none) caps each score before the softmax; `sink` (null: none) is one more
 // logit in the softmax whose probability is then dropped (gpt-oss's attention sinks).
-void attend(const float* q, const float* keys, const float* values, int64_t stride, int64_t first,
-            int64_t last, int64_t head_dim, float scale, float softcap, const float* sink, float* scratch,
-            float* out);
+void attend(const float* q, const float* keys, int64_t key_dim, const float* values, int64_t value_dim,
+            int64_t first, int64_t last, float scale, float softcap, const float* sink, float* scratch, float* out);
 
 // y[i] = (clamp(up[i], -limit, limit) + 1) * g * sigmoid(alpha * g), g = min(gate[i], limit):
 // gpt-oss's clamped SwiGLU.

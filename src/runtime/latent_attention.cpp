@@ -1,0 +1,70 @@
+// Multi-head latent attention (deepseek_v2) as transformers' DeepseekV2Attention computes it.
+// transformers caches the normalised latent and the rotated shared key part and expands them
+// through kv_b_proj at every step; each position's expansion depends on that position alone,
+// so the cache here holds the expanded per-head keys and values instead.
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/ref/ops.h"
+#include "runtime/decoder_model.h"
+
+namespace canrun {
+
+void DecoderModel::latent_attention_block(const LayerWeights& layer, int64_t layer_index, const float* normed,
+                                          int64_t count, int64_t start, const RopeTables& rope, KvCache& cache,
+                                          float* out) const {
+  const LatentAttentionSpec& mla = spec_.mla;
+  const LatentAttentionWeights& w = layer.latent;
+  const int64_t hidden = spec_.hidden_size, heads = spec_.num_heads;
+  const int64_t qk_dim = spec_.head_dim, q_width = heads * qk_dim;
+  const int64_t rank = mla.kv_lora_rank, kv_a_width = rank + mla.rope_dim;
+  const int64_t expanded = mla.nope_dim + mla.value_dim;  // per head: [k_nope; v]
+  const int64_t context_width = heads * mla.value_dim;
+
+  std::vector<float> q(count * q_width);
+  if (mla.q_lora_rank > 0) {
+    std::vector<float> q_latent(count * mla.q_lora_rank);
+    ref::linear(normed, count, hidden, w.q_a.data(), w.q_a_bias.data(), mla.q_lora_rank, q_latent.data());
+    norm(w.q_a_norm, mla.latent_norm, q_latent.data(), count, mla.q_lora_rank, q_latent.data());
+    ref::linear(q_latent.data(), count, mla.q_lora_rank, w.q_b.data(), nullptr, q_width, q.data());
+  } else {
+    ref::linear(normed, count, hidden, layer.q_proj.data(), nullptr, q_width, q.data());
+  }
+
+  // kv_a_proj_with_mqa: [latent (rank); shared rotary key (rope_dim)] per position.
+  std::vector<float> kv_a(count * kv_a_width), latent(count * rank), kv(count * heads * expanded);
+  ref::linear(normed, count, hidden, w.kv_a.data(), w.kv_a_bias.data(), kv_a_width, kv_a.data());
+  for (int64_t t = 0; t < count; ++t) std::copy_n(kv_a.data() + t * kv_a_width, rank, latent.data() + t * rank);
+  norm(w.kv_a_norm, mla.latent_norm, latent.data(), count, rank, latent.data());
+  ref::linear(latent.data(), count, rank, w.kv_b.data(), nullptr, heads * expanded, kv.data());
+
+  // transformers rotates the rope parts as complex numbers (x[2i] + i x[2i+1]) times e^(i angle):
+  // interleaved pairs, no permutation.
+  std::vector<float> cos(rope.inv_freq.size()), sin(rope.inv_freq.size());
+  for (int64_t t = 0; t < count; ++t) {
+    rope.at(start + t, cos.data(), sin.data());
+    ref::apply_rotary_interleaved(q.data() + t * q_width + mla.nope_dim, heads, qk_dim, mla.rope_dim, cos.data(),
+                                  sin.data());
+    float* k_rope = kv_a.data() + t * kv_a_width + rank;
+    ref::apply_rotary_interleaved(k_rope, 1, mla.rope_dim, mla.rope_dim, cos.data(), sin.data());
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* head = kv.data() + (t * heads + h) * expanded;
+      float* key = cache.keys(layer_index, h) + (start + t) * qk_dim;
+      std::copy_n(head, mla.nope_dim, key);
+      std::copy_n(k_rope, mla.rope_dim, key + mla.nope_dim);
+      std::copy_n(head + mla.nope_dim, mla.value_dim, cache.values(layer_index, h) + (start + t) * mla.value_dim);
+    }
+  }
+
+  const float scale =
+      spec_.attention_scale > 0 ? spec_.attention_scale : 1.0f / std::sqrt(static_cast<float>(qk_dim));
+  std::vector<float> scores(start + count), context(count * context_width);
+  for (int64_t t = 0; t < count; ++t)
+    for (int64_t h = 0; h < heads; ++h)
+      ref::attend(q.data() + t * q_width + h * qk_dim, cache.keys(layer_index, h), qk_dim,
+                  cache.values(layer_index, h), mla.value_dim, 0, start + t, scale, 0, nullptr, scores.data(),
+                  context.data() + t * context_width + h * mla.value_dim);
+  ref::linear(context.data(), count, context_width, layer.o_proj.data(), layer.o_bias.data(), hidden, out);
+}
+
+}  // namespace canrun
