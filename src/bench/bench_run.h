@@ -1,0 +1,51 @@
+// Runs a bench workload on a loaded model: warm-up requests, then the measured ones, a fixed
+// number at a time, and the times a migration decision needs from each.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/statistics.h"
+#include "bench/workload.h"
+#include "runtime/decoder_model.h"
+
+namespace canrun {
+
+struct RequestMeasurement {
+  int64_t prompt_tokens = 0;
+  int64_t generated_tokens = 0;
+  double first_token_s = 0;  // from the request's start to its first generated token
+  double prefill_s = 0;
+  double decode_s = 0;                    // the tokens after the first
+  std::vector<double> token_latencies_s;  // between consecutive generated tokens
+  std::string error;                      // empty: it ran
+};
+
+struct BenchRun {
+  std::vector<RequestMeasurement> measured;  // in request order
+  double wall_s = 0;                         // from the first measured start to the last end
+  int threads_per_request = 1;
+};
+
+// `threads` OpenMP threads are shared equally by the `workload.concurrency` requests in flight.
+// `on_done(done, total)` follows every finished request, warm-up included.
+BenchRun run_bench(const DecoderModel& model, const std::vector<BenchRequest>& requests, const Workload& workload,
+                   int threads, const std::function<void(int64_t done, int64_t total)>& on_done = {});
+
+struct BenchResults {
+  Summary first_token_s;
+  Summary token_latency_s;
+  double prefill_tokens_per_s = 0;     // measured prompt tokens / their prefill time
+  double decode_tokens_per_s = 0;      // per request in flight: decode tokens / decode time
+  double throughput_tokens_per_s = 0;  // generated tokens of all measured requests / wall time
+  int64_t prompt_tokens = 0;
+  int64_t generated_tokens = 0;
+  int64_t failures = 0;
+  std::vector<std::string> errors;  // distinct messages, first seen first
+};
+
+BenchResults summarize_run(const BenchRun& run);
+
+}  // namespace canrun

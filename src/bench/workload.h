@@ -1,0 +1,40 @@
+// What `canrun bench` runs: prompt and output lengths drawn from distributions, a number of
+// requests after a warm-up, served `concurrency` at a time.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace canrun {
+
+// "128" (always 128) or "64-512" (uniform integers, both ends included).
+struct LengthDistribution {
+  int64_t low = 1;
+  int64_t high = 1;
+  std::string text() const;
+};
+
+// Throws Error(kUsage) naming `option` when `text` is not a length or range of lengths >= `minimum`.
+LengthDistribution parse_lengths(std::string_view text, std::string_view option, int64_t minimum);
+
+struct Workload {
+  LengthDistribution prompt{128, 128};
+  LengthDistribution output{32, 32};
+  int64_t requests = 5;  // measured
+  int64_t warmup = 1;    // run first, not measured
+  int64_t concurrency = 1;
+  uint64_t seed = 0;
+};
+
+struct BenchRequest {
+  std::vector<int32_t> prompt;  // token ids drawn uniformly from the vocabulary
+  int64_t output_tokens = 0;    // generated exactly: no eos stops a bench request
+};
+
+// The warm-up requests first, then the measured ones; the same seed gives the same requests.
+std::vector<BenchRequest> make_requests(const Workload& workload, int64_t vocab_size);
+
+}  // namespace canrun

@@ -1,0 +1,219 @@
+// canrun bench MODEL_DIR: what a migration decision needs to know about speed: load time,
+// time to first token, prefill and decode speed, per-token latency percentiles, throughput,
+// peak memory, failures and cost, for a workload of prompt/output lengths and concurrency.
+#include <omp.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "bench/bench_run.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "lab/software_stack.h"
+#include "runtime/loaded_model.h"
+#include "util/error.h"
+#include "util/json.h"
+#include "util/process_stats.h"
+
+namespace canrun {
+namespace {
+
+constexpr const char* kCompileNote = "no separate compile step in this version: the ref backend runs the loaded "
+                                     "weights directly, so load time is all the start-up there is";
+
+struct BenchArgs {
+  std::string model_dir;
+  std::string prompt_tokens = "128";
+  std::string output_tokens = "32";
+  Workload workload;
+  int threads = 0;  // 0: every core
+  double price_per_hour = 0;
+  bool priced = false;
+  bool json = false;
+};
+
+std::string fixed(double value, int digits) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << value;
+  return out.str();
+}
+
+// Milliseconds below a second, seconds above: start-up and latencies span both.
+std::string duration(double seconds) {
+  return seconds < 1 ? fixed(seconds * 1000, seconds < 0.01 ? 2 : 1) + " ms" : fixed(seconds, 2) + " s";
+}
+
+Json summary_json(const Summary& summary) {
+  return {{"mean", summary.mean}, {"p50", summary.p50}, {"p95", summary.p95}, {"max", summary.max},
+          {"count", summary.count}};
+}
+
+// Cost of a million tokens at `tokens_per_s` when the machine costs `price_per_hour`.
+Json cost_per_million(const BenchArgs& args, double tokens_per_s) {
+  if (!args.priced || tokens_per_s <= 0) return nullptr;
+  return args.price_per_hour / 3600.0 / tokens_per_s * 1e6;
+}
+
+struct Measured {
+  std::string architecture;
+  std::string weights_dtype;
+  double load_s = 0;
+  BenchRun run;
+  BenchResults results;
+  int64_t peak_rss_bytes = 0;
+};
+
+Json report_json(const BenchArgs& args, const Measured& measured) {
+  const BenchResults& results = measured.results;
+  const double all_tokens_per_s =
+      measured.run.wall_s > 0 ? static_cast<double>(results.prompt_tokens + results.generated_tokens) /
+                                    measured.run.wall_s
+                              : 0;
+  Json stack = Json::object();
+  for (const StackComponent& component : software_stack()) stack[component.component] = component.version;
+  return {{"model", args.model_dir},
+          {"architecture", measured.architecture},
+          {"weights_dtype", measured.weights_dtype},
+          {"compute_dtype", "F32"},
+          {"backend", engine_version_pair().library},
+          {"workload",
+           {{"prompt_tokens", args.workload.prompt.text()},
+            {"output_tokens", args.workload.output.text()},
+            {"requests", args.workload.requests},
+            {"warmup", args.workload.warmup},
+            {"concurrency", args.workload.concurrency},
+            {"seed", args.workload.seed}}},
+          {"threads", args.threads},
+          {"threads_per_request", measured.run.threads_per_request},
+          {"software_stack", stack},
+          {"load_s", measured.load_s},
+          {"compile_s", nullptr},
+          {"compile_note", kCompileNote},
+          {"first_token_s", summary_json(results.first_token_s)},
+          {"prefill_tokens_per_s", results.prefill_tokens_per_s},
+          {"decode_tokens_per_s", results.decode_tokens_per_s},
+          {"token_latency_s", summary_json(results.token_latency_s)},
+          {"throughput_tokens_per_s", results.throughput_tokens_per_s},
+          {"wall_s", measured.run.wall_s},
+          {"prompt_tokens", results.prompt_tokens},
+          {"generated_tokens", results.generated_tokens},
+          {"peak_rss_bytes", measured.peak_rss_bytes},
+          {"failures", results.failures},
+          {"errors", results.errors},
+          {"price_per_hour", args.priced ? Json(args.price_per_hour) : Json(nullptr)},
+          {"cost_per_million_generated_tokens", cost_per_million(args, results.throughput_tokens_per_s)},
+          {"cost_per_million_tokens", cost_per_million(args, all_tokens_per_s)}};
+}
+
+void print_report(const BenchArgs& args, const Measured& measured) {
+  const BenchResults& results = measured.results;
+  const Workload& workload = args.workload;
+  std::cout << "canrun bench " << args.model_dir << ": " << measured.architecture << ", "
+            << measured.weights_dtype << " weights computed in F32, backend " << engine_version_pair().library
+            << "\nworkload: prompt " << workload.prompt.text() << " tokens, output " << workload.output.text()
+            << " tokens, " << workload.requests << " requests after " << workload.warmup << " warm-up, concurrency "
+            << workload.concurrency << ", " << args.threads << " threads (" << measured.run.threads_per_request
+            << " per request), seed " << workload.seed << "\nstack:";
+  for (const StackComponent& component : software_stack())
+    std::cout << " " << component.component << " " << component.version << ";";
+  std::cout << "\n\n";
+  std::vector<std::vector<std::string>> rows = {{"measure", "value"}};
+  rows.push_back({"load", duration(measured.load_s)});
+  rows.push_back({"compile", "- (no separate compile step in this version)"});
+  rows.push_back({"time to first token", "p50 " + duration(results.first_token_s.p50) + ", p95 " +
+                                             duration(results.first_token_s.p95)});
+  rows.push_back({"prefill", fixed(results.prefill_tokens_per_s, 1) + " tokens/s"});
+  rows.push_back({"decode", fixed(results.decode_tokens_per_s, 1) + " tokens/s per request"});
+  rows.push_back({"per-token latency", "p50 " + duration(results.token_latency_s.p50) + ", p95 " +
+                                           duration(results.token_latency_s.p95)});
+  rows.push_back({"throughput", fixed(results.throughput_tokens_per_s, 1) + " generated tokens/s (" +
+                                    std::to_string(results.generated_tokens) + " in " +
+                                    duration(measured.run.wall_s) + ")"});
+  rows.push_back({"peak memory", std::to_string(measured.peak_rss_bytes >> 20) + " MiB resident"});
+  rows.push_back({"failures", std::to_string(results.failures) + " of " + std::to_string(workload.requests)});
+  const Json cost = cost_per_million(args, results.throughput_tokens_per_s);
+  if (args.priced)
+    rows.push_back({"cost", cost.is_null() ? "- (nothing generated)"
+                                           : "$" + fixed(cost.get<double>(), 4) + " per million generated tokens at $" +
+                                                 fixed(args.price_per_hour, 2) + "/hour"});
+  print_aligned_table(rows);
+  for (const std::string& error : results.errors) std::cout << "error: " << error << "\n";
+}
+
+void check_fits(const BenchArgs& args, const DecoderSpec& spec) {
+  const int64_t longest = args.workload.prompt.high + args.workload.output.high;
+  if (longest > spec.max_positions)
+    fail(ErrorKind::kUsage, "--prompt-tokens " + args.workload.prompt.text() + " plus --output-tokens " +
+                                args.workload.output.text() + " reaches " + std::to_string(longest) +
+                                " positions, more than the model's max_position_embeddings of " +
+                                std::to_string(spec.max_positions));
+}
+
+void run(BenchArgs& args) {
+  args.workload.prompt = parse_lengths(args.prompt_tokens, "--prompt-tokens", 1);
+  args.workload.output = parse_lengths(args.output_tokens, "--output-tokens", 1);
+  if (args.threads == 0) args.threads = omp_get_max_threads();
+
+  Measured measured;
+  const auto load_start = std::chrono::steady_clock::now();
+  const LoadedModel loaded = load_model(args.model_dir);
+  measured.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  const DecoderSpec& spec = loaded.model->spec();
+  check_fits(args, spec);
+  measured.architecture = spec.model_type;
+  measured.weights_dtype = std::string(dtype_name(loaded.stored_dtype));
+
+  const std::vector<BenchRequest> requests = make_requests(args.workload, spec.vocab_size);
+  const bool terminal = isatty(STDERR_FILENO);
+  measured.run = run_bench(*loaded.model, requests, args.workload, args.threads, [&](int64_t done, int64_t total) {
+    if (terminal) std::cerr << "\rbench: " << done << "/" << total << " requests done" << std::flush;
+  });
+  if (terminal) std::cerr << "\n";
+  measured.results = summarize_run(measured.run);
+  measured.peak_rss_bytes = peak_resident_bytes();
+
+  if (args.json) std::cout << report_json(args, measured).dump(2) << "\n";
+  else print_report(args, measured);
+  if (measured.results.failures > 0)
+    fail(ErrorKind::kRuntime, std::to_string(measured.results.failures) + " of " +
+                                  std::to_string(args.workload.requests) + " requests failed: " +
+                                  measured.results.errors.front());
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* command = app.add_subcommand(
+      "bench",
+      "Measure a model folder: load time, time to first token, prefill and decode tokens/s, per-token\n"
+      "latency p50/p95, throughput, peak memory and failures, over requests of random token ids whose\n"
+      "prompt and output lengths are drawn from the given ranges (outputs always run to full length).");
+  command->add_option("model_dir", args->model_dir, "Model folder (config.json, safetensors, ...)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  command->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length: N or LOW-HIGH (default 128)");
+  command->add_option("--output-tokens", args->output_tokens, "Generated tokens: N or LOW-HIGH (default 32)");
+  command->add_option("--requests", args->workload.requests, "Measured requests (default 5)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000}));
+  command->add_option("--warmup", args->workload.warmup, "Requests run first and not measured (default 1)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000}));
+  command->add_option("--concurrency", args->workload.concurrency, "Requests in flight at once (default 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{256}));
+  command->add_option("--threads", args->threads, "Threads in all, shared by the requests in flight (default: every core)")
+      ->check(CLI::Range(1, 1024));
+  command->add_option("--seed", args->workload.seed, "Seed of the prompts' token ids and lengths (default 0)");
+  command->add_option("--price-per-hour", args->price_per_hour,
+                      "The machine's price per hour (e.g. in USD): adds the cost per million tokens")
+      ->check(CLI::NonNegativeNumber)
+      ->each([args](const std::string&) { args->priced = true; });
+  command->add_flag("--json", args->json, "Print the results as JSON");
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace canrun

@@ -1,0 +1,81 @@
+"""`canrun bench`: the measurements over a workload, their JSON and table forms, and bad input."""
+import json
+
+import pytest
+
+from conftest import REPO_ROOT
+
+MODEL = REPO_ROOT / "tests" / "fixtures" / "models" / "llama_f32"  # max_position_embeddings 128
+
+
+def bench_json(run_canrun, *args):
+    result = run_canrun("bench", MODEL, "--json", *args)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_json_measures_every_request_of_the_workload(run_canrun):
+    report = bench_json(run_canrun, "--prompt-tokens", "8-16", "--output-tokens", "5", "--requests", "3",
+                        "--warmup", "1", "--concurrency", "2", "--threads", "2", "--price-per-hour", "3.6")
+    assert report["architecture"] == "llama" and report["weights_dtype"] == "F32"
+    assert report["workload"] == {"prompt_tokens": "8-16", "output_tokens": "5", "requests": 3, "warmup": 1,
+                                  "concurrency": 2, "seed": 0}
+    assert report["threads"] == 2 and report["threads_per_request"] == 1
+    assert report["failures"] == 0 and report["errors"] == []
+    assert report["generated_tokens"] == 3 * 5  # no eos stops a bench request
+    assert 3 * 8 <= report["prompt_tokens"] <= 3 * 16
+    first, latency = report["first_token_s"], report["token_latency_s"]
+    assert first["count"] == 3 and latency["count"] == 3 * 4
+    for summary in (first, latency):
+        assert 0 < summary["p50"] <= summary["p95"] <= summary["max"]
+    assert report["load_s"] > 0 and report["wall_s"] > 0 and report["peak_rss_bytes"] > 0
+    assert report["throughput_tokens_per_s"] == pytest.approx(report["generated_tokens"] / report["wall_s"])
+    assert report["prefill_tokens_per_s"] > 0 and report["decode_tokens_per_s"] > 0
+    # $3.60 an hour is $0.001 a second.
+    assert report["cost_per_million_generated_tokens"] == pytest.approx(0.001 / report["throughput_tokens_per_s"] * 1e6)
+    all_tokens_per_s = (report["prompt_tokens"] + report["generated_tokens"]) / report["wall_s"]
+    assert report["cost_per_million_tokens"] == pytest.approx(0.001 / all_tokens_per_s * 1e6)
+    assert report["compile_s"] is None and "compile" in report["compile_note"]
+    assert report["software_stack"]["canrun"].startswith("0.1.0")
+
+
+def test_the_seed_fixes_the_prompts(run_canrun):
+    runs = [bench_json(run_canrun, "--prompt-tokens", "4-60", "--output-tokens", "1", "--requests", "4",
+                       "--seed", "5") for _ in range(2)]
+    assert runs[0]["prompt_tokens"] == runs[1]["prompt_tokens"]
+    assert runs[0]["price_per_hour"] is None and runs[0]["cost_per_million_tokens"] is None
+
+
+def test_table_names_the_conditions_and_each_measure(run_canrun):
+    result = run_canrun("bench", MODEL, "--prompt-tokens", "8", "--output-tokens", "3", "--requests", "2",
+                        "--price-per-hour", "2")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "llama, F32 weights computed in F32" in out
+    assert "workload: prompt 8 tokens, output 3 tokens, 2 requests after 1 warm-up, concurrency 1" in out
+    for measure in ("load", "time to first token", "prefill", "decode", "per-token latency", "throughput",
+                    "peak memory", "failures", "cost"):
+        assert any(line.startswith(measure + " ") for line in out.splitlines()), measure
+    assert "0 of 2" in out and "per million generated tokens at $2.00/hour" in out
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--prompt-tokens", "16-8"], "--prompt-tokens '16-8': the range ends below its start"),
+    (["--output-tokens", "many"], "--output-tokens 'many': not a whole number"),
+    (["--output-tokens", "0"], "--output-tokens '0': must be at least 1"),
+    (["--prompt-tokens", "100", "--output-tokens", "29"], "reaches 129 positions, more than the model's "
+                                                          "max_position_embeddings of 128"),
+    (["--concurrency", "0"], "--concurrency"),
+    (["--price-per-hour", "-1"], "--price-per-hour"),
+])
+def test_bad_input_is_a_usage_error(run_canrun, args, words):
+    result = run_canrun("bench", MODEL, *args)
+    assert result.returncode == 2, result.stderr
+    assert words in result.stderr
+
+
+def test_missing_model_folder(run_canrun, tmp_path):
+    result = run_canrun("bench", tmp_path / "nowhere")
+    assert result.returncode == 2 and "nowhere" in result.stderr
+    empty = run_canrun("bench", tmp_path)
+    assert empty.returncode != 0 and "config.json" in empty.stderr
