@@ -2,15 +2,26 @@
 
 #include <algorithm>
 
+#include "models/llama_like.h"
+
 namespace canrun {
 
+int64_t sliding_window_or_null(const ConfigReader& config, int64_t fallback) {
+  if (config.json().contains("sliding_window") && !config.has("sliding_window")) return 0;
+  return config.has("sliding_window") ? config.integer("sliding_window", std::nullopt, 1, int64_t{1} << 30) : fallback;
+}
+
 std::vector<int64_t> uniform_windows(const ConfigReader& config, int64_t num_layers, int64_t fallback) {
-  const bool explicitly_null = config.json().contains("sliding_window") && !config.has("sliding_window");
-  const int64_t window =
-      explicitly_null ? 0
-                      : (config.has("sliding_window") ? config.integer("sliding_window", std::nullopt, 1, int64_t{1} << 30)
-                                                      : fallback);
-  return std::vector<int64_t>(static_cast<size_t>(num_layers), window);
+  return std::vector<int64_t>(static_cast<size_t>(num_layers), sliding_window_or_null(config, fallback));
+}
+
+void apply_qwen3_attention(const ConfigReader& config, DecoderSpec& spec) {
+  const bool attention_bias = config.boolean("attention_bias", false);
+  spec.qkv_bias = attention_bias;
+  spec.o_bias = attention_bias;
+  spec.qk_norm = true;
+  spec.qk_norm_kind = QkNorm::kPerHead;
+  spec.sliding_window = read_qwen_style_windows(config, spec.num_layers);
 }
 
 std::vector<bool> sparse_layers(const ConfigReader& config, int64_t num_layers, int64_t num_experts) {

@@ -9,9 +9,15 @@
 
 namespace canrun {
 
-// The Mistral convention: one window on every layer when sliding_window is set (null or
-// absent: `fallback`, 0 meaning full attention).
+// sliding_window: null means full attention (0), absent means `fallback`.
+int64_t sliding_window_or_null(const ConfigReader& config, int64_t fallback);
+
+// The Mistral convention: one window on every layer, sliding_window_or_null(config, fallback).
 std::vector<int64_t> uniform_windows(const ConfigReader& config, int64_t num_layers, int64_t fallback);
+
+// Qwen3's attention (qwen3, qwen3_moe): q/k/v/o biases per attention_bias, an RMSNorm over
+// each head of q and k, Qwen-style sliding windows.
+void apply_qwen3_attention(const ConfigReader& config, DecoderSpec& spec);
 
 // Qwen-MoE style: layer i is sparse unless listed in mlp_only_layers, when (i + 1) is a
 // multiple of decoder_sparse_step.

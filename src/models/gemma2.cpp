@@ -1,5 +1,6 @@
 // Gemma 2: Gemma with norms before and after attention and MLP, alternating sliding-window
 // layers, attention-logit and final-logit soft-capping, and query_pre_attn_scalar.
+#include "models/families_common.h"
 #include "models/gemma_common.h"
 #include "models/llama_like.h"
 #include "models/registry.h"
@@ -22,8 +23,7 @@ DecoderSpec read_gemma2(const ConfigReader& config) {
   defaults.tie_embeddings = true;
   DecoderSpec spec = read_llama_like_spec(config, defaults);
   apply_gemma2_layout(config, spec, 50.0, 30.0);
-  const bool window_null = config.json().contains("sliding_window") && !config.has("sliding_window");
-  const int64_t window = window_null ? 0 : config.integer("sliding_window", 4096, 1, int64_t{1} << 30);
+  const int64_t window = sliding_window_or_null(config, 4096);
   spec.sliding_window = read_layer_type_windows(config, spec.num_layers, window,
                                                 [](int64_t i) { return (i + 1) % 2 != 0; });
   return spec;

@@ -1,6 +1,7 @@
 // Gemma 3 (text): the Gemma 2 layout with per-head q/k (1 + w) RMSNorms, one sliding layer
 // pattern (5 local : 1 global by default) and separate rope parameters for local and global
 // layers (rope_parameters keyed by layer type, or rope_local_base_freq + rope_scaling).
+#include "models/families_common.h"
 #include "models/gemma_common.h"
 #include "models/llama_like.h"
 #include "models/registry.h"
@@ -28,8 +29,7 @@ DecoderSpec read_gemma3_text(const ConfigReader& config) {
   spec.qk_norm_kind = QkNorm::kPerHead;
 
   const int64_t pattern = config.integer("sliding_window_pattern", 6, 1, 1 << 20);
-  const bool window_null = config.json().contains("sliding_window") && !config.has("sliding_window");
-  const int64_t window = window_null ? 0 : config.integer("sliding_window", 4096, 1, int64_t{1} << 30);
+  const int64_t window = sliding_window_or_null(config, 4096);
   spec.sliding_window = read_layer_type_windows(config, spec.num_layers, window,
                                                 [pattern](int64_t i) { return (i + 1) % pattern != 0; });
 

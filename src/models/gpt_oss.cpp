@@ -44,8 +44,7 @@ DecoderSpec read_gpt_oss(const ConfigReader& config) {
   spec.qkv_bias = attention_bias;
   spec.o_bias = attention_bias;
   spec.attention_sinks = true;
-  const bool window_null = reader.json().contains("sliding_window") && !reader.has("sliding_window");
-  const int64_t window = window_null ? 0 : reader.integer("sliding_window", 128, 1, int64_t{1} << 30);
+  const int64_t window = sliding_window_or_null(reader, 128);
   spec.sliding_window = read_layer_type_windows(reader, spec.num_layers, window,
                                                 [](int64_t i) { return (i + 1) % 2 != 0; });
   MoeKeys keys;

@@ -1,4 +1,5 @@
 // Qwen3: the Llama layout with an RMSNorm over each head of q and k.
+#include "models/families_common.h"
 #include "models/llama_like.h"
 #include "models/registry.h"
 
@@ -12,12 +13,7 @@ DecoderSpec read_qwen3(const ConfigReader& config) {
   defaults.head_dim = 128;
   defaults.max_positions = 32768;
   DecoderSpec spec = read_llama_like_spec(config, defaults);
-  const bool attention_bias = config.boolean("attention_bias", false);
-  spec.qkv_bias = attention_bias;
-  spec.o_bias = attention_bias;
-  spec.qk_norm = true;
-  spec.qk_norm_kind = QkNorm::kPerHead;
-  spec.sliding_window = read_qwen_style_windows(config, spec.num_layers);
+  apply_qwen3_attention(config, spec);
   return spec;
 }
 

@@ -17,12 +17,7 @@ DecoderSpec read_qwen3_moe(const ConfigReader& config) {
   defaults.num_kv_heads = 4;
   defaults.max_positions = 32768;
   DecoderSpec spec = read_llama_like_spec(config, defaults);
-  const bool attention_bias = config.boolean("attention_bias", false);
-  spec.qkv_bias = attention_bias;
-  spec.o_bias = attention_bias;
-  spec.qk_norm = true;
-  spec.qk_norm_kind = QkNorm::kPerHead;
-  spec.sliding_window = read_qwen_style_windows(config, spec.num_layers);
+  apply_qwen3_attention(config, spec);
   MoeKeys keys;
   keys.num_experts_alias = "num_local_experts";
   keys.default_experts = 128;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "checkpoint/config_reader.h"
 #include "models/registry.h"
 #include "runtime/loaded_model.h"
 #include "util/json.h"
@@ -111,6 +112,40 @@ TEST_F(ArchitectureOptions, LongropeFactorsMustMatchTheRotaryDimension) {
   Json config = tiny("phi3");
   config["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 1.0}}};
   expect_load_error(config, ErrorKind::kCheckpoint, {"short_factor", "expected rotary dimension / 2 = 8"});
+}
+
+std::vector<int64_t> windows_of(const std::string& model_type, const Json& config) {
+  return find_architecture(model_type).read_spec(ConfigReader(config, "config.json")).sliding_window;
+}
+
+// transformers reads "sliding_window": null as full attention on every layer, and an absent
+// field as the family's default window on its sliding layers.
+TEST(ArchitectureRegistry, SlidingWindowNullMeansFullAttentionAbsentMeansTheDefault) {
+  struct Case {
+    std::string model_type;
+    int64_t fallback;
+    int64_t layers;  // the last one is a global layer, the others slide
+  };
+  for (const Case& c : {Case{"gemma2", 4096, 2}, Case{"gemma3_text", 4096, 6}, Case{"gpt_oss", 128, 2}}) {
+    const auto expected = [&](int64_t window) {
+      std::vector<int64_t> windows(static_cast<size_t>(c.layers), window);
+      windows.back() = 0;
+      return windows;
+    };
+    Json config = tiny(c.model_type);
+    config["num_hidden_layers"] = c.layers;
+    EXPECT_EQ(windows_of(c.model_type, config), expected(c.fallback)) << c.model_type;
+    config["sliding_window"] = nullptr;
+    EXPECT_EQ(windows_of(c.model_type, config), expected(0)) << c.model_type;
+    config["sliding_window"] = 16;
+    EXPECT_EQ(windows_of(c.model_type, config), expected(16)) << c.model_type;
+  }
+  Json mixtral = tiny("mixtral");
+  mixtral["num_local_experts"] = 4;
+  mixtral["num_experts_per_tok"] = 2;
+  EXPECT_EQ(windows_of("mixtral", mixtral), (std::vector<int64_t>{0, 0}));
+  mixtral["sliding_window"] = 16;
+  EXPECT_EQ(windows_of("mixtral", mixtral), (std::vector<int64_t>{16, 16}));
 }
 
 TEST(ArchitectureRegistry, EveryFamilyListsItsOptions) {
