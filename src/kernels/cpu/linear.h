@@ -1,0 +1,17 @@
+// The `cpu` backend's matrix products: f32 accumulation, weights as f32 or bf16, AVX2+FMA
+// when the processor has it (chosen at run time; the build stays baseline x86-64), OpenMP
+// over output rows. Results do not depend on the thread count.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor/weight_matrix.h"
+
+namespace canrun::cpu {
+
+// y[rows, w.rows()] = x[rows, w.cols()] @ w^T (+ bias[w.rows()] when not null). One row
+// (decode) streams each weight once; more rows (prefill) widen a tile of weight rows to f32
+// once and reuse it for every row of x.
+void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, float* y);
+
+}  // namespace canrun::cpu

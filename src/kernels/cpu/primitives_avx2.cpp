@@ -1,0 +1,105 @@
+// AVX2+FMA inner loops. Every function carries the target attribute itself (not the whole
+// file's flags), so the rest of the build stays baseline x86-64 and these run only after
+// linear.cpp has checked the processor.
+#include <immintrin.h>
+
+#include "kernels/cpu/primitives.h"
+#include "tensor/dtype.h"
+
+#define CANRUN_AVX2 __attribute__((target("avx2,fma")))
+
+namespace canrun::cpu {
+namespace {
+
+CANRUN_AVX2 inline float horizontal_sum(__m256 v) {
+  const __m128 half = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 quarter = _mm_add_ps(half, _mm_movehl_ps(half, half));
+  return _mm_cvtss_f32(_mm_add_ss(quarter, _mm_movehdup_ps(quarter)));
+}
+
+// Eight bf16 values widened to f32: bf16 is the top half of an f32.
+CANRUN_AVX2 inline __m256 load_bf16(const uint16_t* src) {
+  const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+}
+
+CANRUN_AVX2 void widen_bf16(const uint16_t* src, int64_t n, float* dst) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, load_bf16(src + i));
+  for (; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
+}
+
+// Four independent accumulators cover the FMA latency in a single dot product (decode).
+CANRUN_AVX2 float dot_f32(const float* x, const float* w, int64_t n) {
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int j = 0; j < 4; ++j)
+      acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * j), _mm256_loadu_ps(w + i + 8 * j), acc[j]);
+  for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(w + i), acc[0]);
+  float sum = horizontal_sum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+  for (; i < n; ++i) sum += x[i] * w[i];
+  return sum;
+}
+
+CANRUN_AVX2 float dot_bf16(const float* x, const uint16_t* w, int64_t n) {
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int j = 0; j < 4; ++j)
+      acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * j), load_bf16(w + i + 8 * j), acc[j]);
+  for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), load_bf16(w + i), acc[0]);
+  float sum = horizontal_sum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+  for (; i < n; ++i) sum += x[i] * bf16_to_f32(w[i]);
+  return sum;
+}
+
+// R rows of x against C rows of w: each loaded vector feeds several FMAs, and the R * C
+// accumulators are independent. One accumulator per output, so the sum order is the same
+// for every block shape.
+template <int R, int C>
+CANRUN_AVX2 void block(const float* x, const float* w, int64_t n, float* y, int64_t ldy) {
+  __m256 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) {
+    __m256 wv[C];
+    for (int c = 0; c < C; ++c) wv[c] = _mm256_loadu_ps(w + c * n + k);
+    for (int r = 0; r < R; ++r) {
+      const __m256 xv = _mm256_loadu_ps(x + r * n + k);
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) {
+      float sum = horizontal_sum(acc[r][c]);
+      for (int64_t i = k; i < n; ++i) sum += x[r * n + i] * w[c * n + i];
+      y[r * ldy + c] = sum;
+    }
+}
+
+template <int R>
+CANRUN_AVX2 void row_block(const float* x, const float* w, int64_t w_rows, int64_t n, float* y, int64_t ldy) {
+  constexpr int kCols = 2;
+  int64_t o = 0;
+  for (; o + kCols <= w_rows; o += kCols) block<R, kCols>(x, w + o * n, n, y + o, ldy);
+  if (o < w_rows) block<R, 1>(x, w + o * n, n, y + o, ldy);
+}
+
+CANRUN_AVX2 void tile(const float* x, int64_t x_rows, const float* w, int64_t w_rows, int64_t n, float* y,
+                      int64_t ldy) {
+  constexpr int kRows = 4;
+  int64_t r = 0;
+  for (; r + kRows <= x_rows; r += kRows) row_block<kRows>(x + r * n, w, w_rows, n, y + r * ldy, ldy);
+  for (; r < x_rows; ++r) row_block<1>(x + r * n, w, w_rows, n, y + r * ldy, ldy);
+}
+
+}  // namespace
+
+const Primitives& avx2_primitives() {
+  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, tile};
+  return primitives;
+}
+
+}  // namespace canrun::cpu

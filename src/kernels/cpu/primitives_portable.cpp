@@ -1,0 +1,52 @@
+// Plain C++ inner loops, for processors without AVX2+FMA: eight partial sums per dot product
+// so the adds do not wait on each other.
+#include "kernels/cpu/primitives.h"
+
+#include "tensor/dtype.h"
+
+namespace canrun::cpu {
+namespace {
+
+constexpr int64_t kLanes = 8;
+
+template <typename W>
+float dot(const float* x, const W* w, int64_t n) {
+  float partial[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t lane = 0; lane < kLanes; ++lane) {
+      if constexpr (sizeof(W) == 2)
+        partial[lane] += x[i + lane] * bf16_to_f32(w[i + lane]);
+      else
+        partial[lane] += x[i + lane] * w[i + lane];
+    }
+  float sum = ((partial[0] + partial[1]) + (partial[2] + partial[3])) + ((partial[4] + partial[5]) + (partial[6] + partial[7]));
+  for (; i < n; ++i) {
+    if constexpr (sizeof(W) == 2)
+      sum += x[i] * bf16_to_f32(w[i]);
+    else
+      sum += x[i] * w[i];
+  }
+  return sum;
+}
+
+void widen_bf16(const uint16_t* src, int64_t n, float* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
+}
+
+float dot_f32(const float* x, const float* w, int64_t n) { return dot(x, w, n); }
+float dot_bf16(const float* x, const uint16_t* w, int64_t n) { return dot(x, w, n); }
+
+void tile(const float* x, int64_t x_rows, const float* w, int64_t w_rows, int64_t n, float* y, int64_t ldy) {
+  for (int64_t r = 0; r < x_rows; ++r)
+    for (int64_t o = 0; o < w_rows; ++o) y[r * ldy + o] = dot(x + r * n, w + o * n, n);
+}
+
+}  // namespace
+
+const Primitives& portable_primitives() {
+  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, tile};
+  return primitives;
+}
+
+}  // namespace canrun::cpu

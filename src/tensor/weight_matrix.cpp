@@ -1,0 +1,109 @@
+#include "tensor/weight_matrix.h"
+
+#include <type_traits>
+#include <utility>
+
+namespace canrun {
+namespace {
+
+// The elements of `m` as a flat span of T (float or uint16_t, per its dtype).
+template <typename T>
+std::span<const T> elements(const WeightMatrix& m) {
+  const size_t count = static_cast<size_t>(m.rows() * m.cols());
+  if constexpr (std::is_same_v<T, float>)
+    return {m.f32_data(), count};
+  else
+    return {m.bf16_data(), count};
+}
+
+template <typename T>
+WeightMatrix make(std::vector<T> values, int64_t rows, int64_t cols) {
+  if constexpr (std::is_same_v<T, float>)
+    return WeightMatrix::f32(FloatBuffer::owning(std::move(values)), rows, cols);
+  else
+    return WeightMatrix::bf16_owning(std::move(values), rows, cols);
+}
+
+template <typename T>
+WeightMatrix slice_rows_of(const WeightMatrix& m, int64_t first, int64_t count) {
+  const std::span<const T> all = elements<T>(m);
+  return make(std::vector<T>(all.begin() + first * m.cols(), all.begin() + (first + count) * m.cols()), count,
+              m.cols());
+}
+
+template <typename T>
+WeightMatrix transposed_of(const WeightMatrix& m) {
+  const std::span<const T> all = elements<T>(m);
+  std::vector<T> out(all.size());
+  for (int64_t r = 0; r < m.rows(); ++r)
+    for (int64_t c = 0; c < m.cols(); ++c) out[c * m.rows() + r] = all[r * m.cols() + c];
+  return make(std::move(out), m.cols(), m.rows());
+}
+
+template <typename T>
+WeightMatrix stack_of(std::span<const WeightMatrix> parts) {
+  std::vector<T> out;
+  int64_t rows = 0;
+  for (const WeightMatrix& part : parts) {
+    const std::span<const T> all = elements<T>(part);
+    out.insert(out.end(), all.begin(), all.end());
+    rows += part.rows();
+  }
+  return make(std::move(out), rows, parts.empty() ? 0 : parts.front().cols());
+}
+
+}  // namespace
+
+WeightMatrix WeightMatrix::f32(FloatBuffer values, int64_t rows, int64_t cols) {
+  WeightMatrix m;
+  m.dtype_ = DType::kF32;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.f32_ = std::move(values);
+  return m;
+}
+
+WeightMatrix WeightMatrix::bf16_owning(std::vector<uint16_t> values, int64_t rows, int64_t cols) {
+  WeightMatrix m;
+  m.dtype_ = DType::kBF16;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.bf16_owned_ = std::move(values);
+  m.bf16_ = m.bf16_owned_.data();
+  return m;
+}
+
+WeightMatrix WeightMatrix::bf16_borrowing(const uint16_t* data, int64_t rows, int64_t cols) {
+  WeightMatrix m;
+  m.dtype_ = DType::kBF16;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.bf16_ = data;
+  return m;
+}
+
+WeightMatrix& WeightMatrix::operator=(WeightMatrix&& other) noexcept {
+  dtype_ = other.dtype_;
+  rows_ = std::exchange(other.rows_, 0);
+  cols_ = std::exchange(other.cols_, 0);
+  f32_ = std::move(other.f32_);
+  bf16_owned_ = std::move(other.bf16_owned_);  // a moved vector keeps its buffer, so bf16_ stays valid
+  bf16_ = std::exchange(other.bf16_, nullptr);
+  return *this;
+}
+
+WeightMatrix WeightMatrix::slice_rows(int64_t first, int64_t count) const {
+  return dtype_ == DType::kF32 ? slice_rows_of<float>(*this, first, count)
+                               : slice_rows_of<uint16_t>(*this, first, count);
+}
+
+WeightMatrix WeightMatrix::transposed() const {
+  return dtype_ == DType::kF32 ? transposed_of<float>(*this) : transposed_of<uint16_t>(*this);
+}
+
+WeightMatrix WeightMatrix::stack(std::span<const WeightMatrix> parts) {
+  const bool f32 = parts.empty() || parts.front().dtype() == DType::kF32;
+  return f32 ? stack_of<float>(parts) : stack_of<uint16_t>(parts);
+}
+
+}  // namespace canrun

@@ -1,0 +1,146 @@
+// The cpu backend's matrix products against ref::linear (double accumulation) on random data
+// of sizes that are not multiples of the vector width or the blocking. Tolerance: f32 sums
+// run in lanes, so each output's rounding error is at most about (depth) * 2^-24 * sum|x*w|
+// with depth = in/8 + 16 (the longest chain of adds: one lane, then the lane reduction and
+// the scalar tail); the tests allow exactly that, plus the bias.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/linear.h"
+#include "kernels/cpu/primitives.h"
+#include "kernels/ref/ops.h"
+
+namespace canrun {
+namespace {
+
+struct Problem {
+  int64_t rows, out, in;
+};
+const Problem kProblems[] = {{1, 1, 1}, {1, 7, 13}, {3, 33, 67}, {17, 40, 257}, {1, 129, 1000}, {17, 19, 8}};
+
+std::vector<float> random_values(int64_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Rounds to bf16 by truncation: any bf16 values will do, and these are exact in both forms.
+std::vector<uint16_t> to_bf16(const std::vector<float>& v) {
+  std::vector<uint16_t> bits(v.size());
+  for (size_t i = 0; i < v.size(); ++i) bits[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(v[i]) >> 16);
+  return bits;
+}
+std::vector<float> from_bf16(const std::vector<uint16_t>& bits) {
+  std::vector<float> v(bits.size());
+  for (size_t i = 0; i < v.size(); ++i) v[i] = bf16_to_f32(bits[i]);
+  return v;
+}
+
+// The allowed error of output (r, o) of x @ w^T, as the header explains.
+float tolerance(const float* x, const float* w, int64_t in, float bias) {
+  double magnitude = std::abs(bias);
+  for (int64_t i = 0; i < in; ++i) magnitude += std::abs(static_cast<double>(x[i]) * w[i]);
+  return static_cast<float>((static_cast<double>(in) / 8 + 16) * 0x1p-24 * magnitude) + 1e-30f;
+}
+
+void expect_close_to_ref(const Problem& p, const std::vector<float>& x, const std::vector<float>& w_f32,
+                         const WeightMatrix& w, const std::vector<float>& bias) {
+  std::vector<float> expected(p.rows * p.out), actual(p.rows * p.out);
+  const float* b = bias.empty() ? nullptr : bias.data();
+  ref::linear(x.data(), p.rows, p.in, w_f32.data(), b, p.out, expected.data());
+  cpu::linear(x.data(), p.rows, w, b, actual.data());
+  for (int64_t r = 0; r < p.rows; ++r)
+    for (int64_t o = 0; o < p.out; ++o) {
+      const float tol = tolerance(x.data() + r * p.in, w_f32.data() + o * p.in, p.in, b ? b[o] : 0.0f);
+      ASSERT_NEAR(actual[r * p.out + o], expected[r * p.out + o], tol)
+          << "rows " << p.rows << " out " << p.out << " in " << p.in << " at (" << r << ", " << o << ")";
+    }
+}
+
+TEST(CpuLinear, Bf16WeightsMatchRef) {
+  std::mt19937 rng(1);
+  for (const Problem& p : kProblems) {
+    const std::vector<float> x = random_values(p.rows * p.in, rng);
+    const std::vector<uint16_t> bits = to_bf16(random_values(p.out * p.in, rng));
+    const std::vector<float> bias = random_values(p.out, rng);
+    const WeightMatrix w = WeightMatrix::bf16_owning(bits, p.out, p.in);
+    expect_close_to_ref(p, x, from_bf16(bits), w, bias);
+    expect_close_to_ref(p, x, from_bf16(bits), w, {});
+  }
+}
+
+TEST(CpuLinear, F32WeightsMatchRef) {
+  std::mt19937 rng(2);
+  for (const Problem& p : kProblems) {
+    const std::vector<float> x = random_values(p.rows * p.in, rng);
+    const std::vector<float> values = random_values(p.out * p.in, rng);
+    const WeightMatrix w = WeightMatrix::f32(FloatBuffer::borrowing(values.data(), values.size()), p.out, p.in);
+    expect_close_to_ref(p, x, values, w, random_values(p.out, rng));
+  }
+}
+
+// Both instruction sets (AVX2 only where the processor has it) against a double sum, and a
+// tile's outputs the same bits whatever the block shape that computes them.
+std::vector<const cpu::Primitives*> primitive_sets() {
+  std::vector<const cpu::Primitives*> sets{&cpu::portable_primitives()};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) sets.push_back(&cpu::avx2_primitives());
+  return sets;
+}
+
+TEST(CpuPrimitives, DotsWidenAndTilesMatchDoubleSums) {
+  std::mt19937 rng(3);
+  for (const cpu::Primitives* p : primitive_sets()) {
+    for (const int64_t n : {1, 7, 8, 31, 33, 100, 515}) {
+      const std::vector<float> x = random_values(n, rng);
+      const std::vector<uint16_t> bits = to_bf16(random_values(n, rng));
+      const std::vector<float> w = from_bf16(bits);
+      std::vector<float> widened(static_cast<size_t>(n));
+      p->widen_bf16(bits.data(), n, widened.data());
+      EXPECT_EQ(widened, w);
+      double exact = 0;
+      for (int64_t i = 0; i < n; ++i) exact += static_cast<double>(x[i]) * w[i];
+      const float tol = tolerance(x.data(), w.data(), n, 0);
+      EXPECT_NEAR(p->dot_f32(x.data(), w.data(), n), exact, tol) << n;
+      EXPECT_NEAR(p->dot_bf16(x.data(), bits.data(), n), exact, tol) << n;
+      float tiled = 0;
+      p->tile(x.data(), 1, w.data(), 1, n, &tiled, 1);
+      EXPECT_NEAR(tiled, exact, tol) << n;
+    }
+  }
+}
+
+TEST(CpuPrimitives, TileOutputsDoNotDependOnBlockShape) {
+  std::mt19937 rng(4);
+  const int64_t rows = 17, out = 5, in = 67;
+  const std::vector<float> x = random_values(rows * in, rng), w = random_values(out * in, rng);
+  for (const cpu::Primitives* p : primitive_sets()) {
+    std::vector<float> whole(rows * out), one_by_one(rows * out);
+    p->tile(x.data(), rows, w.data(), out, in, whole.data(), out);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t o = 0; o < out; ++o) p->tile(x.data() + r * in, 1, w.data() + o * in, 1, in, &one_by_one[r * out + o], 1);
+    EXPECT_EQ(whole, one_by_one);
+  }
+}
+
+TEST(WeightMatrix, SlicesTransposesAndStacksBf16) {
+  const std::vector<uint16_t> bits = {1, 2, 3, 4, 5, 6};  // [[1 2 3] [4 5 6]]
+  const WeightMatrix m = WeightMatrix::bf16_borrowing(bits.data(), 2, 3);
+  const WeightMatrix t = m.transposed();
+  ASSERT_EQ(t.rows(), 3);
+  EXPECT_EQ(std::vector<uint16_t>(t.bf16_data(), t.bf16_data() + 6), (std::vector<uint16_t>{1, 4, 2, 5, 3, 6}));
+  std::vector<WeightMatrix> parts;
+  parts.push_back(m.slice_rows(1, 1));
+  parts.push_back(m.slice_rows(0, 1));
+  const WeightMatrix swapped = WeightMatrix::stack(parts);
+  EXPECT_EQ(swapped.dtype(), DType::kBF16);
+  EXPECT_EQ(std::vector<uint16_t>(swapped.bf16_data(), swapped.bf16_data() + 6),
+            (std::vector<uint16_t>{4, 5, 6, 1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace canrun
