@@ -1,4 +1,4 @@
-// canrun generate MODEL_DIR --prompt TEXT: greedy text generation on the ref backend.
+// canrun generate MODEL_DIR --prompt TEXT [--backend ref|cpu]: greedy text generation.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +23,7 @@ struct GenerateArgs {
   int64_t max_new_tokens = 32;
   int64_t cache_tokens = 0;
   int64_t top_logits = 0;
+  std::string backend = "ref";
   bool json = false;
 };
 
@@ -44,7 +45,7 @@ double per_second(double count, double seconds) { return seconds > 0 ? count / s
 void run_generate(const GenerateArgs& args) {
   const std::string prompt = args.prompt_file.empty() ? args.prompt : read_text_file(args.prompt_file);
   const auto load_start = std::chrono::steady_clock::now();
-  const LoadedModel loaded = load_model(args.model_dir);
+  const LoadedModel loaded = load_model(args.model_dir, parse_backend(args.backend, "--backend"));
   const Tokenizer tokenizer =
       Tokenizer::from_file((std::filesystem::path(args.model_dir) / "tokenizer.json").string());
   const double load_seconds =
@@ -64,7 +65,7 @@ void run_generate(const GenerateArgs& args) {
   if (args.json) {
     Json out = {
         {"model", args.model_dir},
-        {"backend", "ref"},
+        {"backend", args.backend},
         {"model_type", loaded.model->spec().model_type},
         {"stored_dtype", std::string(dtype_name(loaded.stored_dtype))},
         {"prompt", prompt},
@@ -100,7 +101,7 @@ void run_generate(const GenerateArgs& args) {
 void add_generate_command(CLI::App& app) {
   auto args = std::make_shared<GenerateArgs>();
   CLI::App* command = app.add_subcommand(
-      "generate", "Generate text greedily from a Hugging Face model folder (ref backend, f32 compute)");
+      "generate", "Generate text greedily from a Hugging Face model folder (f32 compute)");
   command->add_option("model_dir", args->model_dir, "Model folder: config.json, *.safetensors, tokenizer.json")
       ->required();
   auto* prompt = command->add_option("--prompt,-p", args->prompt, "Prompt text");
@@ -111,6 +112,10 @@ void add_generate_command(CLI::App& app) {
   command->add_option("--cache-tokens", args->cache_tokens,
                       "KV cache capacity in positions (default: prompt + max new tokens)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  command->add_option("--backend", args->backend,
+                      "Kernels: ref (f32 weights, double accumulation; default) or cpu (bf16 weights kept as "
+                      "bf16, f32 accumulation, AVX2)")
+      ->check(CLI::IsMember({"ref", "cpu"}));
   command->add_flag("--json", args->json, "Print text, token ids and timings as JSON");
   command->add_option("--top-logits", args->top_logits,
                       "With --json: also print the K largest logits after the prompt")

@@ -15,9 +15,9 @@ void DecoderModel::attention_block(const LayerWeights& layer, int64_t layer_inde
   const int64_t q_width = spec_.num_heads * hd;
   const int64_t kv_width = spec_.num_kv_heads * hd;
   std::vector<float> q(count * q_width), k(count * kv_width), v(count * kv_width);
-  ref::linear(normed, count, spec_.hidden_size, layer.q_proj.data(), layer.q_bias.data(), q_width, q.data());
-  ref::linear(normed, count, spec_.hidden_size, layer.k_proj.data(), layer.k_bias.data(), kv_width, k.data());
-  ref::linear(normed, count, spec_.hidden_size, layer.v_proj.data(), layer.v_bias.data(), kv_width, v.data());
+  linear(normed, count, layer.q_proj, layer.q_bias, q.data());
+  linear(normed, count, layer.k_proj, layer.k_bias, k.data());
+  linear(normed, count, layer.v_proj, layer.v_bias, v.data());
   if (spec_.qk_norm_kind == QkNorm::kPerHead) {
     norm(layer.q_norm, spec_.qk_norm_spec, q.data(), count * spec_.num_heads, hd, q.data());
     norm(layer.k_norm, spec_.qk_norm_spec, k.data(), count * spec_.num_kv_heads, hd, k.data());
@@ -58,7 +58,7 @@ void DecoderModel::attention_block(const LayerWeights& layer, int64_t layer_inde
                   context.data() + t * q_width + h * hd);
     }
   }
-  ref::linear(context.data(), count, q_width, layer.o_proj.data(), layer.o_bias.data(), spec_.hidden_size, out);
+  linear(context.data(), count, layer.o_proj, layer.o_bias, out);
 }
 
 }  // namespace canrun

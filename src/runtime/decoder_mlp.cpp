@@ -21,17 +21,18 @@ ref::Act kernel_activation(Activation activation) {
 }
 
 // down(act(gate(x)) * up(x)) for `count` rows; gpt-oss's experts have biases and the clamped SwiGLU.
-void gated_mlp(const ExpertWeights& w, ref::Act act, const MoeSpec* clamped, const float* x, int64_t count,
-               int64_t hidden, int64_t ffn, float* out) {
+void gated_mlp(Backend backend, const ExpertWeights& w, ref::Act act, const MoeSpec* clamped, const float* x,
+               int64_t count, float* out) {
+  const int64_t ffn = w.gate.rows();
+  const auto bias = [](const FloatBuffer& b) { return b.empty() ? nullptr : b.data(); };
   std::vector<float> gate(count * ffn), up(count * ffn);
-  ref::linear(x, count, hidden, w.gate.data(), w.gate_bias.empty() ? nullptr : w.gate_bias.data(), ffn, gate.data());
-  ref::linear(x, count, hidden, w.up.data(), w.up_bias.empty() ? nullptr : w.up_bias.data(), ffn, up.data());
+  linear(backend, x, count, w.gate, bias(w.gate_bias), gate.data());
+  linear(backend, x, count, w.up, bias(w.up_bias), up.data());
   if (clamped != nullptr)
     ref::clamped_swiglu(gate.data(), up.data(), count * ffn, clamped->swiglu_alpha, clamped->swiglu_limit, gate.data());
   else
     ref::act_mul(act, gate.data(), up.data(), count * ffn, gate.data());
-  ref::linear(gate.data(), count, ffn, w.down.data(), w.down_bias.empty() ? nullptr : w.down_bias.data(), hidden,
-              out);
+  linear(backend, gate.data(), count, w.down, bias(w.down_bias), out);
 }
 
 // deepseek_v2's group_limited_greedy: zeroes the probabilities outside the top_k_groups groups
@@ -54,15 +55,15 @@ void DecoderModel::mlp_block(const LayerWeights& layer, int64_t layer_index, con
   const int64_t ffn = spec_.intermediate_size;
   const ref::Act act = kernel_activation(spec_.activation);
   std::vector<float> up(count * ffn);
-  ref::linear(normed, count, spec_.hidden_size, layer.up_proj.data(), layer.up_bias.data(), ffn, up.data());
+  linear(normed, count, layer.up_proj, layer.up_bias, up.data());
   if (spec_.gated_mlp) {
     std::vector<float> gate(count * ffn);
-    ref::linear(normed, count, spec_.hidden_size, layer.gate_proj.data(), layer.gate_bias.data(), ffn, gate.data());
+    linear(normed, count, layer.gate_proj, layer.gate_bias, gate.data());
     ref::act_mul(act, gate.data(), up.data(), count * ffn, up.data());
   } else {
     ref::act(act, up.data(), count * ffn, up.data());
   }
-  ref::linear(up.data(), count, ffn, layer.down_proj.data(), layer.down_bias.data(), spec_.hidden_size, out);
+  linear(up.data(), count, layer.down_proj, layer.down_bias, out);
 }
 
 void DecoderModel::experts_block(const LayerWeights& layer, const float* normed, int64_t count, float* out) const {
@@ -70,8 +71,7 @@ void DecoderModel::experts_block(const LayerWeights& layer, const float* normed,
   const int64_t hidden = spec_.hidden_size;
   const ref::Act act = kernel_activation(spec_.activation);
   std::vector<float> router(count * moe.num_experts);
-  ref::linear(normed, count, hidden, layer.router.data(), layer.router_bias.empty() ? nullptr : layer.router_bias.data(),
-              moe.num_experts, router.data());
+  linear(normed, count, layer.router, layer.router_bias, router.data());
   const MoeSpec* clamped = moe.clamped_swiglu ? &moe : nullptr;
   std::vector<float> expert_out(hidden);
   std::vector<int64_t> chosen(static_cast<size_t>(moe.top_k));
@@ -101,19 +101,19 @@ void DecoderModel::experts_block(const LayerWeights& layer, const float* normed,
     std::fill_n(y, hidden, 0.0f);
     for (int64_t e : order) {
       const int64_t slot = std::find(chosen.begin(), chosen.end(), e) - chosen.begin();
-      gated_mlp(layer.experts[static_cast<size_t>(e)], act, clamped, normed + t * hidden, 1, hidden, moe.expert_ffn,
+      gated_mlp(backend_, layer.experts[static_cast<size_t>(e)], act, clamped, normed + t * hidden, 1,
                 expert_out.data());
       for (int64_t j = 0; j < hidden; ++j) y[j] += expert_out[j] * weight[slot];
     }
   }
   if (moe.shared_ffn > 0) {
     std::vector<float> shared(count * hidden);
-    gated_mlp(layer.shared_expert, act, nullptr, normed, count, hidden, moe.shared_ffn, shared.data());
+    gated_mlp(backend_, layer.shared_expert, act, nullptr, normed, count, shared.data());
     for (int64_t t = 0; t < count; ++t) {
       float gate = 1.0f;
       if (moe.shared_expert_gate) {
         float logit = 0;
-        ref::linear(normed + t * hidden, 1, hidden, layer.shared_expert_gate.data(), nullptr, 1, &logit);
+        linear(normed + t * hidden, 1, layer.shared_expert_gate, {}, &logit);
         gate = 1.0f / (1.0f + std::exp(-logit));
       }
       for (int64_t j = 0; j < hidden; ++j) out[t * hidden + j] += gate * shared[t * hidden + j];

@@ -9,8 +9,8 @@
 
 namespace canrun {
 
-DecoderModel::DecoderModel(DecoderSpec spec, DecoderWeights weights)
-    : spec_(std::move(spec)), weights_(std::move(weights)) {}
+DecoderModel::DecoderModel(DecoderSpec spec, DecoderWeights weights, Backend backend)
+    : spec_(std::move(spec)), weights_(std::move(weights)), backend_(backend) {}
 
 KvCache DecoderModel::make_cache(int64_t capacity) const {
   return KvCache(spec_.num_layers, spec_.num_kv_heads, spec_.head_dim, value_head_dim(spec_), capacity);
@@ -35,6 +35,11 @@ void DecoderModel::RopeTables::at(int64_t position, float* cos, float* sin) cons
     cos[i] = std::cos(angle) * scale;
     sin[i] = std::sin(angle) * scale;
   }
+}
+
+void DecoderModel::linear(const float* x, int64_t rows, const WeightMatrix& w, const FloatBuffer& bias,
+                          float* y) const {
+  canrun::linear(backend_, x, rows, w, bias.empty() ? nullptr : bias.data(), y);
 }
 
 void DecoderModel::norm(const NormWeights& weights, const NormSpec& kind, const float* x, int64_t rows, int64_t dim,
@@ -129,9 +134,7 @@ std::vector<float> DecoderModel::forward(std::span<const int32_t> tokens, int64_
   } else {
     std::copy_n(last, hidden, final_normed.data());
   }
-  ref::linear(final_normed.data(), 1, hidden, weights_.output_projection(),
-              weights_.lm_head_bias.empty() ? nullptr : weights_.lm_head_bias.data(), spec_.vocab_size,
-              logits.data());
+  linear(final_normed.data(), 1, weights_.lm_head, weights_.lm_head_bias, logits.data());
   if (spec_.logits_scale != 1.0f)
     for (float& l : logits) l *= spec_.logits_scale;
   if (spec_.final_softcap > 0) ref::softcap(logits.data(), spec_.vocab_size, spec_.final_softcap);

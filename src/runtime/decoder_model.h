@@ -1,5 +1,6 @@
-// A decoder-only transformer on the `ref` backend: the forward pass over a run
-// of tokens at consecutive positions, reading and extending a static KV cache.
+// A decoder-only transformer: the forward pass over a run of tokens at consecutive
+// positions, reading and extending a static KV cache. Matrix products run on the backend
+// chosen at load (linear()); attention, norms and rotary use the ref kernels.
 // The blocks are split by file: attention (decoder_attention.cpp), multi-head latent
 // attention (latent_attention.cpp), dense and routed-experts MLPs (decoder_mlp.cpp), and the
 // layer loop (decoder_model.cpp).
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "models/decoder_spec.h"
+#include "runtime/backend.h"
 #include "runtime/decoder_weights.h"
 #include "runtime/kv_cache.h"
 
@@ -17,9 +19,10 @@ namespace canrun {
 
 class DecoderModel {
  public:
-  DecoderModel(DecoderSpec spec, DecoderWeights weights);
+  DecoderModel(DecoderSpec spec, DecoderWeights weights, Backend backend);
 
   const DecoderSpec& spec() const { return spec_; }
+  Backend backend() const { return backend_; }
   KvCache make_cache(int64_t capacity) const;
 
   // Runs tokens at positions [start, start + tokens.size()) and returns the logits
@@ -48,9 +51,12 @@ class DecoderModel {
   void norm(const NormWeights& weights, const NormSpec& kind, const float* x, int64_t rows, int64_t dim,
             float* y) const;
   RopeTables rope_tables(const RopeSpec& rope, int64_t seq_len) const;
+  // y = x @ w^T (+ bias when not empty) for `rows` rows, on this model's backend.
+  void linear(const float* x, int64_t rows, const WeightMatrix& w, const FloatBuffer& bias, float* y) const;
 
   DecoderSpec spec_;
   DecoderWeights weights_;
+  Backend backend_;
 };
 
 }  // namespace canrun

@@ -1,6 +1,7 @@
 #include "runtime/decoder_weights.h"
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "tensor/mxfp4.h"
@@ -12,7 +13,12 @@ namespace {
 struct TensorVisitor {
   virtual ~TensorVisitor() = default;
   // A [out, in] projection (stored [in, out] for Conv1D); returns it as [out, in].
-  virtual FloatBuffer matrix(const std::string& name, int64_t out, int64_t in) = 0;
+  virtual WeightMatrix matrix(const std::string& name, int64_t out, int64_t in) = 0;
+  // A [out, in] matrix under its full name, stored as such in every family (lm_head, routers).
+  virtual WeightMatrix plain_matrix(const std::string& name, int64_t out, int64_t in) = 0;
+  // The output projection tied to the embeddings `name`, already loaded as `embeddings`.
+  virtual WeightMatrix tied_head(const std::string& name, const FloatBuffer& embeddings, int64_t out,
+                                 int64_t in) = 0;
   virtual FloatBuffer vector(const std::string& name, int64_t size, TensorRole role) = 0;
   // A plain tensor of this shape (embeddings, positions, routers).
   virtual FloatBuffer tensor(const std::string& name, std::vector<int64_t> shape) = 0;
@@ -25,21 +31,30 @@ std::vector<float> copy_of(const FloatBuffer& buffer) {
   return std::vector<float>(buffer.data(), buffer.data() + buffer.size());
 }
 
-std::vector<float> rows(const std::vector<float>& m, int64_t first, int64_t count, int64_t width) {
-  return std::vector<float>(m.begin() + first * width, m.begin() + (first + count) * width);
-}
-
 class Loader : public TensorVisitor {
  public:
-  Loader(const WeightStore& store, bool conv1d) : store_(store), conv1d_(conv1d) {}
+  Loader(const WeightStore& store, bool conv1d, Backend backend)
+      : store_(store), conv1d_(conv1d), keep_bf16_(backend == Backend::kCpu) {}
 
-  FloatBuffer matrix(const std::string& name, int64_t out, int64_t in) override {
-    if (!conv1d_) return read(name + ".weight", {out, in});
-    const std::vector<float> stored = store_.load_f32(name + ".weight", {in, out});
-    std::vector<float> transposed(stored.size());
-    for (int64_t i = 0; i < in; ++i)
-      for (int64_t o = 0; o < out; ++o) transposed[o * in + i] = stored[i * out + o];
-    return FloatBuffer::owning(std::move(transposed));
+  WeightMatrix matrix(const std::string& name, int64_t out, int64_t in) override {
+    if (!conv1d_) return plain_matrix(name + ".weight", out, in);
+    return plain_matrix(name + ".weight", in, out).transposed();
+  }
+  WeightMatrix plain_matrix(const std::string& name, int64_t out, int64_t in) override {
+    const TensorRecord& record = store_.get(name, {out, in});
+    if (!keep_bf16_ || record.dtype != DType::kBF16) return WeightMatrix::f32(read(name, {out, in}), out, in);
+    if (reinterpret_cast<uintptr_t>(record.data.data()) % alignof(uint16_t) == 0)
+      return WeightMatrix::bf16_borrowing(reinterpret_cast<const uint16_t*>(record.data.data()), out, in);
+    std::vector<uint16_t> copy(static_cast<size_t>(out * in));
+    std::memcpy(copy.data(), record.data.data(), copy.size() * sizeof(uint16_t));
+    return WeightMatrix::bf16_owning(std::move(copy), out, in);
+  }
+  WeightMatrix tied_head(const std::string& name, const FloatBuffer& embeddings, int64_t out,
+                         int64_t in) override {
+    // bf16 embeddings on cpu: the checkpoint's bf16 (half the bytes per decode step);
+    // otherwise the f32 embeddings themselves, viewed in place.
+    if (keep_bf16_ && store_.get(name, {out, in}).dtype == DType::kBF16) return plain_matrix(name, out, in);
+    return WeightMatrix::f32(FloatBuffer::borrowing(embeddings.data(), embeddings.size()), out, in);
   }
   FloatBuffer vector(const std::string& name, int64_t size, TensorRole) override { return read(name, {size}); }
   FloatBuffer tensor(const std::string& name, std::vector<int64_t> shape) override { return read(name, shape); }
@@ -63,16 +78,22 @@ class Loader : public TensorVisitor {
   }
   const WeightStore& store_;
   bool conv1d_;
+  bool keep_bf16_;
 };
 
 class Lister : public TensorVisitor {
  public:
   Lister(bool conv1d) : conv1d_(conv1d) {}
-  FloatBuffer matrix(const std::string& name, int64_t out, int64_t in) override {
+  WeightMatrix matrix(const std::string& name, int64_t out, int64_t in) override {
     tensors.push_back({name + ".weight", conv1d_ ? std::vector<int64_t>{in, out} : std::vector<int64_t>{out, in},
                        TensorRole::kMatrix});
     return {};
   }
+  WeightMatrix plain_matrix(const std::string& name, int64_t out, int64_t in) override {
+    tensors.push_back({name, {out, in}, TensorRole::kMatrix});
+    return {};
+  }
+  WeightMatrix tied_head(const std::string&, const FloatBuffer&, int64_t, int64_t) override { return {}; }
   FloatBuffer vector(const std::string& name, int64_t size, TensorRole role) override {
     tensors.push_back({name, {size}, role});
     return {};
@@ -146,15 +167,15 @@ void attention(TensorVisitor& v, const DecoderSpec& spec, const std::string& p, 
     layer.v_bias = bias_if(v, spec.qkv_bias, p + n.v, kv_width);
   } else {
     const int64_t total = q_width + 2 * kv_width;
-    FloatBuffer fused = v.matrix(p + n.qkv, total, hidden);
-    FloatBuffer fused_bias = bias_if(v, spec.qkv_bias, p + n.qkv, total);
+    const WeightMatrix fused = v.matrix(p + n.qkv, total, hidden);
+    const FloatBuffer fused_bias = bias_if(v, spec.qkv_bias, p + n.qkv, total);
     if (!fused.empty()) {
-      const std::vector<float> m = copy_of(fused);
       const std::vector<float> b = copy_of(fused_bias);
-      std::vector<float> q, k, val, qb, kb, vb;
-      const auto take = [&](std::vector<float>& dst, std::vector<float>& dst_bias, int64_t first, int64_t count) {
-        const std::vector<float> part = rows(m, first, count, hidden);
-        dst.insert(dst.end(), part.begin(), part.end());
+      std::vector<WeightMatrix> q, k, val;
+      std::vector<float> qb, kb, vb;
+      const auto take = [&](std::vector<WeightMatrix>& dst, std::vector<float>& dst_bias, int64_t first,
+                            int64_t count) {
+        dst.push_back(fused.slice_rows(first, count));
         if (!b.empty()) dst_bias.insert(dst_bias.end(), b.begin() + first, b.begin() + first + count);
       };
       if (spec.fused_qkv == FusedQkv::kConcat) {
@@ -168,9 +189,9 @@ void attention(TensorVisitor& v, const DecoderSpec& spec, const std::string& p, 
           take(val, vb, h * 3 * hd + 2 * hd, hd);
         }
       }
-      layer.q_proj = FloatBuffer::owning(std::move(q));
-      layer.k_proj = FloatBuffer::owning(std::move(k));
-      layer.v_proj = FloatBuffer::owning(std::move(val));
+      layer.q_proj = WeightMatrix::stack(q);
+      layer.k_proj = WeightMatrix::stack(k);
+      layer.v_proj = WeightMatrix::stack(val);
       if (!b.empty()) {
         layer.q_bias = FloatBuffer::owning(std::move(qb));
         layer.k_bias = FloatBuffer::owning(std::move(kb));
@@ -234,9 +255,9 @@ void fused_experts(TensorVisitor& v, const DecoderSpec& spec, const std::string&
       ub[j] = gate_up_bias.data()[e * 2 * ffn + 2 * j + 1];
     }
     ExpertWeights w;
-    w.gate = FloatBuffer::owning(std::move(gate));
-    w.up = FloatBuffer::owning(std::move(up));
-    w.down = FloatBuffer::owning(std::move(d));
+    w.gate = WeightMatrix::f32(FloatBuffer::owning(std::move(gate)), ffn, hidden);
+    w.up = WeightMatrix::f32(FloatBuffer::owning(std::move(up)), ffn, hidden);
+    w.down = WeightMatrix::f32(FloatBuffer::owning(std::move(d)), hidden, ffn);
     w.gate_bias = FloatBuffer::owning(std::move(gb));
     w.up_bias = FloatBuffer::owning(std::move(ub));
     w.down_bias = FloatBuffer::owning(
@@ -250,7 +271,7 @@ void mlp(TensorVisitor& v, const DecoderSpec& spec, int64_t index, const std::st
   const int64_t hidden = spec.hidden_size;
   if (layer_is_moe(spec, index)) {
     const MoeSpec& moe = spec.moe;
-    layer.router = v.tensor(p + n.router + ".weight", {moe.num_experts, hidden});
+    layer.router = v.plain_matrix(p + n.router + ".weight", moe.num_experts, hidden);
     if (moe.router_bias) layer.router_bias = v.vector(p + n.router + ".bias", moe.num_experts, TensorRole::kBias);
     if (moe.fused_3d_experts) {
       fused_experts(v, spec, p + n.experts + ".", layer);
@@ -271,17 +292,16 @@ void mlp(TensorVisitor& v, const DecoderSpec& spec, int64_t index, const std::st
         layer.shared_expert.up_bias = v.vector(sp + n.expert_up + ".bias", moe.shared_ffn, TensorRole::kBias);
         layer.shared_expert.down_bias = v.vector(sp + n.expert_down + ".bias", hidden, TensorRole::kBias);
       }
-      if (moe.shared_expert_gate) layer.shared_expert_gate = v.tensor(p + n.shared_expert_gate + ".weight", {1, hidden});
+      if (moe.shared_expert_gate) layer.shared_expert_gate = v.plain_matrix(p + n.shared_expert_gate + ".weight", 1, hidden);
     }
     return;
   }
   const int64_t ffn = spec.intermediate_size;
   if (spec.fused_gate_up) {
-    FloatBuffer fused = v.matrix(p + n.gate_up, 2 * ffn, hidden);
+    const WeightMatrix fused = v.matrix(p + n.gate_up, 2 * ffn, hidden);
     if (!fused.empty()) {
-      const std::vector<float> m = copy_of(fused);
-      layer.gate_proj = FloatBuffer::owning(rows(m, 0, ffn, hidden));
-      layer.up_proj = FloatBuffer::owning(rows(m, ffn, ffn, hidden));
+      layer.gate_proj = fused.slice_rows(0, ffn);
+      layer.up_proj = fused.slice_rows(ffn, ffn);
     }
   } else {
     if (spec.gated_mlp) layer.gate_proj = v.matrix(p + n.gate, ffn, hidden);
@@ -312,15 +332,17 @@ DecoderWeights visit(TensorVisitor& v, const DecoderSpec& spec) {
     weights.layers.push_back(std::move(layer));
   }
   weights.final_norm = norm(v, spec, spec.norm, n.final_norm, hidden);
-  if (!spec.tie_embeddings) weights.lm_head = v.tensor(n.lm_head + ".weight", {spec.vocab_size, hidden});
+  weights.lm_head = spec.tie_embeddings
+                        ? v.tied_head(n.embed + ".weight", weights.embed_tokens, spec.vocab_size, hidden)
+                        : v.plain_matrix(n.lm_head + ".weight", spec.vocab_size, hidden);
   if (spec.lm_head_bias) weights.lm_head_bias = v.vector(n.lm_head + ".bias", spec.vocab_size, TensorRole::kBias);
   return weights;
 }
 
 }  // namespace
 
-DecoderWeights DecoderWeights::load(const DecoderSpec& spec, const WeightStore& store) {
-  Loader loader(store, spec.conv1d);
+DecoderWeights DecoderWeights::load(const DecoderSpec& spec, const WeightStore& store, Backend backend) {
+  Loader loader(store, spec.conv1d, backend);
   return visit(loader, spec);
 }
 

@@ -1,4 +1,5 @@
-// The weights of a decoder-only transformer, as f32, named and shaped from its spec.
+// The weights of a decoder-only transformer, named and shaped from its spec: linear-layer
+// matrices as WeightMatrix (f32, or bf16 on the cpu backend), everything else as f32.
 #pragma once
 
 #include <string>
@@ -6,7 +7,9 @@
 
 #include "checkpoint/safetensors.h"
 #include "models/decoder_spec.h"
+#include "runtime/backend.h"
 #include "tensor/float_buffer.h"
+#include "tensor/weight_matrix.h"
 
 namespace canrun {
 
@@ -16,51 +19,52 @@ struct NormWeights {
 };
 
 struct ExpertWeights {
-  FloatBuffer gate, up, down;                  // [out, in]
+  WeightMatrix gate, up, down;                 // [out, in]
   FloatBuffer gate_bias, up_bias, down_bias;   // gpt-oss; deepseek_v2 shared experts with mlp_bias
 };
 
 // Multi-head latent attention (spec.latent_attention); without q_lora_rank the query comes
 // from LayerWeights::q_proj.
 struct LatentAttentionWeights {
-  FloatBuffer q_a, q_a_bias;    // [q_lora_rank, hidden]
+  WeightMatrix q_a;             // [q_lora_rank, hidden]
+  FloatBuffer q_a_bias;
   NormWeights q_a_norm;
-  FloatBuffer q_b;              // [heads * (nope + rope), q_lora_rank]
-  FloatBuffer kv_a, kv_a_bias;  // [kv_lora_rank + rope, hidden]
+  WeightMatrix q_b;             // [heads * (nope + rope), q_lora_rank]
+  WeightMatrix kv_a;            // [kv_lora_rank + rope, hidden]
+  FloatBuffer kv_a_bias;
   NormWeights kv_a_norm;
-  FloatBuffer kv_b;             // [heads * (nope + value), kv_lora_rank]
+  WeightMatrix kv_b;            // [heads * (nope + value), kv_lora_rank]
 };
 
 struct LayerWeights {
   NormWeights attn_norm, post_attn_norm, mlp_norm, post_mlp_norm;  // absent when the family has none
-  FloatBuffer q_proj, k_proj, v_proj, o_proj;  // [out, in] whatever the stored layout
+  WeightMatrix q_proj, k_proj, v_proj, o_proj;  // [out, in] whatever the stored layout
   FloatBuffer q_bias, k_bias, v_bias, o_bias;  // empty when the family has none
   NormWeights q_norm, k_norm;                  // absent unless spec.qk_norm_kind != kNone
   LatentAttentionWeights latent;
-  FloatBuffer gate_proj, up_proj, down_proj;   // dense MLP; gate empty for a plain MLP
+  WeightMatrix gate_proj, up_proj, down_proj;  // dense MLP; gate empty for a plain MLP
   FloatBuffer gate_bias, up_bias, down_bias;
   FloatBuffer sinks;                           // [num_heads] when spec.attention_sinks
-  FloatBuffer router, router_bias;             // MoE layers: [num_experts, hidden]
+  WeightMatrix router;                         // MoE layers: [num_experts, hidden]
+  FloatBuffer router_bias;
   std::vector<ExpertWeights> experts;
   ExpertWeights shared_expert;
-  FloatBuffer shared_expert_gate;              // [1, hidden]
+  WeightMatrix shared_expert_gate;             // [1, hidden]
 };
 
 struct DecoderWeights {
   FloatBuffer embed_tokens;
   FloatBuffer embed_positions;  // learned positions, empty when rotary
   NormWeights final_norm;
-  FloatBuffer lm_head;  // empty when tied to embed_tokens
+  WeightMatrix lm_head;  // the output projection; when tied, embed_tokens viewed in place
   FloatBuffer lm_head_bias;
   std::vector<LayerWeights> layers;
 
   // Reads every tensor under the transformers names, checking shapes. f32 tensors
-  // are used in place from the mapping; bf16/f16 are widened once; fused or transposed
+  // are used in place from the mapping; bf16/f16 are widened once, except that the cpu
+  // backend keeps bf16 matrices as bf16 (in place when aligned); fused or transposed
   // layouts are split into [out, in] matrices once.
-  static DecoderWeights load(const DecoderSpec& spec, const WeightStore& store);
-  const float* output_projection() const {
-    return lm_head.empty() ? embed_tokens.data() : lm_head.data();
-  }
+  static DecoderWeights load(const DecoderSpec& spec, const WeightStore& store, Backend backend);
 };
 
 // The tensors a checkpoint of this spec holds, as published (names, stored shapes), and what

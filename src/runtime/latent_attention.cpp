@@ -15,7 +15,7 @@ void DecoderModel::latent_attention_block(const LayerWeights& layer, int64_t lay
                                           float* out) const {
   const LatentAttentionSpec& mla = spec_.mla;
   const LatentAttentionWeights& w = layer.latent;
-  const int64_t hidden = spec_.hidden_size, heads = spec_.num_heads;
+  const int64_t heads = spec_.num_heads;
   const int64_t qk_dim = spec_.head_dim, q_width = heads * qk_dim;
   const int64_t rank = mla.kv_lora_rank, kv_a_width = rank + mla.rope_dim;
   const int64_t expanded = mla.nope_dim + mla.value_dim;  // per head: [k_nope; v]
@@ -24,19 +24,19 @@ void DecoderModel::latent_attention_block(const LayerWeights& layer, int64_t lay
   std::vector<float> q(count * q_width);
   if (mla.q_lora_rank > 0) {
     std::vector<float> q_latent(count * mla.q_lora_rank);
-    ref::linear(normed, count, hidden, w.q_a.data(), w.q_a_bias.data(), mla.q_lora_rank, q_latent.data());
+    linear(normed, count, w.q_a, w.q_a_bias, q_latent.data());
     norm(w.q_a_norm, mla.latent_norm, q_latent.data(), count, mla.q_lora_rank, q_latent.data());
-    ref::linear(q_latent.data(), count, mla.q_lora_rank, w.q_b.data(), nullptr, q_width, q.data());
+    linear(q_latent.data(), count, w.q_b, {}, q.data());
   } else {
-    ref::linear(normed, count, hidden, layer.q_proj.data(), nullptr, q_width, q.data());
+    linear(normed, count, layer.q_proj, {}, q.data());
   }
 
   // kv_a_proj_with_mqa: [latent (rank); shared rotary key (rope_dim)] per position.
   std::vector<float> kv_a(count * kv_a_width), latent(count * rank), kv(count * heads * expanded);
-  ref::linear(normed, count, hidden, w.kv_a.data(), w.kv_a_bias.data(), kv_a_width, kv_a.data());
+  linear(normed, count, w.kv_a, w.kv_a_bias, kv_a.data());
   for (int64_t t = 0; t < count; ++t) std::copy_n(kv_a.data() + t * kv_a_width, rank, latent.data() + t * rank);
   norm(w.kv_a_norm, mla.latent_norm, latent.data(), count, rank, latent.data());
-  ref::linear(latent.data(), count, rank, w.kv_b.data(), nullptr, heads * expanded, kv.data());
+  linear(latent.data(), count, w.kv_b, {}, kv.data());
 
   // transformers rotates the rope parts as complex numbers (x[2i] + i x[2i+1]) times e^(i angle):
   // interleaved pairs, no permutation.
@@ -64,7 +64,7 @@ void DecoderModel::latent_attention_block(const LayerWeights& layer, int64_t lay
       ref::attend(q.data() + t * q_width + h * qk_dim, cache.keys(layer_index, h), qk_dim,
                   cache.values(layer_index, h), mla.value_dim, 0, start + t, scale, 0, nullptr, scores.data(),
                   context.data() + t * context_width + h * mla.value_dim);
-  ref::linear(context.data(), count, context_width, layer.o_proj.data(), layer.o_bias.data(), hidden, out);
+  linear(context.data(), count, layer.o_proj, layer.o_bias, out);
 }
 
 }  // namespace canrun

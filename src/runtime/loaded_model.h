@@ -19,7 +19,8 @@ struct LoadedModel {
 };
 
 // Reads config.json (architecture from model_type), generation_config.json and the
-// safetensors weights of `model_dir`. Errors name the file and field at fault.
-LoadedModel load_model(const std::string& model_dir);
+// safetensors weights of `model_dir`, held as `backend` computes with them. Errors name the
+// file and field at fault.
+LoadedModel load_model(const std::string& model_dir, Backend backend = Backend::kRef);
 
 }  // namespace canrun

@@ -16,14 +16,16 @@ def test_goldens_exist():
     assert len(GOLDEN_NAMES) >= 10
 
 
+@pytest.mark.parametrize("backend", ["ref", "cpu"])
 @pytest.mark.parametrize("name", GOLDEN_NAMES)
-def test_generate_matches_transformers(run_canrun, name):
+def test_generate_matches_transformers(run_canrun, name, backend):
     golden = json.loads((GOLDENS / f"{name}.json").read_text())
     for case in golden["cases"]:
         result = run_canrun("generate", FIXTURES / name, "--prompt", case["prompt"],
-                            "--max-new-tokens", 32, "--json")
+                            "--max-new-tokens", 32, "--json", "--backend", backend)
         assert result.returncode == 0, result.stderr
         out = json.loads(result.stdout)
+        assert out["backend"] == backend
         assert out["prompt_ids"] == case["prompt_ids"], case["prompt"]
         assert out["generated_ids"] == case["generated_ids"], case["prompt"]
         assert out["stopped_at_eos"] == (len(case["generated_ids"]) < 32)
@@ -49,6 +51,12 @@ def test_needs_a_prompt(run_canrun):
     result = run_canrun("generate", FIXTURES / "llama_f32")
     assert result.returncode == 2
     assert "--prompt" in result.stderr
+
+
+def test_unknown_backend(run_canrun):
+    result = run_canrun("generate", FIXTURES / "llama_f32", "--prompt", "hi", "--backend", "cuda")
+    assert result.returncode == 2
+    assert "--backend" in result.stderr and "cuda" in result.stderr
 
 
 def test_prompt_longer_than_cache(run_canrun):
