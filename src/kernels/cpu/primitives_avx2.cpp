@@ -7,6 +7,8 @@
 #include "tensor/dtype.h"
 
 #define CANRUN_AVX2 __attribute__((target("avx2,fma")))
+// Loops over accumulators must be unrolled, or the accumulators live in memory, not registers.
+#define UNROLLED _Pragma("GCC unroll 8")
 
 namespace canrun::cpu {
 namespace {
@@ -34,7 +36,7 @@ CANRUN_AVX2 float dot_f32(const float* x, const float* w, int64_t n) {
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   int64_t i = 0;
   for (; i + 32 <= n; i += 32)
-    for (int j = 0; j < 4; ++j)
+    UNROLLED for (int j = 0; j < 4; ++j)
       acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * j), _mm256_loadu_ps(w + i + 8 * j), acc[j]);
   for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(w + i), acc[0]);
   float sum = horizontal_sum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
@@ -46,7 +48,7 @@ CANRUN_AVX2 float dot_bf16(const float* x, const uint16_t* w, int64_t n) {
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   int64_t i = 0;
   for (; i + 32 <= n; i += 32)
-    for (int j = 0; j < 4; ++j)
+    UNROLLED for (int j = 0; j < 4; ++j)
       acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * j), load_bf16(w + i + 8 * j), acc[j]);
   for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), load_bf16(w + i), acc[0]);
   float sum = horizontal_sum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
@@ -60,15 +62,15 @@ CANRUN_AVX2 float dot_bf16(const float* x, const uint16_t* w, int64_t n) {
 template <int R, int C>
 CANRUN_AVX2 void block(const float* x, const float* w, int64_t n, float* y, int64_t ldy) {
   __m256 acc[R][C];
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+  UNROLLED for (int r = 0; r < R; ++r)
+    UNROLLED for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
   int64_t k = 0;
   for (; k + 8 <= n; k += 8) {
     __m256 wv[C];
-    for (int c = 0; c < C; ++c) wv[c] = _mm256_loadu_ps(w + c * n + k);
-    for (int r = 0; r < R; ++r) {
+    UNROLLED for (int c = 0; c < C; ++c) wv[c] = _mm256_loadu_ps(w + c * n + k);
+    UNROLLED for (int r = 0; r < R; ++r) {
       const __m256 xv = _mm256_loadu_ps(x + r * n + k);
-      for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);
+      UNROLLED for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);
     }
   }
   for (int r = 0; r < R; ++r)
