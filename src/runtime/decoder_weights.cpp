@@ -20,7 +20,7 @@ struct TensorVisitor {
   virtual WeightMatrix tied_head(const std::string& name, const FloatBuffer& embeddings, int64_t out,
                                  int64_t in) = 0;
   virtual FloatBuffer vector(const std::string& name, int64_t size, TensorRole role) = 0;
-  // A plain tensor of this shape (embeddings, positions, routers).
+  // A plain tensor of this shape (embeddings, positions, gpt-oss's 3-D experts).
   virtual FloatBuffer tensor(const std::string& name, std::vector<int64_t> shape) = 0;
   // MXFP4 "<name>_blocks" [prefix, rows, cols/32, 16] and "<name>_scales" [prefix, rows, cols/32]
   // dequantised to [prefix, rows, cols].
@@ -292,7 +292,8 @@ void mlp(TensorVisitor& v, const DecoderSpec& spec, int64_t index, const std::st
         layer.shared_expert.up_bias = v.vector(sp + n.expert_up + ".bias", moe.shared_ffn, TensorRole::kBias);
         layer.shared_expert.down_bias = v.vector(sp + n.expert_down + ".bias", hidden, TensorRole::kBias);
       }
-      if (moe.shared_expert_gate) layer.shared_expert_gate = v.plain_matrix(p + n.shared_expert_gate + ".weight", 1, hidden);
+      if (moe.shared_expert_gate)
+        layer.shared_expert_gate = v.plain_matrix(p + n.shared_expert_gate + ".weight", 1, hidden);
     }
     return;
   }

@@ -122,7 +122,8 @@ TEST(CpuPrimitives, TileOutputsDoNotDependOnBlockShape) {
     std::vector<float> whole(rows * out), one_by_one(rows * out);
     p->tile(x.data(), rows, w.data(), out, in, whole.data(), out);
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t o = 0; o < out; ++o) p->tile(x.data() + r * in, 1, w.data() + o * in, 1, in, &one_by_one[r * out + o], 1);
+      for (int64_t o = 0; o < out; ++o)
+        p->tile(x.data() + r * in, 1, w.data() + o * in, 1, in, &one_by_one[r * out + o], 1);
     EXPECT_EQ(whole, one_by_one);
   }
 }

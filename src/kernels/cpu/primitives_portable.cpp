@@ -20,7 +20,8 @@ float dot(const float* x, const W* w, int64_t n) {
       else
         partial[lane] += x[i + lane] * w[i + lane];
     }
-  float sum = ((partial[0] + partial[1]) + (partial[2] + partial[3])) + ((partial[4] + partial[5]) + (partial[6] + partial[7]));
+  float sum =
+      ((partial[0] + partial[1]) + (partial[2] + partial[3])) + ((partial[4] + partial[5]) + (partial[6] + partial[7]));
   for (; i < n; ++i) {
     if constexpr (sizeof(W) == 2)
       sum += x[i] * bf16_to_f32(w[i]);
