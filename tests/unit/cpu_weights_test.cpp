@@ -1,0 +1,48 @@
+// What each backend holds the linear layers' weights as: ref widens everything to f32; cpu
+// keeps a bf16 checkpoint's matrices bf16, through fused splits, Conv1D transposes and tied
+// heads alike (synthetic bf16 checkpoints from the fixtures' configs).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "lab/synthetic_weights.h"
+#include "runtime/decoder_weights.h"
+#include "runtime/loaded_model.h"
+#include "util/json.h"
+
+namespace canrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A synthetic bf16 checkpoint with the config of fixture `name`.
+fs::path bf16_checkpoint(const std::string& name) {
+  const fs::path fixture = fs::path(CANRUN_SOURCE_DIR) / "tests/fixtures/models" / name;
+  const fs::path dir = fs::path(testing::TempDir()) / ("canrun_cpu_weights_" + name);
+  make_synthetic_checkpoint(read_json_file((fixture / "config.json").string(), ErrorKind::kIo), kSyntheticSeed,
+                            dir.string());
+  return dir;
+}
+
+void expect_linear_dtype(const std::string& name, Backend backend, DType expected) {
+  SCOPED_TRACE(name + " on " + std::string(backend_name(backend)));
+  const fs::path dir = bf16_checkpoint(name);
+  const WeightStore store = WeightStore::open_folder(dir.string());
+  const DecoderSpec spec = load_model(dir.string(), Backend::kRef).model->spec();
+  const DecoderWeights weights = DecoderWeights::load(spec, store, backend);
+  const LayerWeights& layer = weights.layers.front();
+  for (const WeightMatrix* m : {&layer.q_proj, &layer.k_proj, &layer.v_proj, &layer.o_proj, &layer.up_proj,
+                                &layer.down_proj, &weights.lm_head})
+    EXPECT_EQ(m->dtype(), expected);
+}
+
+TEST(CpuWeights, Bf16CheckpointsStayBf16OnCpuOnly) {
+  // llama_tied: tied head; phi3: fused qkv and gate_up; gpt2: Conv1D, fused qkv, tied head.
+  for (const std::string name : {"llama_bf16", "llama_tied", "phi3", "gpt2"}) {
+    expect_linear_dtype(name, Backend::kCpu, DType::kBF16);
+    expect_linear_dtype(name, Backend::kRef, DType::kF32);
+  }
+}
+
+}  // namespace
+}  // namespace canrun
