@@ -23,13 +23,14 @@
 namespace canrun {
 namespace {
 
-constexpr const char* kCompileNote = "no separate compile step in this version: the ref backend runs the loaded "
+constexpr const char* kCompileNote = "no separate compile step in this version: the backends run the loaded "
                                      "weights directly, so load time is all the start-up there is";
 
 struct BenchArgs {
   std::string model_dir;
   std::string prompt_tokens = "128";
   std::string output_tokens = "32";
+  std::string backend = "ref";
   Workload workload;
   int threads = 0;  // 0: every core
   double price_per_hour = 0;
@@ -59,6 +60,13 @@ Json cost_per_million(const BenchArgs& args, double tokens_per_s) {
   return args.price_per_hour / 3600.0 / tokens_per_s * 1e6;
 }
 
+// The software stack without its backend entry: the bench names the backend it ran itself.
+std::vector<StackComponent> bench_stack() {
+  std::vector<StackComponent> stack = software_stack();
+  std::erase_if(stack, [](const StackComponent& component) { return component.component == "backend"; });
+  return stack;
+}
+
 struct Measured {
   std::string architecture;
   std::string weights_dtype;
@@ -75,12 +83,12 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
                                     measured.run.wall_s
                               : 0;
   Json stack = Json::object();
-  for (const StackComponent& component : software_stack()) stack[component.component] = component.version;
+  for (const StackComponent& component : bench_stack()) stack[component.component] = component.version;
   return {{"model", args.model_dir},
           {"architecture", measured.architecture},
           {"weights_dtype", measured.weights_dtype},
           {"compute_dtype", "F32"},
-          {"backend", engine_version_pair().library},
+          {"backend", args.backend},
           {"workload",
            {{"prompt_tokens", args.workload.prompt.text()},
             {"output_tokens", args.workload.output.text()},
@@ -114,12 +122,12 @@ void print_report(const BenchArgs& args, const Measured& measured) {
   const BenchResults& results = measured.results;
   const Workload& workload = args.workload;
   std::cout << "canrun bench " << args.model_dir << ": " << measured.architecture << ", "
-            << measured.weights_dtype << " weights computed in F32, backend " << engine_version_pair().library
+            << measured.weights_dtype << " weights computed in F32, backend " << args.backend
             << "\nworkload: prompt " << workload.prompt.text() << " tokens, output " << workload.output.text()
             << " tokens, " << workload.requests << " requests after " << workload.warmup << " warm-up, concurrency "
             << workload.concurrency << ", " << args.threads << " threads (" << measured.run.threads_per_request
             << " per request), seed " << workload.seed << "\nstack:";
-  for (const StackComponent& component : software_stack())
+  for (const StackComponent& component : bench_stack())
     std::cout << " " << component.component << " " << component.version << ";";
   std::cout << "\n\n";
   std::vector<std::vector<std::string>> rows = {{"measure", "value"}};
@@ -161,7 +169,7 @@ void run(BenchArgs& args) {
 
   Measured measured;
   const auto load_start = std::chrono::steady_clock::now();
-  const LoadedModel loaded = load_model(args.model_dir);
+  const LoadedModel loaded = load_model(args.model_dir, parse_backend(args.backend, "--backend"));
   measured.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   const DecoderSpec& spec = loaded.model->spec();
   check_fits(args, spec);
@@ -199,6 +207,10 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   command->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length: N or LOW-HIGH (default 128)");
   command->add_option("--output-tokens", args->output_tokens, "Generated tokens: N or LOW-HIGH (default 32)");
+  command->add_option("--backend", args->backend,
+                      "Kernels: ref (f32 weights, double accumulation; default) or cpu (bf16 weights kept as "
+                      "bf16, f32 accumulation, AVX2)")
+      ->check(CLI::IsMember({"ref", "cpu"}));
   command->add_option("--requests", args->workload.requests, "Measured requests (default 5)")
       ->check(CLI::Range(int64_t{1}, int64_t{100000}));
   command->add_option("--warmup", args->workload.warmup, "Requests run first and not measured (default 1)")

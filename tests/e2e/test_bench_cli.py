@@ -39,6 +39,13 @@ def test_json_measures_every_request_of_the_workload(run_canrun):
     assert report["software_stack"]["canrun"].startswith("0.1.0")
 
 
+def test_cpu_backend_runs_the_same_workload(run_canrun):
+    report = bench_json(run_canrun, "--backend", "cpu", "--prompt-tokens", "8", "--output-tokens", "4",
+                        "--requests", "2")
+    assert report["backend"] == "cpu" and report["failures"] == 0 and report["generated_tokens"] == 8
+    assert bench_json(run_canrun, "--requests", "1")["backend"] == "ref"
+
+
 def test_the_seed_fixes_the_prompts(run_canrun):
     runs = [bench_json(run_canrun, "--prompt-tokens", "4-60", "--output-tokens", "1", "--requests", "4",
                        "--seed", "5") for _ in range(2)]
@@ -67,6 +74,7 @@ def test_table_names_the_conditions_and_each_measure(run_canrun):
                                                           "max_position_embeddings of 128"),
     (["--concurrency", "0"], "--concurrency"),
     (["--price-per-hour", "-1"], "--price-per-hour"),
+    (["--backend", "gpu"], "--backend"),
 ])
 def test_bad_input_is_a_usage_error(run_canrun, args, words):
     result = run_canrun("bench", MODEL, *args)
