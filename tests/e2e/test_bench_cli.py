@@ -43,7 +43,7 @@ def test_cpu_backend_runs_the_same_workload(run_canrun):
     report = bench_json(run_canrun, "--backend", "cpu", "--prompt-tokens", "8", "--output-tokens", "4",
                         "--requests", "2")
     assert report["backend"] == "cpu" and report["failures"] == 0 and report["generated_tokens"] == 8
-    assert bench_json(run_canrun, "--requests", "1")["backend"] == "ref"
+    assert bench_json(run_canrun, "--prompt-tokens", "8", "--requests", "1")["backend"] == "ref"
 
 
 def test_the_seed_fixes_the_prompts(run_canrun):
