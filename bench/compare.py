@@ -64,11 +64,16 @@ def run(cmd, timeout, extra_env=None, cwd=ROOT):
 
 
 def last_json(stdout):
+    """The whole stdout as JSON (canrun bench --json), else its last line that is a JSON object."""
+    try:
+        return json.loads(stdout)
+    except json.JSONDecodeError:
+        pass
     for line in reversed(stdout.strip().splitlines()):
         line = line.strip()
-        if line.startswith("{"):
+        if line.startswith("{") and line.endswith("}"):
             return json.loads(line)
-    return json.loads(stdout)  # a pretty-printed object (canrun bench --json)
+    raise ValueError(f"no JSON in the output: {tail(stdout)}")
 
 
 def cpu_model():
@@ -243,7 +248,7 @@ def engine_worker(kind, model, cfg, py, mode=None):
     if kind == "llama":
         j["precision"] = f"GGUF {cfg['precision'].upper()} (convert_hf_to_gguf.py --outtype {cfg['precision']})"
     else:
-        j["precision"] = f"torch {j['extra'].get('dtype')}, {mode}"
+        j["precision"] = f"{j['extra'].get('dtype')}, {mode}"
     return j
 
 
@@ -314,6 +319,7 @@ def main():
             entry["decode_limit_tokens_per_s"] = bw_gb_s * 1e9 / entry["weights"]["bytes_read_per_token"]
         for engine in engines:
             log(f"{name}: {engine}")
+            load_before = os.getloadavg()
             try:
                 if engine == "canrun":
                     r = engine_canrun(model_dir, cfg)
@@ -331,6 +337,8 @@ def main():
                         r["error"] = "torch.compile failed: " + r["error"]
             except Exception as exc:
                 r = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            # The machine may be shared: the load average around each engine says how quiet it was.
+            r["loadavg_1min_before_after"] = [load_before[0], os.getloadavg()[0]]
             entry["engines"][engine] = r
             if r["ok"]:
                 log(f"{name}: {engine}: prefill {r['prefill_tokens_per_s']:.1f} tok/s, decode "
@@ -383,6 +391,8 @@ def print_table(report, cfg):
                 ratio_p = f"{base['prefill_tokens_per_s'] / r['prefill_tokens_per_s']:.3f}"
                 ratio_d = f"{base['decode_tokens_per_s'] / r['decode_tokens_per_s']:.3f}"
             frac = f"{100 * r['decode_tokens_per_s'] / limit:.1f}%" if limit else "-"
+            if r.get("runs"):  # the spread of the runs: a shared machine shows here
+                frac += "  (decode runs: " + ", ".join(f"{x['decode_tokens_per_s']:.2f}" for x in r["runs"]) + ")"
             rows.append([engine, r["precision"], fmt(r["prefill_tokens_per_s"]), fmt(r["decode_tokens_per_s"], 2),
                          ratio_p, ratio_d, frac])
         widths = [max(len(str(x)) for x in col) for col in zip(header, *[r[:6] for r in rows] + [header])]
@@ -394,4 +404,7 @@ def print_table(report, cfg):
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 3 and sys.argv[1] == "--table":  # print the table of a JSON written earlier
+        print_table(json.loads(Path(sys.argv[2]).read_text()), None)
+    else:
+        main()
