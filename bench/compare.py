@@ -179,10 +179,18 @@ def prepare_model(name, spec, cfg):
     conv = cfg["cache"] / "hf" / name
     conv.mkdir(parents=True, exist_ok=True)
     smol = ROOT / MODELS["smollm2"]["dir"]
-    for f in ("config.json", "model.safetensors"):
-        link = conv / f
-        if not link.exists():
-            link.symlink_to(folder / f)
+    link = conv / "model.safetensors"
+    if not link.exists():
+        link.symlink_to(folder / "model.safetensors")
+    # The converter picks its model class from config.json's "architectures", which canrun's
+    # synthetic config leaves out: take it from the catalog entry.
+    config = json.loads((folder / "config.json").read_text())
+    if "architectures" not in config:
+        for line in (ROOT / "data" / "catalog.jsonl").read_text().splitlines():
+            row = json.loads(line) if line.strip() else {}
+            if row.get("id") == spec["catalog_id"]:
+                config["architectures"] = row["architectures"]
+    (conv / "config.json").write_text(json.dumps(config, indent=2))
     for f in ("tokenizer.json", "tokenizer_config.json"):
         if not (conv / f).exists():
             shutil.copy(smol / f, conv / f)
