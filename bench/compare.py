@@ -172,13 +172,23 @@ def prepare_model(name, spec, cfg):
                                  {"XDG_CACHE_HOME": str(xdg)})
         if not (folder / "model.safetensors").exists():
             raise RuntimeError(f"canrun check --synthetic made no checkpoint at {folder}: {err or tail(out)}")
-    # The GGUF converter needs a tokenizer and synthetic folders have none. The weights are random,
-    # so any working byte-level BPE tokenizer will do: SmolLM2's tokenizer.json (vocab 49152); the
-    # converter pads the vocabulary to the config's vocab_size with [PADn] tokens. No engine here
-    # tokenizes text (prompts are token ids), so the tokenizer only has to let the conversion run.
+    # The GGUF converter needs a tokenizer and synthetic folders have none. The weights are random
+    # and no engine here tokenizes text (prompts are token ids), so the tokenizer only has to let
+    # the conversion run. A borrowed BPE tokenizer.json does not: for Qwen2 the converter checks a
+    # hash of how it splits a fixed text against a list of known pre-tokenizers, and SmolLM2's
+    # rebuilt tokenizer.json is not on it. So a tiny SentencePiece model (BPE, 400 pieces, byte
+    # fallback) is trained on this README; the converter pads its vocabulary to the config's
+    # vocab_size with [PADn] tokens.
     conv = cfg["cache"] / "hf" / name
     conv.mkdir(parents=True, exist_ok=True)
-    smol = ROOT / MODELS["smollm2"]["dir"]
+    if not (conv / "tokenizer.model").exists():
+        code = ("import sentencepiece as spm, sys; spm.SentencePieceTrainer.train(input=sys.argv[1], "
+                "model_prefix=sys.argv[2], vocab_size=400, model_type='bpe', character_coverage=1.0, "
+                "byte_fallback=True, minloglevel=2)")
+        ok, out, err, _ = run([cfg["torch_py"], "-c", code, str(ROOT / "README.md"), str(conv / "tokenizer")], 600,
+                              {"PYTHONPATH": os.environ.get("CONVERT_DEPS", "")})
+        if not ok:
+            raise RuntimeError(f"training the stand-in SentencePiece tokenizer failed: {err}")
     link = conv / "model.safetensors"
     if not link.exists():
         link.symlink_to(folder / "model.safetensors")
@@ -191,9 +201,6 @@ def prepare_model(name, spec, cfg):
             if row.get("id") == spec["catalog_id"]:
                 config["architectures"] = row["architectures"]
     (conv / "config.json").write_text(json.dumps(config, indent=2))
-    for f in ("tokenizer.json", "tokenizer_config.json"):
-        if not (conv / f).exists():
-            shutil.copy(smol / f, conv / f)
     return folder, conv
 
 
