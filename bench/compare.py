@@ -154,7 +154,7 @@ def weights_read_per_token(model_dir, precision):
 
 
 def prepare_model(name, spec, cfg):
-    """Returns (canrun/transformers folder, converter folder) for a model."""
+    """Returns (canrun's folder, the converter's and transformers' folder) for a model."""
     if "dir" in spec:
         d = ROOT / spec["dir"]
         if not (d / "model.safetensors").exists() and name == "smollm2":
@@ -194,7 +194,9 @@ def prepare_model(name, spec, cfg):
         link.symlink_to(folder / "model.safetensors")
     # The converter picks its model class from config.json's "architectures", which canrun's
     # synthetic config leaves out: take it from the catalog entry.
-    config = json.loads((folder / "config.json").read_text())
+    # Its null fields (e.g. head_dim) mean "absent"; transformers reads a null head_dim as a value
+    # and fails, so they are dropped. Transformers loads this folder too.
+    config = {k: v for k, v in json.loads((folder / "config.json").read_text()).items() if v is not None}
     if "architectures" not in config:
         for line in (ROOT / "data" / "catalog.jsonl").read_text().splitlines():
             row = json.loads(line) if line.strip() else {}
@@ -345,9 +347,9 @@ def main():
                     if conv_s is not None:
                         r["convert_s"] = conv_s
                 elif engine == "transformers-eager":
-                    r = engine_worker("hf", model_dir, cfg, cfg["torch_py"], "eager")
+                    r = engine_worker("hf", conv_dir, cfg, cfg["torch_py"], "eager")
                 else:
-                    r = engine_worker("hf", model_dir, cfg, cfg["torch_py"], "compile")
+                    r = engine_worker("hf", conv_dir, cfg, cfg["torch_py"], "compile")
                     if not r["ok"]:
                         r["error"] = "torch.compile failed: " + r["error"]
             except Exception as exc:
