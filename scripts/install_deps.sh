@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   cmake ninja-build g++ pkg-config
   libpcre2-dev libicu-dev nlohmann-json3-dev libcli11-dev libgtest-dev
-  libcpp-httplib-dev                  # canrun serve's HTTP server
+  libcpp-httplib-dev                  # canrun serve's HTTP server, canrun cache pull/push
+  libxxhash-dev                       # plan cache keys and checksums
   chromium chromium-driver wrk        # the Space's browser test and load benchmark
 )
 
