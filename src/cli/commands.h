@@ -15,5 +15,6 @@ void add_query_command(CLI::App& app);
 void add_repro_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_cache_command(CLI::App& app);
 
 }  // namespace canrun
