@@ -2,6 +2,7 @@
 // what is stale, pull and push share entries with a team through a folder or HTTP(S).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -161,6 +162,18 @@ void run_transfer(const CacheArgs& args, bool pull) {
             << cache.compiler_version() << ")\n";
 }
 
+// A number >= 0; CLI11's own check prints the whole double range when the text is no number.
+CLI::Validator non_negative(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& text) {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        return !text.empty() && *end == '\0' && value >= 0 ? std::string()
+                                                           : "\"" + text + "\" is not " + what + " (a number, 0 or more)";
+      },
+      "NUMBER", "non-negative");
+}
+
 void add_cache_dir(CLI::App* command, CacheArgs& args) {
   command->add_option("--cache-dir", args.cache_dir,
                       "Plan cache folder (default $CANRUN_CACHE_DIR, else $XDG_CACHE_HOME/canrun/plans, else "
@@ -204,9 +217,9 @@ void add_cache_command(CLI::App& app) {
       "minutes); then entries unused for --older-than days, then the least recently used beyond --max-size-mib");
   add_cache_dir(prune, *args);
   prune->add_option("--older-than", args->older_than_days, "Remove entries unused for more than DAYS days")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative("a number of days"));
   prune->add_option("--max-size-mib", args->max_size_mib, "Then keep the cache under N MiB")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative("a size in MiB"));
   prune->add_flag("--dry-run", args->dry_run, "Say what would be removed, remove nothing");
   prune->callback([args, prune] { run_prune(*args, *prune); });
 

@@ -158,10 +158,11 @@ def test_corrupt_remote_file_installs_nothing(run_canrun, tmp_path, version):
     (["cache", "rm", "ffff"], 2, '"ffff"'),
     (["cache", "rm", "XYZ"], 2, "XYZ"),
     (["cache", "rm"], 2, "--all"),
-    (["cache", "pull", "http://127.0.0.1:9/plans"], 1, "http://127.0.0.1:9/plans/"),
+    (["cache", "pull", "http://127.0.0.1:9/plans"], 1, "/index.json: cannot connect"),
     (["cache", "pull", "ftp://example.com/plans"], 2, "ftp://example.com/plans"),
     (["cache", "pull", "{tmp}/nowhere"], 1, "nowhere/"),
     (["cache", "prune", "--older-than", "-1"], 2, "--older-than"),
+    (["cache", "prune", "--max-size-mib", "lots"], 2, '"lots" is not a size in MiB'),
     (["cache", "ls", "--bogus"], 2, "--bogus"),
     (["cache", "push", "http://127.0.0.1:9/plans", "--header", "NoColon"], 2, "NoColon"),
 ])
