@@ -196,7 +196,12 @@ TransferReport push_plans(const PlanCache& cache, const std::string& destination
     ++report.copied;
     report.bytes += manifest_bytes(info.manifest);
   }
-  if (report.copied > 0 || !text) remote->write(index_path, index_text(version, index));
+  if (report.copied == 0 && text) return report;
+  // Entries another push added while these uploaded are kept (a push racing this very write
+  // can still lose its own; pushing again restores them).
+  if (const std::optional<std::string> latest = remote->read(index_path))
+    index.merge(parse_index(*latest, remote->where(index_path), version));
+  remote->write(index_path, index_text(version, index));
   return report;
 }
 

@@ -122,6 +122,19 @@ TEST_F(PlanTransferTest, FolderPushThenPull) {
   EXPECT_EQ(pulled.present, 2);
 }
 
+TEST_F(PlanTransferTest, PushesFromTwoCachesShareOneIndex) {
+  const std::string remote = (base_ / "shared").string();
+  push_plans(source_, remote, quiet());
+  PlanKey other = shard_key(0);
+  other.isa = "x86_64-avx2-fma";
+  target_.get_or_build(other, [](const fs::path& dir) { write_file(dir / "weights.bin", "packed"); });
+  EXPECT_EQ(push_plans(target_, remote, quiet()).copied, 1);
+  EXPECT_EQ(Json::parse(read_file(base_ / "shared" / "1.0" / "index.json"))["entries"].size(), 3u);
+  PlanCache third(base_ / "third", "1.0");
+  EXPECT_EQ(pull_plans(third, remote, quiet()).copied, 3);
+  EXPECT_TRUE(third.find(other).has_value());
+}
+
 TEST_F(PlanTransferTest, HttpPushThenPull) {
   PlanServer server(base_ / "served");
   EXPECT_EQ(push_plans(source_, server.url(), quiet()).copied, 2);
