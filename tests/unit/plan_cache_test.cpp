@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -38,9 +39,10 @@ void age(const fs::path& path, int64_t seconds) {
 class PlanCacheTest : public testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("canrun_plan_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
-             std::to_string(::getpid()));
+    // Parameterised tests are named "IsWarnedAndRebuilt/truncated": keep it one folder.
+    std::string name = testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    root_ = fs::temp_directory_path() / ("canrun_plan_" + name + "_" + std::to_string(::getpid()));
     fs::remove_all(root_);
   }
   void TearDown() override { fs::remove_all(root_); }
