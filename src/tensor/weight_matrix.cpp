@@ -1,7 +1,10 @@
 #include "tensor/weight_matrix.h"
 
 #include <type_traits>
+#include <string>
 #include <utility>
+
+#include "util/error.h"
 
 namespace canrun {
 namespace {
@@ -82,26 +85,50 @@ WeightMatrix WeightMatrix::bf16_borrowing(const uint16_t* data, int64_t rows, in
   return m;
 }
 
+WeightMatrix WeightMatrix::panels_borrowing(DType dtype, const void* data, int64_t rows, int64_t cols) {
+  WeightMatrix m;
+  m.dtype_ = dtype;
+  m.layout_ = MatrixLayout::kPanels;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.panels_ = data;
+  return m;
+}
+
+int64_t WeightMatrix::panel_bytes(DType dtype, int64_t rows, int64_t cols) {
+  return (rows + kPanelWidth - 1) / kPanelWidth * kPanelWidth * cols * static_cast<int64_t>(dtype_size(dtype));
+}
+
 WeightMatrix& WeightMatrix::operator=(WeightMatrix&& other) noexcept {
   dtype_ = other.dtype_;
+  layout_ = std::exchange(other.layout_, MatrixLayout::kRows);
   rows_ = std::exchange(other.rows_, 0);
   cols_ = std::exchange(other.cols_, 0);
   f32_ = std::move(other.f32_);
   bf16_owned_ = std::move(other.bf16_owned_);  // a moved vector keeps its buffer, so bf16_ stays valid
   bf16_ = std::exchange(other.bf16_, nullptr);
+  panels_ = std::exchange(other.panels_, nullptr);
   return *this;
 }
 
+void WeightMatrix::require_rows(const char* operation) const {
+  if (layout_ != MatrixLayout::kRows)
+    fail(ErrorKind::kRuntime, std::string(operation) + " needs a row-major weight matrix, not packed panels");
+}
+
 WeightMatrix WeightMatrix::slice_rows(int64_t first, int64_t count) const {
+  require_rows("slice_rows");
   return dtype_ == DType::kF32 ? slice_rows_of<float>(*this, first, count)
                                : slice_rows_of<uint16_t>(*this, first, count);
 }
 
 WeightMatrix WeightMatrix::transposed() const {
+  require_rows("transposed");
   return dtype_ == DType::kF32 ? transposed_of<float>(*this) : transposed_of<uint16_t>(*this);
 }
 
 WeightMatrix WeightMatrix::stack(std::span<const WeightMatrix> parts) {
+  for (const WeightMatrix& part : parts) part.require_rows("stack");
   const bool f32 = parts.empty() || parts.front().dtype() == DType::kF32;
   return f32 ? stack_of<float>(parts) : stack_of<uint16_t>(parts);
 }

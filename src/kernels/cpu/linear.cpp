@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cpu/panel_choices.h"
 #include "kernels/cpu/primitives.h"
 
 namespace canrun::cpu {
@@ -50,11 +51,42 @@ void gemm(const Primitives& p, const float* x, int64_t rows, const WeightMatrix&
   }
 }
 
+static_assert(WeightMatrix::kPanelWidth == 16, "the panel primitives read 16 weights per input");
+
+// Packed panels: threads take panels; each panel stays in cache while a chunk of x's rows
+// passes over it. One row (decode) streams every panel once.
+void panel_product(const Primitives& p, const float* x, int64_t rows, const WeightMatrix& w, PanelChoice choice,
+                   float* y) {
+  const int64_t out = w.rows(), in = w.cols(), panels = w.panel_count();
+  const int64_t panel_elements = WeightMatrix::kPanelWidth * in;
+  const bool bf16 = w.dtype() == DType::kBF16;
+  const int64_t chunk = choice.row_chunk > 0 ? choice.row_chunk : rows;
+  for (int64_t first_row = 0; first_row < rows; first_row += chunk) {
+    const int64_t chunk_rows = std::min(chunk, rows - first_row);
+    const float* xs = x + first_row * in;
+    float* ys = y + first_row * out;
+#pragma omp parallel for schedule(static) if (chunk_rows * out * in > kParallelWork)
+    for (int64_t q = 0; q < panels; ++q) {
+      const int64_t width = std::min(WeightMatrix::kPanelWidth, out - q * WeightMatrix::kPanelWidth);
+      float* yq = ys + q * WeightMatrix::kPanelWidth;
+      if (bf16)
+        p.panel_bf16(xs, chunk_rows, in, static_cast<const uint16_t*>(w.panel_data()) + q * panel_elements, width,
+                     yq, out, choice.rows_per_block);
+      else
+        p.panel_f32(xs, chunk_rows, in, static_cast<const float*>(w.panel_data()) + q * panel_elements, width, yq,
+                    out, choice.rows_per_block);
+    }
+  }
+}
+
 }  // namespace
 
 void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, float* y) {
   const Primitives& p = primitives();
-  if (rows == 1)
+  if (w.layout() == MatrixLayout::kPanels)
+    panel_product(p, x, rows, w, rows == 1 ? PanelChoice{1, 0} : panel_choice(rows, w.rows(), w.cols(), w.dtype()),
+                  y);
+  else if (rows == 1)
     matvec(p, x, w, y);
   else
     gemm(p, x, rows, w, y);

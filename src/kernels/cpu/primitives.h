@@ -15,6 +15,14 @@ struct Primitives {
   // y[r * ldy + o] = dot(x[r], w[o]) for r < x_rows, o < w_rows; x is [x_rows, n], w [w_rows, n].
   // Each output is summed in the same order whatever x_rows and w_rows are.
   void (*tile)(const float* x, int64_t x_rows, const float* w, int64_t w_rows, int64_t n, float* y, int64_t ldy);
+  // One panel of a packed matrix (WeightMatrix::kPanelWidth rows stored column by column, f32
+  // or bf16 per the function): y[r * ldy + j] = dot(x[r], panel row j) for r < x_rows and
+  // j < width. `rows_per_block` rows of x (1, 2, 4 or 6) share each load of weights. Every
+  // output is summed over k in order, so neither rows_per_block nor x_rows changes a result.
+  void (*panel_f32)(const float* x, int64_t x_rows, int64_t n, const float* panel, int64_t width, float* y,
+                    int64_t ldy, int rows_per_block);
+  void (*panel_bf16)(const float* x, int64_t x_rows, int64_t n, const uint16_t* panel, int64_t width, float* y,
+                     int64_t ldy, int rows_per_block);
 };
 
 const Primitives& portable_primitives();

@@ -97,10 +97,64 @@ CANRUN_AVX2 void tile(const float* x, int64_t x_rows, const float* w, int64_t w_
   for (; r < x_rows; ++r) row_block<1>(x + r * n, w, w_rows, n, y + r * ldy, ldy);
 }
 
+// Sixteen panel weights at input k as two vectors.
+CANRUN_AVX2 inline void load_panel_column(const float* panel, int64_t k, __m256& low, __m256& high) {
+  low = _mm256_load_ps(panel + k * 16);
+  high = _mm256_load_ps(panel + k * 16 + 8);
+}
+CANRUN_AVX2 inline void load_panel_column(const uint16_t* panel, int64_t k, __m256& low, __m256& high) {
+  low = load_bf16(panel + k * 16);
+  high = load_bf16(panel + k * 16 + 8);
+}
+
+// R rows of x against one panel: 2R accumulators, each weight load feeds R FMAs.
+template <int R, typename W>
+CANRUN_AVX2 void panel_block(const float* x, int64_t n, const W* panel, int64_t width, float* y, int64_t ldy) {
+  __m256 acc[R][2];
+  UNROLLED for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < n; ++k) {
+    __m256 low, high;
+    load_panel_column(panel, k, low, high);
+    UNROLLED for (int r = 0; r < R; ++r) {
+      const __m256 xv = _mm256_broadcast_ss(x + r * n + k);
+      acc[r][0] = _mm256_fmadd_ps(xv, low, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(xv, high, acc[r][1]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    alignas(32) float out[16];
+    _mm256_store_ps(out, acc[r][0]);
+    _mm256_store_ps(out + 8, acc[r][1]);
+    for (int64_t j = 0; j < width; ++j) y[r * ldy + j] = out[j];
+  }
+}
+
+template <typename W>
+CANRUN_AVX2 void panel(const float* x, int64_t x_rows, int64_t n, const W* w, int64_t width, float* y, int64_t ldy,
+                       int rows_per_block) {
+  int64_t r = 0;
+  const auto run = [&]<int R>() {
+    for (; r + R <= x_rows; r += R) panel_block<R>(x + r * n, n, w, width, y + r * ldy, ldy);
+  };
+  if (rows_per_block >= 6) run.template operator()<6>();
+  if (rows_per_block >= 4) run.template operator()<4>();
+  if (rows_per_block >= 2) run.template operator()<2>();
+  run.template operator()<1>();
+}
+
+CANRUN_AVX2 void panel_f32(const float* x, int64_t x_rows, int64_t n, const float* w, int64_t width, float* y,
+                           int64_t ldy, int rows_per_block) {
+  panel(x, x_rows, n, w, width, y, ldy, rows_per_block);
+}
+CANRUN_AVX2 void panel_bf16(const float* x, int64_t x_rows, int64_t n, const uint16_t* w, int64_t width, float* y,
+                            int64_t ldy, int rows_per_block) {
+  panel(x, x_rows, n, w, width, y, ldy, rows_per_block);
+}
+
 }  // namespace
 
 const Primitives& avx2_primitives() {
-  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, tile};
+  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, tile, panel_f32, panel_bf16};
   return primitives;
 }
 

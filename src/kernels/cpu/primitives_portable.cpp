@@ -43,10 +43,29 @@ void tile(const float* x, int64_t x_rows, const float* w, int64_t w_rows, int64_
     for (int64_t o = 0; o < w_rows; ++o) y[r * ldy + o] = dot(x + r * n, w + o * n, n);
 }
 
+template <typename W>
+float widened(W value) {
+  if constexpr (sizeof(W) == 2)
+    return bf16_to_f32(value);
+  else
+    return value;
+}
+
+// rows_per_block only shapes the vector kernels' register use; plain loops ignore it.
+template <typename W>
+void panel(const float* x, int64_t x_rows, int64_t n, const W* w, int64_t width, float* y, int64_t ldy, int) {
+  for (int64_t r = 0; r < x_rows; ++r) {
+    float acc[16] = {};
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t j = 0; j < 16; ++j) acc[j] += x[r * n + k] * widened(w[k * 16 + j]);
+    for (int64_t j = 0; j < width; ++j) y[r * ldy + j] = acc[j];
+  }
+}
+
 }  // namespace
 
 const Primitives& portable_primitives() {
-  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, tile};
+  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, tile, panel<float>, panel<uint16_t>};
   return primitives;
 }
 

@@ -1,0 +1,35 @@
+#include "compile/weight_packing.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+namespace canrun {
+namespace {
+
+template <typename T>
+void pack(const T* rows_data, int64_t rows, int64_t cols, T* dst) {
+  constexpr int64_t width = WeightMatrix::kPanelWidth;
+  const int64_t panels = (rows + width - 1) / width;
+#pragma omp parallel for schedule(static)
+  for (int64_t q = 0; q < panels; ++q) {
+    T* panel = dst + q * width * cols;
+    const int64_t filled = std::min(width, rows - q * width);
+    if (filled < width) std::memset(static_cast<void*>(panel), 0, sizeof(T) * width * cols);
+    for (int64_t j = 0; j < filled; ++j) {
+      const T* row = rows_data + (q * width + j) * cols;
+      for (int64_t k = 0; k < cols; ++k) panel[k * width + j] = row[k];
+    }
+  }
+}
+
+}  // namespace
+
+void pack_panels(const WeightMatrix& m, std::byte* dst) {
+  if (m.dtype() == DType::kBF16)
+    pack(m.bf16_data(), m.rows(), m.cols(), reinterpret_cast<uint16_t*>(dst));
+  else
+    pack(m.f32_data(), m.rows(), m.cols(), reinterpret_cast<float*>(dst));
+}
+
+}  // namespace canrun

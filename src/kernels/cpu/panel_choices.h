@@ -1,0 +1,36 @@
+// How the cpu backend runs a product with a packed (panels) matrix, and the process-wide table
+// of choices the compile step tuned per shape. A product whose shape was never tuned uses the
+// default choice; every choice gives the same result, only the speed differs.
+#pragma once
+
+#include <cstdint>
+
+#include "tensor/dtype.h"
+
+namespace canrun::cpu {
+
+// The rows_per_block values the panel primitives take, smallest first.
+inline constexpr int kPanelRowBlocks[] = {1, 2, 4, 6};
+
+struct PanelChoice {
+  int rows_per_block = 4;  // rows of x sharing each weight load (kPanelRowBlocks)
+  int64_t row_chunk = 0;   // rows of x per pass over the weights; 0: all of them in one pass
+  bool operator==(const PanelChoice&) const = default;
+};
+
+struct PanelShape {
+  int64_t rows = 0;  // rows of x, the upper end of a prompt-length bucket
+  int64_t out = 0, in = 0;
+  DType dtype = DType::kF32;
+  bool operator==(const PanelShape&) const = default;
+};
+
+// Records `choice` for products of shape.out x shape.in weights of shape.dtype with at most
+// shape.rows rows of x (and more than the next smaller bucket recorded for that matrix shape).
+void set_panel_choice(const PanelShape& shape, PanelChoice choice);
+// The choice for a product with `rows` rows of x: the smallest recorded bucket that holds them.
+PanelChoice panel_choice(int64_t rows, int64_t out, int64_t in, DType dtype);
+// Forgets every recorded choice (tests, and a model replaced in the same process).
+void clear_panel_choices();
+
+}  // namespace canrun::cpu
