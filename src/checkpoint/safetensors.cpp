@@ -97,8 +97,8 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   return text + "]";
 }
 
-std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
-  std::unique_ptr<SafetensorsFile> file(new SafetensorsFile(MappedFile(path)));
+std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path, bool populate) {
+  std::unique_ptr<SafetensorsFile> file(new SafetensorsFile(MappedFile(path, populate)));
   const std::span<const std::byte> bytes = file->file_.bytes();
   if (bytes.size() < 8)
     bad_file(path, "truncated: " + std::to_string(bytes.size()) +
@@ -134,7 +134,11 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) 
   return file;
 }
 
-WeightStore WeightStore::open_folder(const std::string& model_dir) {
+void WeightStore::drop_resident_pages() const {
+  for (const auto& file : files_) file->mapping().drop_resident_pages();
+}
+
+WeightStore WeightStore::open_folder(const std::string& model_dir, bool populate) {
   namespace fs = std::filesystem;
   WeightStore store;
   const fs::path dir(model_dir);
@@ -153,7 +157,7 @@ WeightStore WeightStore::open_folder(const std::string& model_dir) {
         bad_file(index_path.string(), "weight_map['" + tensor + "'] names a file outside the folder");
       if (!file_slots.count(shard_name)) {
         file_slots[shard_name] = store.files_.size();
-        store.files_.push_back(SafetensorsFile::open((dir / shard_name).string()));
+        store.files_.push_back(SafetensorsFile::open((dir / shard_name).string(), populate));
       }
       const auto& tensors = store.files_[file_slots[shard_name]]->tensors();
       const auto it = tensors.find(tensor);
@@ -163,7 +167,7 @@ WeightStore WeightStore::open_folder(const std::string& model_dir) {
       store.records_[tensor] = &it->second;
     }
   } else if (fs::exists(single_path)) {
-    store.files_.push_back(SafetensorsFile::open(single_path.string()));
+    store.files_.push_back(SafetensorsFile::open(single_path.string(), populate));
     for (const auto& [name, record] : store.files_.back()->tensors()) store.records_[name] = &record;
   } else {
     fail(ErrorKind::kCheckpoint,

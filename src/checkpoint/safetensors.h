@@ -30,8 +30,9 @@ struct TensorRecord {
 // matching byte ranges, ranges inside the data section and not overlapping.
 class SafetensorsFile {
  public:
-  static std::unique_ptr<SafetensorsFile> open(const std::string& path);
+  static std::unique_ptr<SafetensorsFile> open(const std::string& path, bool populate = true);
   const std::map<std::string, TensorRecord>& tensors() const { return tensors_; }
+  const MappedFile& mapping() const { return file_; }
 
  private:
   explicit SafetensorsFile(MappedFile file) : file_(std::move(file)) {}
@@ -42,8 +43,11 @@ class SafetensorsFile {
 // All weight files of a model folder, addressed by tensor name.
 class WeightStore {
  public:
-  // Opens model.safetensors, or every shard listed in model.safetensors.index.json.
-  static WeightStore open_folder(const std::string& model_dir);
+  // Opens model.safetensors, or every shard listed in model.safetensors.index.json; reads the
+  // files in up front when `populate` (MappedFile).
+  static WeightStore open_folder(const std::string& model_dir, bool populate = true);
+  // MappedFile::drop_resident_pages for every file.
+  void drop_resident_pages() const;
 
   bool contains(const std::string& name) const { return records_.count(name) > 0; }
   // Throws Error(kCheckpoint) naming the tensor when it is missing or its shape differs.

@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
+#include "cli/compile_flags.h"
 #include "runtime/generate.h"
 #include "runtime/loaded_model.h"
 #include "tokenizer/tokenizer.h"
@@ -24,6 +26,7 @@ struct GenerateArgs {
   int64_t cache_tokens = 0;
   int64_t top_logits = 0;
   std::string backend = "ref";
+  CompileFlags compile;
   bool json = false;
 };
 
@@ -42,21 +45,36 @@ Json top_logits(const std::vector<float>& logits, int64_t k) {
 
 double per_second(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 void run_generate(const GenerateArgs& args) {
+  const auto start = std::chrono::steady_clock::now();
+  const Backend backend = parse_backend(args.backend, "--backend");
+  const std::optional<CompileOptions> compile = compile_options(args.compile, backend);
   const std::string prompt = args.prompt_file.empty() ? args.prompt : read_text_file(args.prompt_file);
-  const auto load_start = std::chrono::steady_clock::now();
-  const LoadedModel loaded = load_model(args.model_dir, parse_backend(args.backend, "--backend"));
+  LoadedModel loaded = load_model(args.model_dir, backend, /*populate_weights=*/!compile);
   const Tokenizer tokenizer =
       Tokenizer::from_file((std::filesystem::path(args.model_dir) / "tokenizer.json").string());
-  const double load_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  const double load_seconds = seconds_since(start);
 
   const std::vector<int32_t> prompt_ids = tokenizer.encode(prompt).ids;
   GenerationOptions options;
   options.max_new_tokens = args.max_new_tokens;
   options.eos_token_ids = loaded.generation.eos_token_ids;
   options.cache_capacity = args.cache_tokens;
+  std::unique_ptr<CompiledModel> compiled;
+  if (compile) {
+    compiled = compile_loaded(loaded, *compile);
+    const CompiledModel::Shape shape =
+        compiled->prepare(static_cast<int64_t>(prompt_ids.size()), args.max_new_tokens);
+    if (args.cache_tokens == 0) options.cache_capacity = shape.cache_capacity;
+  }
+  const double before_prefill = seconds_since(start);
   const GenerationResult result = generate_greedy(*loaded.model, prompt_ids, options);
+  // From the command's start to the first generated token: load, compile and prefill.
+  const double first_token_seconds = before_prefill + result.prefill_seconds;
   const std::string text = tokenizer.decode(result.tokens);
 
   const double prompt_count = static_cast<double>(prompt_ids.size());
@@ -75,10 +93,14 @@ void run_generate(const GenerateArgs& args) {
         {"stopped_at_eos", result.stopped_at_eos},
         {"timings",
          {{"load_s", load_seconds},
+          {"compile_s", compiled ? Json(compiled->stats().seconds) : Json(nullptr)},
+          {"recompilations", compiled ? compiled->stats().recompilations : 0},
+          {"start_to_first_token_s", first_token_seconds},
           {"prefill_s", result.prefill_seconds},
           {"prefill_tokens_per_s", per_second(prompt_count, result.prefill_seconds)},
           {"decode_s", result.decode_seconds},
           {"decode_tokens_per_s", per_second(decode_steps, result.decode_seconds)}}},
+        {"plan", compiled ? compiled->stats_json() : Json(nullptr)},
         {"kv_cache_bytes", result.kv_cache_bytes},
         {"peak_rss_bytes", peak_rss},
     };
@@ -87,6 +109,11 @@ void run_generate(const GenerateArgs& args) {
     return;
   }
   std::cout << text << std::endl;  // before the timing line when both go to one terminal
+  if (compiled) {
+    const CompileStats& plan = compiled->stats();
+    std::fprintf(stderr, "compile %.2f s (%lld plan entries from the cache, %lld built) | ",
+                 plan.seconds, static_cast<long long>(plan.cache_hits), static_cast<long long>(plan.compilations));
+  }
   std::fprintf(stderr,
                "load %.2f s | prefill %zu tokens %.3f s (%.1f tok/s) | decode %zu tokens %.3f s (%.2f tok/s) | "
                "peak RSS %.0f MiB%s\n",
@@ -113,9 +140,10 @@ void add_generate_command(CLI::App& app) {
                       "KV cache capacity in positions (default: prompt + max new tokens)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   command->add_option("--backend", args->backend,
-                      "Kernels: ref (f32 weights, double accumulation; default) or cpu (bf16 weights kept as "
-                      "bf16, f32 accumulation, AVX2)")
+                      "Kernels: ref (f32 weights, double accumulation; default) or cpu (compiled: weights packed "
+                      "for its kernels, bf16 kept as bf16, f32 accumulation, AVX2)")
       ->check(CLI::IsMember({"ref", "cpu"}));
+  add_compile_flags(command, args->compile);
   command->add_flag("--json", args->json, "Print text, token ids and timings as JSON");
   command->add_option("--top-logits", args->top_logits,
                       "With --json: also print the K largest logits after the prompt")

@@ -22,6 +22,8 @@ class DecoderModel {
   DecoderModel(DecoderSpec spec, DecoderWeights weights, Backend backend);
 
   const DecoderSpec& spec() const { return spec_; }
+  // The compile step swaps the linear matrices for packed ones before the first forward.
+  DecoderWeights& mutable_weights() { return weights_; }
   Backend backend() const { return backend_; }
   KvCache make_cache(int64_t capacity) const;
 

@@ -20,7 +20,8 @@ struct LoadedModel {
 
 // Reads config.json (architecture from model_type), generation_config.json and the
 // safetensors weights of `model_dir`, held as `backend` computes with them. Errors name the
-// file and field at fault.
-LoadedModel load_model(const std::string& model_dir, Backend backend = Backend::kRef);
+// file and field at fault. Without `populate_weights` the weight files are read page by page
+// as used: for a model whose matrices a compiled plan replaces.
+LoadedModel load_model(const std::string& model_dir, Backend backend = Backend::kRef, bool populate_weights = true);
 
 }  // namespace canrun

@@ -13,7 +13,7 @@
 
 namespace canrun {
 
-MappedFile::MappedFile(const std::string& path) : path_(path) {
+MappedFile::MappedFile(const std::string& path, bool populate) : path_(path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(ErrorKind::kIo, path + ": cannot open: " + std::strerror(errno));
   struct stat info {};
@@ -23,8 +23,8 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   }
   size_ = static_cast<size_t>(info.st_size);
   if (size_ > 0) {
-    // Populate now: the weights are all read anyway, and load time should own that cost.
-    void* mapping = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    // Populating up front puts the cost of reading weights into load time, where it belongs.
+    void* mapping = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
     if (mapping == MAP_FAILED) {
       const int saved = errno;
       ::close(fd);
@@ -33,6 +33,10 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     data_ = static_cast<const std::byte*>(mapping);
   }
   ::close(fd);  // the mapping stays valid without the descriptor
+}
+
+void MappedFile::drop_resident_pages() const {
+  if (data_ != nullptr) ::madvise(const_cast<std::byte*>(data_), size_, MADV_DONTNEED);
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept

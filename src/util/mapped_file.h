@@ -9,8 +9,9 @@ namespace canrun {
 
 class MappedFile {
  public:
-  // Maps `path`; throws Error(kIo) naming the path when it cannot.
-  explicit MappedFile(const std::string& path);
+  // Maps `path`, reading it all in now when `populate` (else page by page as touched); throws
+  // Error(kIo) naming the path when it cannot.
+  explicit MappedFile(const std::string& path, bool populate = true);
   ~MappedFile();
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&&) = delete;
@@ -19,6 +20,9 @@ class MappedFile {
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
+  // Lets the kernel drop the pages read so far (they are read again if touched): for a
+  // checkpoint whose matrices were replaced by packed copies.
+  void drop_resident_pages() const;
 
  private:
   std::string path_;

@@ -1,0 +1,277 @@
+#include "compile/compiler.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "compile/fingerprint.h"
+#include "compile/forward_graph.h"
+#include "compile/matrix_walk.h"
+#include "compile/panel_tuner.h"
+#include "compile/weight_packing.h"
+#include "plan/plan_cache.h"
+#include "util/error.h"
+#include "util/version.h"
+
+namespace canrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kAlignment = 64;  // each packed matrix starts on a cache line
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+Json read_json_file(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) fail(ErrorKind::kIo, path.string() + ": cannot open");
+  try {
+    return Json::parse(in);
+  } catch (const Json::exception& e) {
+    fail(ErrorKind::kIo, path.string() + ": not valid JSON: " + e.what());
+  }
+}
+
+void write_json_file(const fs::path& path, const Json& json) {
+  std::ofstream out(path);
+  out << json.dump() << "\n";
+  if (!out.flush()) fail(ErrorKind::kIo, path.string() + ": cannot write");
+}
+
+// Writes every matrix as panels into one file, mapped for writing so nothing is copied twice.
+Json write_packed_weights(DecoderWeights& weights, const fs::path& path) {
+  Json slots = Json::array();
+  int64_t size = 0;
+  for_each_matrix(weights, [&](const std::string& name, WeightMatrix& m) {
+    const int64_t bytes = WeightMatrix::panel_bytes(m.dtype(), m.rows(), m.cols());
+    slots.push_back({{"name", name}, {"dtype", std::string(dtype_name(m.dtype()))}, {"rows", m.rows()},
+                     {"cols", m.cols()}, {"offset", size}, {"bytes", bytes}});
+    size += (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  });
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail(ErrorKind::kIo, path.string() + ": cannot create: " + std::strerror(errno));
+  if (size > 0 && ::ftruncate(fd, size) != 0) {
+    ::close(fd);
+    fail(ErrorKind::kIo, path.string() + ": cannot size to " + std::to_string(size) + " bytes: " + std::strerror(errno));
+  }
+  void* mapping = size > 0 ? ::mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                           : nullptr;
+  ::close(fd);
+  if (mapping == MAP_FAILED) fail(ErrorKind::kIo, path.string() + ": cannot map: " + std::strerror(errno));
+  auto* base = static_cast<std::byte*>(mapping);
+  size_t index = 0;
+  for_each_matrix(weights, [&](const std::string&, WeightMatrix& m) {
+    pack_panels(m, base + slots[index++].at("offset").get<int64_t>());
+  });
+  if (size > 0) ::munmap(mapping, static_cast<size_t>(size));
+  return slots;
+}
+
+std::string shapes_text(const CompiledModel::Shape& shape) {
+  return "prefill=" + std::to_string(shape.bucket) + ";cache=" + std::to_string(shape.cache_capacity);
+}
+
+int64_t folder_bytes(const fs::path& dir) {
+  int64_t bytes = 0;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.is_regular_file()) bytes += static_cast<int64_t>(entry.file_size());
+  return bytes;
+}
+
+}  // namespace
+
+std::vector<int64_t> default_prompt_buckets() {
+  std::vector<int64_t> buckets;
+  for (int64_t b = 16; b <= 32768; b *= 2) buckets.push_back(b);
+  return buckets;
+}
+
+std::vector<int64_t> parse_prompt_buckets(std::string_view text, std::string_view option) {
+  std::vector<int64_t> buckets;
+  const auto bad = [&](const std::string& why) {
+    fail(ErrorKind::kUsage, std::string(option) + " '" + std::string(text) + "': " + why);
+  };
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    int64_t value = 0;
+    const auto [ptr, ec] = std::from_chars(text.data() + begin, text.data() + end, value);
+    if (ec != std::errc() || ptr != text.data() + end || value < 1)
+      bad("'" + std::string(text.substr(begin, end - begin)) + "' is not a positive whole number");
+    if (!buckets.empty() && value <= buckets.back()) bad("lengths must be in ascending order");
+    buckets.push_back(value);
+    begin = end + 1;
+  }
+  return buckets;
+}
+
+CompiledModel::CompiledModel(DecoderModel& model, std::string model_dir, CompileOptions options)
+    : model_(model), model_dir_(std::move(model_dir)), options_(std::move(options)) {
+  if (model.backend() != Backend::kCpu)
+    fail(ErrorKind::kUsage, "compile: plans are made for the cpu backend, not " + std::string(backend_name(model.backend())));
+  const auto start = std::chrono::steady_clock::now();
+  config_fingerprint_ = config_fingerprint(model_dir_);
+  weights_fingerprint_ = weights_fingerprint(model_dir_);
+  load_weights();
+  stats_.seconds += seconds_since(start);
+}
+
+std::string CompiledModel::plan_key_isa() const {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "x86_64-avx2-fma" : "x86_64-portable";
+}
+
+namespace {
+
+// Runs `build` into the cache entry for `key` (or a throwaway folder when the cache is off) and
+// hands its folder to `use`.
+template <typename Build, typename Use>
+void with_plan_files(const CompileOptions& options, const PlanKey& key, CompileStats& stats, const Build& build,
+                     const Use& use) {
+  if (!options.use_cache) {
+    std::string pattern = (fs::temp_directory_path() / "canrun-plan-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) fail(ErrorKind::kIo, pattern + ": cannot create: " + std::strerror(errno));
+    const fs::path dir = pattern;
+    try {
+      build(dir);
+      ++stats.compilations;
+      use(dir);
+    } catch (...) {
+      fs::remove_all(dir);
+      throw;
+    }
+    fs::remove_all(dir);  // what `use` mapped stays readable
+    return;
+  }
+  PlanCache cache(options.cache_dir.empty() ? PlanCache::default_root() : options.cache_dir);
+  bool built = false;
+  const PlanEntry entry = cache.get_or_build(key, build, &built);
+  ++(built ? stats.compilations : stats.cache_hits);
+  stats.plan_bytes += folder_bytes(entry.dir);
+  use(entry.dir);
+}
+
+}  // namespace
+
+void CompiledModel::load_weights() {
+  PlanKey key{"weights", kVersion, plan_key_isa(), "cpu", config_fingerprint_, weights_fingerprint_, "",
+              options_.shard};
+  DecoderWeights& weights = model_.mutable_weights();
+  with_plan_files(
+      options_, key, stats_,
+      [&](const fs::path& dir) { write_json_file(dir / "matrices.json", write_packed_weights(weights, dir / "weights.bin")); },
+      [&](const fs::path& dir) {
+        const Json slots = read_json_file(dir / "matrices.json");
+        packed_ = std::make_unique<MappedFile>((dir / "weights.bin").string());
+        const std::span<const std::byte> bytes = packed_->bytes();
+        std::map<std::string, const Json*> by_name;
+        for (const Json& slot : slots) by_name[slot.at("name").get<std::string>()] = &slot;
+        // Everything is checked before any matrix is swapped, so a bad plan leaves the model intact.
+        std::vector<std::pair<WeightMatrix*, WeightMatrix>> packed;
+        for_each_matrix(weights, [&](const std::string& name, WeightMatrix& m) {
+          const auto found = by_name.find(name);
+          const std::string where = (dir / "matrices.json").string() + ": matrix '" + name + "'";
+          if (found == by_name.end()) fail(ErrorKind::kRuntime, where + " is missing");
+          const Json& slot = *found->second;
+          const int64_t offset = slot.at("offset").get<int64_t>();
+          const int64_t size = WeightMatrix::panel_bytes(m.dtype(), m.rows(), m.cols());
+          if (slot.at("rows").get<int64_t>() != m.rows() || slot.at("cols").get<int64_t>() != m.cols() ||
+              slot.at("dtype").get<std::string>() != dtype_name(m.dtype()) || offset % kAlignment != 0 ||
+              offset < 0 || offset + size > static_cast<int64_t>(bytes.size()))
+            fail(ErrorKind::kRuntime, where + " does not match the model (remove the entry with `canrun cache rm`)");
+          packed.push_back({&m, WeightMatrix::panels_borrowing(m.dtype(), bytes.data() + offset, m.rows(), m.cols())});
+        });
+        for (auto& [target, matrix] : packed) *target = std::move(matrix);
+      });
+}
+
+CompiledModel::Shape CompiledModel::prepare(int64_t prompt_length, int64_t new_tokens) {
+  const auto bucket = std::lower_bound(options_.buckets.begin(), options_.buckets.end(), prompt_length);
+  if (bucket == options_.buckets.end())
+    fail(ErrorKind::kUsage, "a prompt of " + std::to_string(prompt_length) +
+                                " tokens is longer than the largest prompt bucket, " +
+                                std::to_string(options_.buckets.back()) + " (--buckets)");
+  // The static KV cache: the bucket plus the new tokens, rounded up to a power of two so that
+  // nearby lengths share a plan, and never past the model's positions.
+  int64_t capacity = 1;
+  while (capacity < *bucket + new_tokens) capacity *= 2;
+  capacity = std::max(std::min(capacity, model_.spec().max_positions), prompt_length + new_tokens);
+  const Shape shape{*bucket, capacity};
+  for (const Shape& done : compiled_)
+    if (done.bucket == shape.bucket && done.cache_capacity == shape.cache_capacity) return shape;
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t built_before = stats_.compilations;
+  load_shape(shape);
+  if (!compiled_.empty() && stats_.compilations > built_before) ++stats_.recompilations;
+  compiled_.push_back(shape);
+  stats_.buckets.push_back(shape.bucket);
+  stats_.seconds += seconds_since(start);
+  return shape;
+}
+
+void CompiledModel::load_shape(const Shape& shape) {
+  PlanKey key{"graph", kVersion, plan_key_isa(), "cpu", config_fingerprint_, weights_fingerprint_,
+              shapes_text(shape), options_.shard};
+  const DecoderSpec& spec = model_.spec();
+  const DecoderWeights& weights = model_.mutable_weights();  // read only: graphs and tuning
+  const int64_t shards = std::stoll(options_.shard.substr(2, options_.shard.find('.') - 2));
+  const auto build = [&](const fs::path& dir) {
+    const ForwardGraph prefill = build_forward_graph(spec, weights, shape.bucket, shape.bucket, shards);
+    const ForwardGraph decode = build_forward_graph(spec, weights, 1, shape.cache_capacity, shards);
+    // One tuning per distinct matrix shape of the prefill; experts run a row at a time.
+    Json kernels = Json::array();
+    std::set<std::tuple<int64_t, int64_t, DType>> tuned;
+    for_each_matrix(weights, [&](const std::string& name, const WeightMatrix& m) {
+      if (shape.bucket < 2 || name == "lm_head" || name.find(".experts.") != std::string::npos) return;
+      if (!tuned.insert({m.rows(), m.cols(), m.dtype()}).second) return;
+      kernels.push_back(tuned_json(tune_panel_product(m, shape.bucket)));
+    });
+    write_json_file(dir / "graph.json", {{"shapes", shapes_text(shape)},
+                                         {"prefill", graph_json(prefill, plan_buffers(prefill))},
+                                         {"decode", graph_json(decode, plan_buffers(decode))},
+                                         {"kernels", kernels}});
+  };
+  with_plan_files(options_, key, stats_, build, [&](const fs::path& dir) {
+    const fs::path path = dir / "graph.json";
+    const Json plan = read_json_file(path);
+    try {
+      for (const Json& kernel : plan.at("kernels")) {
+        const TunedProduct tuned = tuned_from_json(kernel, path.string());
+        cpu::set_panel_choice(tuned.shape, tuned.choice);
+      }
+      stats_.peak_activation_bytes =
+          std::max({stats_.peak_activation_bytes, plan.at("prefill").at("arena_bytes").get<int64_t>(),
+                    plan.at("decode").at("arena_bytes").get<int64_t>()});
+    } catch (const Json::exception& e) {
+      fail(ErrorKind::kIo, path.string() + ": malformed plan: " + e.what());
+    }
+  });
+}
+
+std::unique_ptr<CompiledModel> compile_loaded(LoadedModel& loaded, const CompileOptions& options) {
+  auto compiled = std::make_unique<CompiledModel>(*loaded.model, loaded.dir, options);
+  loaded.store->drop_resident_pages();
+  return compiled;
+}
+
+Json CompiledModel::stats_json() const {
+  return {{"compile_s", stats_.seconds},
+          {"compilations", stats_.compilations},
+          {"plan_cache_hits", stats_.cache_hits},
+          {"recompilations", stats_.recompilations},
+          {"plan_bytes", stats_.plan_bytes},
+          {"peak_activation_bytes", stats_.peak_activation_bytes},
+          {"buckets", stats_.buckets}};
+}
+
+}  // namespace canrun

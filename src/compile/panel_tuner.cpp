@@ -1,0 +1,89 @@
+#include "compile/panel_tuner.h"
+
+#include <chrono>
+#include <limits>
+#include <random>
+
+#include "kernels/cpu/linear.h"
+#include "util/error.h"
+
+namespace canrun {
+namespace {
+
+constexpr int kRepeats = 2;  // after one untimed run that warms the caches
+
+std::vector<cpu::PanelChoice> candidates(int64_t rows) {
+  std::vector<cpu::PanelChoice> all;
+  for (int rows_per_block : {2, 4, 6}) {
+    all.push_back({rows_per_block, 0});
+    // Chunks keep x's rows in cache while the weights pass; only worth trying for long inputs.
+    if (rows > 64) all.push_back({rows_per_block, 64});
+  }
+  return all;
+}
+
+double best_seconds(const WeightMatrix& w, const std::vector<float>& x, int64_t rows, std::vector<float>& y) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int run = 0; run <= kRepeats; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    cpu::linear(x.data(), rows, w, nullptr, y.data());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (run > 0) best = std::min(best, seconds);
+  }
+  return best;
+}
+
+}  // namespace
+
+TunedProduct tune_panel_product(const WeightMatrix& w, int64_t rows) {
+  TunedProduct tuned;
+  tuned.shape = {rows, w.rows(), w.cols(), w.dtype()};
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(rows * w.cols())), y(static_cast<size_t>(rows * w.rows()));
+  for (float& v : x) v = dist(rng);
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const cpu::PanelChoice& choice : candidates(rows)) {
+    cpu::set_panel_choice(tuned.shape, choice);
+    const double seconds = best_seconds(w, x, rows, y);
+    tuned.seconds.push_back({choice, seconds});
+    if (seconds < fastest) {
+      fastest = seconds;
+      tuned.choice = choice;
+    }
+  }
+  cpu::set_panel_choice(tuned.shape, tuned.choice);
+  return tuned;
+}
+
+Json tuned_json(const TunedProduct& tuned) {
+  Json timings = Json::array();
+  for (const auto& [choice, seconds] : tuned.seconds)
+    timings.push_back({{"rows_per_block", choice.rows_per_block}, {"row_chunk", choice.row_chunk}, {"seconds", seconds}});
+  return {{"rows", tuned.shape.rows},
+          {"out", tuned.shape.out},
+          {"in", tuned.shape.in},
+          {"dtype", std::string(dtype_name(tuned.shape.dtype))},
+          {"rows_per_block", tuned.choice.rows_per_block},
+          {"row_chunk", tuned.choice.row_chunk},
+          {"candidates", timings}};
+}
+
+TunedProduct tuned_from_json(const Json& json, const std::string& where) {
+  try {
+    TunedProduct tuned;
+    const std::string dtype = json.at("dtype").get<std::string>();
+    if (dtype != "F32" && dtype != "BF16") fail(ErrorKind::kIo, where + ": unknown dtype '" + dtype + "'");
+    tuned.shape = {json.at("rows").get<int64_t>(), json.at("out").get<int64_t>(), json.at("in").get<int64_t>(),
+                   dtype == "BF16" ? DType::kBF16 : DType::kF32};
+    tuned.choice = {json.at("rows_per_block").get<int>(), json.at("row_chunk").get<int64_t>()};
+    bool known = false;
+    for (int r : cpu::kPanelRowBlocks) known = known || r == tuned.choice.rows_per_block;
+    if (!known || tuned.choice.row_chunk < 0) fail(ErrorKind::kIo, where + ": invalid kernel choice");
+    return tuned;
+  } catch (const Json::exception& e) {
+    fail(ErrorKind::kIo, where + ": malformed kernel choice: " + e.what());
+  }
+}
+
+}  // namespace canrun
