@@ -223,7 +223,7 @@ void CompiledModel::load_shape(const Shape& shape) {
   PlanKey key{"graph", kVersion, plan_key_isa(), "cpu", config_fingerprint_, weights_fingerprint_,
               shapes_text(shape), options_.shard};
   const DecoderSpec& spec = model_.spec();
-  const DecoderWeights& weights = model_.mutable_weights();  // read only: graphs and tuning
+  const DecoderWeights& weights = model_.weights();
   const int64_t shards = std::stoll(options_.shard.substr(2, options_.shard.find('.') - 2));
   const auto build = [&](const fs::path& dir) {
     const ForwardGraph prefill = build_forward_graph(spec, weights, shape.bucket, shape.bucket, shards);

@@ -22,6 +22,7 @@ class DecoderModel {
   DecoderModel(DecoderSpec spec, DecoderWeights weights, Backend backend);
 
   const DecoderSpec& spec() const { return spec_; }
+  const DecoderWeights& weights() const { return weights_; }
   // The compile step swaps the linear matrices for packed ones before the first forward.
   DecoderWeights& mutable_weights() { return weights_; }
   Backend backend() const { return backend_; }

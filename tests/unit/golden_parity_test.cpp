@@ -3,13 +3,15 @@
 // golden file): 32 greedy tokens must match exactly, and the logits after the prompt must be
 // within the backend's tolerance. All goldens are computed in f32, bf16/f16 weights widened
 // exactly as the ref backend widens them; the cpu backend multiplies by the same weight
-// values but accumulates in f32, in another order.
+// values but accumulates in f32, in another order; compiled, it runs the packed panels
+// (one f32 chain per output) with the kernel choices tuned for the prompt's bucket.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
+#include "compile/compiler.h"
 #include "runtime/generate.h"
 #include "runtime/loaded_model.h"
 #include "util/json.h"
@@ -28,17 +30,30 @@ std::vector<std::string> golden_names() {
   return names;
 }
 
+enum class Engine { kRef, kCpu, kCpuCompiled };
+std::string engine_name(Engine engine) {
+  return engine == Engine::kRef ? "ref" : engine == Engine::kCpu ? "cpu" : "cpu_compiled";
+}
+
 // The largest logit difference allowed. Measured on these fixtures: ref (double sums) at most
 // 5.1e-5, cpu (f32 sums in another order) at most 6.3e-5, both on starcoder2.
-float logit_tolerance(Backend backend) { return backend == Backend::kRef ? 1e-4f : 2e-4f; }
+float logit_tolerance(Engine engine) { return engine == Engine::kRef ? 1e-4f : 2e-4f; }
 
-class GoldenParity : public testing::TestWithParam<std::tuple<Backend, std::string>> {};
+class GoldenParity : public testing::TestWithParam<std::tuple<Engine, std::string>> {};
 
 TEST_P(GoldenParity, GreedyTokensAndLogitsMatchTransformers) {
-  const auto& [backend, name] = GetParam();
+  const auto& [engine, name] = GetParam();
   const Json golden =
       read_json_file((kSourceDir / "tests/goldens/models" / (name + ".json")).string(), ErrorKind::kIo);
-  const LoadedModel loaded = load_model((kSourceDir / "tests/fixtures/models" / name).string(), backend);
+  LoadedModel loaded = load_model((kSourceDir / "tests/fixtures/models" / name).string(),
+                                  engine == Engine::kRef ? Backend::kRef : Backend::kCpu);
+  std::unique_ptr<CompiledModel> compiled;
+  if (engine == Engine::kCpuCompiled) {
+    CompileOptions compile;
+    compile.use_cache = false;  // nothing written outside the test
+    compile.buckets = {4, 8, 16, 128};
+    compiled = compile_loaded(loaded, compile);
+  }
   ASSERT_FALSE(golden["cases"].empty());
   for (const Json& c : golden["cases"]) {
     SCOPED_TRACE("prompt: " + c["prompt"].get<std::string>());
@@ -49,6 +64,7 @@ TEST_P(GoldenParity, GreedyTokensAndLogitsMatchTransformers) {
     GenerationOptions options;
     options.max_new_tokens = 32;
     options.eos_token_ids = loaded.generation.eos_token_ids;
+    if (compiled) options.cache_capacity = compiled->prepare(static_cast<int64_t>(prompt.size()), 32).cache_capacity;
     const GenerationResult result = generate_greedy(*loaded.model, prompt, options);
 
     EXPECT_EQ(result.tokens, expected);
@@ -56,16 +72,15 @@ TEST_P(GoldenParity, GreedyTokensAndLogitsMatchTransformers) {
     float max_diff = 0;
     for (size_t i = 0; i < expected_logits.size(); ++i)
       max_diff = std::max(max_diff, std::abs(result.prompt_logits[i] - expected_logits[i]));
-    EXPECT_LT(max_diff, logit_tolerance(backend));
+    EXPECT_LT(max_diff, logit_tolerance(engine));
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenParity,
-                         testing::Combine(testing::Values(Backend::kRef, Backend::kCpu),
+                         testing::Combine(testing::Values(Engine::kRef, Engine::kCpu, Engine::kCpuCompiled),
                                           testing::ValuesIn(golden_names())),
                          [](const testing::TestParamInfo<GoldenParity::ParamType>& info) {
-                           return std::string(backend_name(std::get<0>(info.param))) + "_" +
-                                  std::get<1>(info.param);
+                           return engine_name(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
                          });
 
 }  // namespace
