@@ -5,14 +5,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "bench/bench_run.h"
 #include "cli/commands.h"
+#include "cli/compile_flags.h"
 #include "cli/table.h"
 #include "lab/software_stack.h"
 #include "runtime/loaded_model.h"
@@ -23,14 +26,12 @@
 namespace canrun {
 namespace {
 
-constexpr const char* kCompileNote = "no separate compile step in this version: the backends run the loaded "
-                                     "weights directly, so load time is all the start-up there is";
-
 struct BenchArgs {
   std::string model_dir;
   std::string prompt_tokens = "128";
   std::string output_tokens = "32";
   std::string backend = "ref";
+  CompileFlags compile;
   Workload workload;
   int threads = 0;  // 0: every core
   double price_per_hour = 0;
@@ -67,10 +68,19 @@ std::vector<StackComponent> bench_stack() {
   return stack;
 }
 
+// The compile step measured twice: into an empty plan cache, then from it, as a first and a
+// later start of the same model would find it.
+struct CompileMeasurement {
+  double cold_s = 0, warm_s = 0;
+  double cold_load_s = 0;  // the load before the cold compile
+  CompileStats warm;
+};
+
 struct Measured {
   std::string architecture;
   std::string weights_dtype;
   double load_s = 0;
+  std::optional<CompileMeasurement> compile;
   BenchRun run;
   BenchResults results;
   int64_t peak_rss_bytes = 0;
@@ -100,8 +110,15 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
           {"threads_per_request", measured.run.threads_per_request},
           {"software_stack", stack},
           {"load_s", measured.load_s},
-          {"compile_s", nullptr},
-          {"compile_note", kCompileNote},
+          {"compile_s", measured.compile ? Json(measured.compile->warm_s) : Json(nullptr)},
+          {"compile",
+           measured.compile ? Json{{"cold_s", measured.compile->cold_s},
+                                   {"warm_s", measured.compile->warm_s},
+                                   {"buckets", measured.compile->warm.buckets},
+                                   {"recompilations", measured.compile->warm.recompilations},
+                                   {"plan_bytes", measured.compile->warm.plan_bytes},
+                                   {"peak_activation_bytes", measured.compile->warm.peak_activation_bytes}}
+                            : Json(nullptr)},
           {"first_token_s", summary_json(results.first_token_s)},
           {"prefill_tokens_per_s", results.prefill_tokens_per_s},
           {"decode_tokens_per_s", results.decode_tokens_per_s},
@@ -132,7 +149,15 @@ void print_report(const BenchArgs& args, const Measured& measured) {
   std::cout << "\n\n";
   std::vector<std::vector<std::string>> rows = {{"measure", "value"}};
   rows.push_back({"load", duration(measured.load_s)});
-  rows.push_back({"compile", "- (no separate compile step in this version)"});
+  if (measured.compile) {
+    const CompileMeasurement& c = *measured.compile;
+    rows.push_back({"compile", "cold " + duration(c.cold_s) + ", warm plan cache " + duration(c.warm_s) + " (" +
+                                   std::to_string(c.warm.buckets.size()) + " prompt buckets, plan " +
+                                   std::to_string(c.warm.plan_bytes >> 20) + " MiB, activations " +
+                                   std::to_string(c.warm.peak_activation_bytes >> 10) + " KiB)"});
+  } else {
+    rows.push_back({"compile", "- (" + std::string(args.backend == "ref" ? "the ref backend is never compiled" : "--no-compile") + ")"});
+  }
   rows.push_back({"time to first token", "p50 " + duration(results.first_token_s.p50) + ", p95 " +
                                              duration(results.first_token_s.p95)});
   rows.push_back({"prefill", fixed(results.prefill_tokens_per_s, 1) + " tokens/s"});
@@ -162,17 +187,75 @@ void check_fits(const BenchArgs& args, const DecoderSpec& spec) {
                                 std::to_string(spec.max_positions));
 }
 
+std::chrono::steady_clock::time_point load_into(const BenchArgs& args, Backend backend, LoadedModel& loaded,
+                                                bool populate = true) {
+  const auto start = std::chrono::steady_clock::now();
+  loaded = load_model(args.model_dir, backend, populate);
+  check_fits(args, loaded.model->spec());
+  return start;
+}
+
+double seconds_to(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Every prompt bucket the workload's lengths reach, compiled up front so that no request
+// waits for a compilation inside the measurement.
+void prepare_buckets(const BenchArgs& args, CompiledModel& compiled) {
+  for (int64_t length = args.workload.prompt.low;;) {
+    const CompiledModel::Shape shape = compiled.prepare(length, args.workload.output.high);
+    if (shape.bucket >= args.workload.prompt.high) break;
+    length = shape.bucket + 1;
+  }
+}
+
+// Leaves `loaded` compiled from the warm plan cache; `compiled` keeps its packed weights mapped.
+CompileMeasurement measure_compile(const BenchArgs& args, const CompileOptions& options, LoadedModel& loaded,
+                                   double& load_s, std::unique_ptr<CompiledModel>& compiled) {
+  CompileMeasurement m;
+  {
+    LoadedModel cold;
+    m.cold_load_s = seconds_to(load_into(args, Backend::kCpu, cold, false));
+    const auto start = std::chrono::steady_clock::now();
+    auto compiled = compile_loaded(cold, options);
+    prepare_buckets(args, *compiled);
+    m.cold_s = seconds_to(start);
+  }
+  load_s = seconds_to(load_into(args, Backend::kCpu, loaded, false));
+  const auto start = std::chrono::steady_clock::now();
+  compiled = compile_loaded(loaded, options);
+  prepare_buckets(args, *compiled);
+  m.warm_s = seconds_to(start);
+  m.warm = compiled->stats();
+  return m;
+}
+
 void run(BenchArgs& args) {
   args.workload.prompt = parse_lengths(args.prompt_tokens, "--prompt-tokens", 1);
   args.workload.output = parse_lengths(args.output_tokens, "--output-tokens", 1);
   if (args.threads == 0) args.threads = omp_get_max_threads();
 
+  const Backend backend = parse_backend(args.backend, "--backend");
+  std::optional<CompileOptions> compile = compile_options(args.compile, backend);
   Measured measured;
-  const auto load_start = std::chrono::steady_clock::now();
-  const LoadedModel loaded = load_model(args.model_dir, parse_backend(args.backend, "--backend"));
-  measured.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  LoadedModel loaded;
+  std::unique_ptr<CompiledModel> compiled;
+  if (compile) {
+    // A throwaway plan cache: the cold compile always starts from nothing.
+    std::string folder = (std::filesystem::temp_directory_path() / "canrun-bench-plans-XXXXXX").string();
+    if (::mkdtemp(folder.data()) == nullptr) fail(ErrorKind::kIo, folder + ": cannot create");
+    compile->cache_dir = folder;
+    try {
+      measured.compile = measure_compile(args, *compile, loaded, measured.load_s, compiled);
+    } catch (...) {
+      std::filesystem::remove_all(folder);
+      throw;
+    }
+    std::filesystem::remove_all(folder);  // the warm plan stays mapped
+  } else {
+    measured.load_s = seconds_to(load_into(args, backend, loaded));
+  }
   const DecoderSpec& spec = loaded.model->spec();
-  check_fits(args, spec);
   measured.architecture = spec.model_type;
   measured.weights_dtype = std::string(dtype_name(loaded.stored_dtype));
 
@@ -208,9 +291,10 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length: N or LOW-HIGH (default 128)");
   command->add_option("--output-tokens", args->output_tokens, "Generated tokens: N or LOW-HIGH (default 32)");
   command->add_option("--backend", args->backend,
-                      "Kernels: ref (f32 weights, double accumulation; default) or cpu (bf16 weights kept as "
-                      "bf16, f32 accumulation, AVX2)")
+                      "Kernels: ref (f32 weights, double accumulation; default) or cpu (compiled: measured "
+                      "cold and from a warm plan cache; bf16 kept as bf16, f32 accumulation, AVX2)")
       ->check(CLI::IsMember({"ref", "cpu"}));
+  add_compile_flags(command, args->compile, /*cache_flags=*/false);
   command->add_option("--requests", args->workload.requests, "Measured requests (default 5)")
       ->check(CLI::Range(int64_t{1}, int64_t{100000}));
   command->add_option("--warmup", args->workload.warmup, "Requests run first and not measured (default 1)")

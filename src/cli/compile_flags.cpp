@@ -4,17 +4,18 @@
 
 namespace canrun {
 
-void add_compile_flags(CLI::App* command, CompileFlags& flags) {
+void add_compile_flags(CLI::App* command, CompileFlags& flags, bool cache_flags) {
   command->add_flag("--no-compile", flags.no_compile,
                     "cpu backend: run the kernels on the weights as loaded, without a plan");
+  command->add_option("--buckets", flags.buckets,
+                      "Prompt-length buckets a plan is compiled for, ascending, comma-separated (default "
+                      "16,32,64,...,32768)");
+  if (!cache_flags) return;
   command->add_flag("--no-plan-cache", flags.no_plan_cache,
                     "cpu backend: compile without reading or writing the plan cache");
   command->add_option("--cache-dir", flags.cache_dir,
                       "Plan cache folder (default: $CANRUN_CACHE_DIR, else $XDG_CACHE_HOME/canrun/plans, else "
                       "~/.cache/canrun/plans)");
-  command->add_option("--buckets", flags.buckets,
-                      "Prompt-length buckets a plan is compiled for, ascending, comma-separated (default "
-                      "16,32,64,...,32768)");
 }
 
 std::optional<CompileOptions> compile_options(const CompileFlags& flags, Backend backend) {

@@ -19,7 +19,8 @@ struct CompileFlags {
   std::string buckets;
 };
 
-void add_compile_flags(CLI::App* command, CompileFlags& flags);
+// With `cache_flags` also --no-plan-cache and --cache-dir.
+void add_compile_flags(CLI::App* command, CompileFlags& flags, bool cache_flags = true);
 // The compile options for `backend`, or nullopt when the model runs uncompiled (ref, or
 // --no-compile). Throws Error(kUsage) naming the flag at fault.
 std::optional<CompileOptions> compile_options(const CompileFlags& flags, Backend backend);

@@ -127,6 +127,13 @@ CompiledModel::CompiledModel(DecoderModel& model, std::string model_dir, Compile
   stats_.seconds += seconds_since(start);
 }
 
+std::string CompiledModel::label() const {
+  // The folder's name, as `cache ls` shows it; "models/x/" names x too.
+  fs::path dir = fs::path(model_dir_).lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();
+  return dir.filename().string();
+}
+
 std::string CompiledModel::plan_key_isa() const {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "x86_64-avx2-fma" : "x86_64-portable";
 }
@@ -136,8 +143,8 @@ namespace {
 // Runs `build` into the cache entry for `key` (or a throwaway folder when the cache is off) and
 // hands its folder to `use`.
 template <typename Build, typename Use>
-void with_plan_files(const CompileOptions& options, const PlanKey& key, CompileStats& stats, const Build& build,
-                     const Use& use) {
+void with_plan_files(const CompileOptions& options, const PlanKey& key, const std::string& label, CompileStats& stats,
+                     const Build& build, const Use& use) {
   if (!options.use_cache) {
     std::string pattern = (fs::temp_directory_path() / "canrun-plan-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) fail(ErrorKind::kIo, pattern + ": cannot create: " + std::strerror(errno));
@@ -155,7 +162,7 @@ void with_plan_files(const CompileOptions& options, const PlanKey& key, CompileS
   }
   PlanCache cache(options.cache_dir.empty() ? PlanCache::default_root() : options.cache_dir);
   bool built = false;
-  const PlanEntry entry = cache.get_or_build(key, build, &built);
+  const PlanEntry entry = cache.get_or_build(key, build, &built, {label});
   ++(built ? stats.compilations : stats.cache_hits);
   stats.plan_bytes += folder_bytes(entry.dir);
   use(entry.dir);
@@ -168,7 +175,7 @@ void CompiledModel::load_weights() {
               options_.shard};
   DecoderWeights& weights = model_.mutable_weights();
   with_plan_files(
-      options_, key, stats_,
+      options_, key, label(), stats_,
       [&](const fs::path& dir) { write_json_file(dir / "matrices.json", write_packed_weights(weights, dir / "weights.bin")); },
       [&](const fs::path& dir) {
         const Json slots = read_json_file(dir / "matrices.json");
@@ -241,7 +248,7 @@ void CompiledModel::load_shape(const Shape& shape) {
                                          {"decode", graph_json(decode, plan_buffers(decode))},
                                          {"kernels", kernels}});
   };
-  with_plan_files(options_, key, stats_, build, [&](const fs::path& dir) {
+  with_plan_files(options_, key, label(), stats_, build, [&](const fs::path& dir) {
     const fs::path path = dir / "graph.json";
     const Json plan = read_json_file(path);
     try {

@@ -64,6 +64,7 @@ class CompiledModel {
   void load_weights();
   void load_shape(const Shape& shape);
   std::string plan_key_isa() const;
+  std::string label() const;
 
   DecoderModel& model_;
   std::string model_dir_;

@@ -35,7 +35,7 @@ def test_json_measures_every_request_of_the_workload(run_canrun):
     assert report["cost_per_million_generated_tokens"] == pytest.approx(0.001 / report["throughput_tokens_per_s"] * 1e6)
     all_tokens_per_s = (report["prompt_tokens"] + report["generated_tokens"]) / report["wall_s"]
     assert report["cost_per_million_tokens"] == pytest.approx(0.001 / all_tokens_per_s * 1e6)
-    assert report["compile_s"] is None and "compile" in report["compile_note"]
+    assert report["compile_s"] is None and report["compile"] is None  # ref is never compiled
     assert report["software_stack"]["canrun"].startswith("0.1.0")
 
 
@@ -43,7 +43,19 @@ def test_cpu_backend_runs_the_same_workload(run_canrun):
     report = bench_json(run_canrun, "--backend", "cpu", "--prompt-tokens", "8", "--output-tokens", "4",
                         "--requests", "2")
     assert report["backend"] == "cpu" and report["failures"] == 0 and report["generated_tokens"] == 8
+    compile = report["compile"]
+    assert compile["cold_s"] > 0 and compile["warm_s"] > 0 and report["compile_s"] == compile["warm_s"]
+    assert compile["buckets"] == [16] and compile["recompilations"] == 0
+    assert compile["plan_bytes"] > 0 and compile["peak_activation_bytes"] > 0
     assert bench_json(run_canrun, "--prompt-tokens", "8", "--requests", "1")["backend"] == "ref"
+
+
+def test_every_prompt_bucket_of_the_workload_is_compiled_before_measuring(run_canrun):
+    report = bench_json(run_canrun, "--backend", "cpu", "--prompt-tokens", "3-40", "--output-tokens", "2",
+                        "--requests", "3", "--buckets", "4,8,64")
+    assert report["compile"]["buckets"] == [4, 8, 64] and report["failures"] == 0
+    uncompiled = bench_json(run_canrun, "--backend", "cpu", "--no-compile", "--prompt-tokens", "8", "--requests", "1")
+    assert uncompiled["compile"] is None and uncompiled["failures"] == 0
 
 
 def test_the_seed_fixes_the_prompts(run_canrun):
@@ -75,6 +87,9 @@ def test_table_names_the_conditions_and_each_measure(run_canrun):
     (["--concurrency", "0"], "--concurrency"),
     (["--price-per-hour", "-1"], "--price-per-hour"),
     (["--backend", "gpu"], "--backend"),
+    (["--backend", "cpu", "--buckets", "8,4"], "--buckets '8,4': lengths must be in ascending order"),
+    (["--backend", "cpu", "--prompt-tokens", "20", "--buckets", "8,16"], "longer than the largest prompt bucket, 16"),
+    (["--buckets", "8"], "--buckets has no effect with the ref backend"),
 ])
 def test_bad_input_is_a_usage_error(run_canrun, args, words):
     result = run_canrun("bench", MODEL, *args)

@@ -1,0 +1,78 @@
+"""The compile step through `canrun generate --backend cpu`: the first run builds the plan, the
+next loads it from the plan cache with the same output; plans pushed by one machine make the
+first run of another warm; bad compile options are usage errors."""
+import json
+
+import pytest
+
+from conftest import REPO_ROOT
+
+MODEL = REPO_ROOT / "tests" / "fixtures" / "models" / "qwen3_bf16"
+
+
+def generate(run_canrun, cache, *args):
+    result = run_canrun("generate", MODEL, "--prompt", "hello world", "-n", "6", "--backend", "cpu", "--json",
+                        "--top-logits", "5", "--cache-dir", cache, *args)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_second_run_loads_the_plan_with_the_same_output(run_canrun, tmp_path):
+    cache = tmp_path / "plans"
+    cold = generate(run_canrun, cache)
+    warm = generate(run_canrun, cache)
+    assert cold["plan"]["compilations"] == 2 and cold["plan"]["plan_cache_hits"] == 0
+    assert warm["plan"]["compilations"] == 0 and warm["plan"]["plan_cache_hits"] == 2
+    assert warm["generated_ids"] == cold["generated_ids"]
+    assert warm["prompt_top_logits"] == cold["prompt_top_logits"]
+    assert cold["timings"]["compile_s"] > 0 and cold["timings"]["recompilations"] == 0
+    assert cold["timings"]["start_to_first_token_s"] >= cold["timings"]["prefill_s"]
+    reference = run_canrun("generate", MODEL, "--prompt", "hello world", "-n", "6", "--json")
+    assert json.loads(reference.stdout)["generated_ids"] == cold["generated_ids"]
+
+    listing = json.loads(run_canrun("cache", "ls", "--json", "--verify", "--cache-dir", cache, check=True).stdout)
+    entries = listing["entries"]
+    assert sorted(entry["key"]["kind"] for entry in entries) == ["graph", "weights"]
+    assert all(entry["ok"] and entry["label"] == "qwen3_bf16" for entry in entries)
+    assert [e["key"]["shapes"] for e in entries if e["key"]["kind"] == "graph"] == ["prefill=16;cache=32"]
+
+
+def test_a_longer_prompt_compiles_its_own_bucket(run_canrun, tmp_path):
+    cache = tmp_path / "plans"
+    generate(run_canrun, cache)
+    longer = run_canrun("generate", MODEL, "--prompt", "hello world " * 12, "-n", "4", "--backend", "cpu", "--json",
+                        "--cache-dir", cache)
+    result = json.loads(longer.stdout)
+    prompt_tokens = len(result["prompt_ids"])
+    bucket = next(b for b in (16, 32, 64, 128) if b >= prompt_tokens)
+    assert bucket > 16 and result["plan"]["buckets"] == [bucket]
+    # The packed weights came from the cache; only the new bucket's graph was built.
+    assert result["plan"]["compilations"] == 1 and result["plan"]["plan_cache_hits"] == 1
+
+
+def test_pushed_plans_make_another_cache_warm(run_canrun, tmp_path):
+    first, second, shared = tmp_path / "a", tmp_path / "b", tmp_path / "shared"
+    cold = generate(run_canrun, first)
+    run_canrun("cache", "push", shared, "--cache-dir", first, check=True)
+    run_canrun("cache", "pull", shared, "--cache-dir", second, check=True)
+    warm = generate(run_canrun, second)
+    assert warm["plan"]["plan_cache_hits"] == 2 and warm["generated_ids"] == cold["generated_ids"]
+
+
+def test_no_plan_cache_writes_nothing(run_canrun, tmp_path):
+    result = run_canrun("generate", MODEL, "--prompt", "hi", "-n", "2", "--backend", "cpu", "--json",
+                        "--no-plan-cache")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["plan"]["compilations"] == 2
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--backend", "cpu", "--buckets", "0,8"], "--buckets '0,8'"),
+    (["--backend", "cpu", "--buckets", "2"], "longer than the largest prompt bucket, 2"),
+    (["--cache-dir", "x"], "--cache-dir has no effect with the ref backend"),
+    (["--backend", "cpu", "--no-compile", "--no-plan-cache"], "--no-plan-cache has no effect with --no-compile"),
+])
+def test_bad_compile_options_are_usage_errors(run_canrun, args, words):
+    result = run_canrun("generate", MODEL, "--prompt", "hello world", "-n", "2", *args)
+    assert result.returncode == 2, result.stderr
+    assert words in result.stderr
