@@ -114,11 +114,11 @@ Json plan_cache(const VersionPair& pair) {
     return {{"command", nullptr},
             {"available", false},
             {"note", "the plan cache is canrun's own; rows of " + pair.compiler + " do not use it"}};
-  return {{"command", "canrun cache pull SOURCE --compiler " + pair.compiler},
-          {"available", false},
-          {"note", "plan cache: not yet available for " + pair.compiler +
-                       "; compilation is not a separate step in this version, so there is nothing to "
-                       "pre-populate. This command is what will do it once the plan cache lands."}};
+  return {{"command", "canrun cache pull SOURCE"},
+          {"available", true},
+          {"note", "copies the compiled plans a team pushed (canrun cache push) from SOURCE, a folder or an "
+                   "http(s):// location, into the local plan cache, for the canrun that runs the command: run it "
+                   "with " + pair.compiler + " so that its first `generate --backend cpu` starts warm."}};
 }
 
 Json api_rows(const DatasetSnapshot& snapshot, const QueryParams& params) {
