@@ -9,6 +9,7 @@ APT_PACKAGES=(
   libpcre2-dev libicu-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   libcpp-httplib-dev                  # canrun serve's HTTP server, canrun cache pull/push
   libxxhash-dev                       # plan cache keys and checksums
+  libopenmpi-dev openmpi-bin          # collectives between the workers of a sharded run (--cores N)
   chromium chromium-driver wrk        # the Space's browser test and load benchmark
 )
 

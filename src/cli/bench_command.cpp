@@ -1,6 +1,7 @@
 // canrun bench MODEL_DIR: what a migration decision needs to know about speed: load time,
 // time to first token, prefill and decode speed, per-token latency percentiles, throughput,
 // peak memory, failures and cost, for a workload of prompt/output lengths and concurrency.
+// Sharded (--cores N), every worker runs the same requests and rank 0 reports.
 #include <omp.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "bench/bench_run.h"
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
+#include "cli/cores_option.h"
 #include "cli/table.h"
 #include "lab/software_stack.h"
 #include "runtime/loaded_model.h"
@@ -33,7 +35,8 @@ struct BenchArgs {
   std::string backend = "ref";
   CompileFlags compile;
   Workload workload;
-  int threads = 0;  // 0: every core
+  int threads = 0;  // 0: every core (a worker's share of them when sharded)
+  int cores = 1;
   double price_per_hour = 0;
   bool priced = false;
   bool json = false;
@@ -106,6 +109,7 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
             {"warmup", args.workload.warmup},
             {"concurrency", args.workload.concurrency},
             {"seed", args.workload.seed}}},
+          {"cores", args.cores},
           {"threads", args.threads},
           {"threads_per_request", measured.run.threads_per_request},
           {"software_stack", stack},
@@ -142,8 +146,9 @@ void print_report(const BenchArgs& args, const Measured& measured) {
             << measured.weights_dtype << " weights computed in F32, backend " << args.backend
             << "\nworkload: prompt " << workload.prompt.text() << " tokens, output " << workload.output.text()
             << " tokens, " << workload.requests << " requests after " << workload.warmup << " warm-up, concurrency "
-            << workload.concurrency << ", " << args.threads << " threads (" << measured.run.threads_per_request
-            << " per request), seed " << workload.seed << "\nstack:";
+            << workload.concurrency << ", " << args.cores << (args.cores == 1 ? " core, " : " cores, ")
+            << args.threads << " threads (" << measured.run.threads_per_request << " per request)"
+            << (args.cores == 1 ? "" : " in each") << ", seed " << workload.seed << "\nstack:";
   for (const StackComponent& component : bench_stack())
     std::cout << " " << component.component << " " << component.version << ";";
   std::cout << "\n\n";
@@ -187,10 +192,11 @@ void check_fits(const BenchArgs& args, const DecoderSpec& spec) {
                                 std::to_string(spec.max_positions));
 }
 
-std::chrono::steady_clock::time_point load_into(const BenchArgs& args, Backend backend, LoadedModel& loaded,
+std::chrono::steady_clock::time_point load_into(const BenchArgs& args, Backend backend,
+                                                const std::shared_ptr<Communicator>& comm, LoadedModel& loaded,
                                                 bool populate = true) {
   const auto start = std::chrono::steady_clock::now();
-  loaded = load_model(args.model_dir, backend, populate);
+  loaded = load_model(args.model_dir, backend, comm, populate);
   check_fits(args, loaded.model->spec());
   return start;
 }
@@ -210,18 +216,19 @@ void prepare_buckets(const BenchArgs& args, CompiledModel& compiled) {
 }
 
 // Leaves `loaded` compiled from the warm plan cache; `compiled` keeps its packed weights mapped.
-CompileMeasurement measure_compile(const BenchArgs& args, const CompileOptions& options, LoadedModel& loaded,
-                                   double& load_s, std::unique_ptr<CompiledModel>& compiled) {
+CompileMeasurement measure_compile(const BenchArgs& args, const CompileOptions& options,
+                                   const std::shared_ptr<Communicator>& comm, LoadedModel& loaded, double& load_s,
+                                   std::unique_ptr<CompiledModel>& compiled) {
   CompileMeasurement m;
   {
     LoadedModel cold;
-    m.cold_load_s = seconds_to(load_into(args, Backend::kCpu, cold, false));
+    m.cold_load_s = seconds_to(load_into(args, Backend::kCpu, comm, cold, false));
     const auto start = std::chrono::steady_clock::now();
     auto compiled = compile_loaded(cold, options);
     prepare_buckets(args, *compiled);
     m.cold_s = seconds_to(start);
   }
-  load_s = seconds_to(load_into(args, Backend::kCpu, loaded, false));
+  load_s = seconds_to(load_into(args, Backend::kCpu, comm, loaded, false));
   const auto start = std::chrono::steady_clock::now();
   compiled = compile_loaded(loaded, options);
   prepare_buckets(args, *compiled);
@@ -233,9 +240,15 @@ CompileMeasurement measure_compile(const BenchArgs& args, const CompileOptions& 
 void run(BenchArgs& args) {
   args.workload.prompt = parse_lengths(args.prompt_tokens, "--prompt-tokens", 1);
   args.workload.output = parse_lengths(args.output_tokens, "--output-tokens", 1);
+  const Backend backend = parse_backend(args.backend, "--backend");
+  if (args.cores > 1 && args.workload.concurrency > 1)
+    fail(ErrorKind::kUsage, "--concurrency " + std::to_string(args.workload.concurrency) + " with --cores " +
+                                std::to_string(args.cores) +
+                                ": a sharded model serves one request at a time (--concurrency 1)");
+  std::shared_ptr<Communicator> comm = communicator_for(args.cores, args.model_dir);
+  const bool reports = comm->rank() == 0;
   if (args.threads == 0) args.threads = omp_get_max_threads();
 
-  const Backend backend = parse_backend(args.backend, "--backend");
   std::optional<CompileOptions> compile = compile_options(args.compile, backend);
   Measured measured;
   LoadedModel loaded;
@@ -246,21 +259,21 @@ void run(BenchArgs& args) {
     if (::mkdtemp(folder.data()) == nullptr) fail(ErrorKind::kIo, folder + ": cannot create");
     compile->cache_dir = folder;
     try {
-      measured.compile = measure_compile(args, *compile, loaded, measured.load_s, compiled);
+      measured.compile = measure_compile(args, *compile, comm, loaded, measured.load_s, compiled);
     } catch (...) {
       std::filesystem::remove_all(folder);
       throw;
     }
     std::filesystem::remove_all(folder);  // the warm plan stays mapped
   } else {
-    measured.load_s = seconds_to(load_into(args, backend, loaded));
+    measured.load_s = seconds_to(load_into(args, backend, comm, loaded));
   }
   const DecoderSpec& spec = loaded.model->spec();
   measured.architecture = spec.model_type;
   measured.weights_dtype = std::string(dtype_name(loaded.stored_dtype));
 
   const std::vector<BenchRequest> requests = make_requests(args.workload, spec.vocab_size);
-  const bool terminal = isatty(STDERR_FILENO);
+  const bool terminal = reports && isatty(STDERR_FILENO);
   measured.run = run_bench(*loaded.model, requests, args.workload, args.threads, [&](int64_t done, int64_t total) {
     if (terminal) std::cerr << "\rbench: " << done << "/" << total << " requests done" << std::flush;
   });
@@ -268,8 +281,8 @@ void run(BenchArgs& args) {
   measured.results = summarize_run(measured.run);
   measured.peak_rss_bytes = peak_resident_bytes();
 
-  if (args.json) std::cout << report_json(args, measured).dump(2) << "\n";
-  else print_report(args, measured);
+  if (reports && args.json) std::cout << report_json(args, measured).dump(2) << "\n";
+  if (reports && !args.json) print_report(args, measured);
   if (measured.results.failures > 0)
     fail(ErrorKind::kRuntime, std::to_string(measured.results.failures) + " of " +
                                   std::to_string(args.workload.requests) + " requests failed: " +
@@ -303,6 +316,7 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{256}));
   command->add_option("--threads", args->threads, "Threads in all, shared by the requests in flight (default: every core)")
       ->check(CLI::Range(1, 1024));
+  add_cores_option(*command, args->cores);
   command->add_option("--seed", args->workload.seed, "Seed of the prompts' token ids and lengths (default 0)");
   command->add_option("--price-per-hour", args->price_per_hour,
                       "The machine's price per hour (e.g. in USD): adds the cost per million tokens")

@@ -1,4 +1,5 @@
-// canrun generate MODEL_DIR --prompt TEXT [--backend ref|cpu]: greedy text generation.
+// canrun generate MODEL_DIR --prompt TEXT [--backend ref|cpu] [--cores N]: greedy text generation.
+// Sharded, every worker runs the same generation and rank 0 alone prints.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
+#include "cli/cores_option.h"
 #include "runtime/generate.h"
 #include "runtime/loaded_model.h"
 #include "tokenizer/tokenizer.h"
@@ -27,19 +29,27 @@ struct GenerateArgs {
   int64_t top_logits = 0;
   std::string backend = "ref";
   CompileFlags compile;
+  int cores = 1;
   bool json = false;
 };
 
-// The k largest logits after the prompt, highest first: where to look when a
-// generation differs from another implementation's.
-Json top_logits(const std::vector<float>& logits, int64_t k) {
+// The ids of the k largest logits, highest first; ties go to the lower id, as argmax does.
+std::vector<int32_t> top_ids(std::span<const float> logits, int64_t k) {
   std::vector<int32_t> ids(logits.size());
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
   k = std::min<int64_t>(k, static_cast<int64_t>(ids.size()));
   std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
                     [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  ids.resize(static_cast<size_t>(k));
+  return ids;
+}
+
+// The k largest logits after the prompt, highest first: where to look when a
+// generation differs from another implementation's.
+Json top_logits(const std::vector<float>& logits, int64_t k) {
+  const std::vector<int32_t> ids = top_ids(logits, k);
   Json top = Json::array();
-  for (int64_t i = 0; i < k; ++i) top.push_back({{"id", ids[i]}, {"logit", logits[ids[i]]}});
+  for (int32_t id : ids) top.push_back({{"id", id}, {"logit", logits[id]}});
   return top;
 }
 
@@ -54,7 +64,9 @@ void run_generate(const GenerateArgs& args) {
   const Backend backend = parse_backend(args.backend, "--backend");
   const std::optional<CompileOptions> compile = compile_options(args.compile, backend);
   const std::string prompt = args.prompt_file.empty() ? args.prompt : read_text_file(args.prompt_file);
-  LoadedModel loaded = load_model(args.model_dir, backend, /*populate_weights=*/!compile);
+  std::shared_ptr<Communicator> comm = communicator_for(args.cores, args.model_dir);
+  const bool prints = comm->rank() == 0;
+  LoadedModel loaded = load_model(args.model_dir, backend, std::move(comm), /*populate_weights=*/!compile);
   const Tokenizer tokenizer =
       Tokenizer::from_file((std::filesystem::path(args.model_dir) / "tokenizer.json").string());
   const double load_seconds = seconds_since(start);
@@ -64,6 +76,12 @@ void run_generate(const GenerateArgs& args) {
   options.max_new_tokens = args.max_new_tokens;
   options.eos_token_ids = loaded.generation.eos_token_ids;
   options.cache_capacity = args.cache_tokens;
+  // With --top-logits: the top ids at every generated position, what the top-5 rule compares.
+  std::vector<std::vector<int32_t>> generated_top_ids;
+  if (args.top_logits > 0)
+    options.on_logits = [&](std::span<const float> logits) {
+      generated_top_ids.push_back(top_ids(logits, args.top_logits));
+    };
   std::unique_ptr<CompiledModel> compiled;
   if (compile) {
     compiled = compile_loaded(loaded, *compile);
@@ -80,10 +98,12 @@ void run_generate(const GenerateArgs& args) {
   const double prompt_count = static_cast<double>(prompt_ids.size());
   const double decode_steps = result.tokens.empty() ? 0.0 : static_cast<double>(result.tokens.size() - 1);
   const int64_t peak_rss = peak_resident_bytes();
+  if (!prints) return;
   if (args.json) {
     Json out = {
         {"model", args.model_dir},
         {"backend", args.backend},
+        {"cores", args.cores},
         {"model_type", loaded.model->spec().model_type},
         {"stored_dtype", std::string(dtype_name(loaded.stored_dtype))},
         {"prompt", prompt},
@@ -104,7 +124,10 @@ void run_generate(const GenerateArgs& args) {
         {"kv_cache_bytes", result.kv_cache_bytes},
         {"peak_rss_bytes", peak_rss},
     };
-    if (args.top_logits > 0) out["prompt_top_logits"] = top_logits(result.prompt_logits, args.top_logits);
+    if (args.top_logits > 0) {
+      out["prompt_top_logits"] = top_logits(result.prompt_logits, args.top_logits);
+      out["generated_top_ids"] = generated_top_ids;
+    }
     std::cout << out.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
     return;
   }
@@ -144,9 +167,11 @@ void add_generate_command(CLI::App& app) {
                       "for its kernels, bf16 kept as bf16, f32 accumulation, AVX2)")
       ->check(CLI::IsMember({"ref", "cpu"}));
   add_compile_flags(command, args->compile);
+  add_cores_option(*command, args->cores);
   command->add_flag("--json", args->json, "Print text, token ids and timings as JSON");
   command->add_option("--top-logits", args->top_logits,
-                      "With --json: also print the K largest logits after the prompt")
+                      "With --json: also print the K largest logits after the prompt, and the ids of the K "
+                      "largest at every generated position")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   command->callback([args, prompt, prompt_file] {
     if (prompt->count() == 0 && prompt_file->count() == 0)

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/cores_option.h"
 #include "util/error.h"
 #include "util/version.h"
 
@@ -25,11 +26,17 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help and --version end here too (0); every bad option or argument is a usage error.
     return app.exit(e) == 0 ? 0 : 2;
+  } catch (const canrun::WorkersEnded& ended) {
+    return ended.status;
   } catch (const canrun::Error& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return e.kind() == canrun::ErrorKind::kUsage ? 2 : 1;
+    const int status = e.kind() == canrun::ErrorKind::kUsage ? 2 : 1;
+    // One write per line: the workers of a sharded run share the terminal.
+    std::cerr << "error: " + canrun::worker_label() + e.what() + "\n" << std::flush;
+    canrun::end_all_workers(status);
+    return status;
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " + canrun::worker_label() + e.what() + "\n" << std::flush;
+    canrun::end_all_workers(1);
     return 1;
   }
   return 0;

@@ -134,6 +134,11 @@ std::string CompiledModel::label() const {
   return dir.filename().string();
 }
 
+std::string CompiledModel::shard_name() const {
+  const Shard shard = model_.shard();
+  return "tp" + std::to_string(shard.size) + ".rank" + std::to_string(shard.rank);
+}
+
 std::string CompiledModel::plan_key_isa() const {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "x86_64-avx2-fma" : "x86_64-portable";
 }
@@ -172,7 +177,7 @@ void with_plan_files(const CompileOptions& options, const PlanKey& key, const st
 
 void CompiledModel::load_weights() {
   PlanKey key{"weights", kVersion, plan_key_isa(), "cpu", config_fingerprint_, weights_fingerprint_, "",
-              options_.shard};
+              shard_name()};
   DecoderWeights& weights = model_.mutable_weights();
   with_plan_files(
       options_, key, label(), stats_,
@@ -228,10 +233,10 @@ CompiledModel::Shape CompiledModel::prepare(int64_t prompt_length, int64_t new_t
 
 void CompiledModel::load_shape(const Shape& shape) {
   PlanKey key{"graph", kVersion, plan_key_isa(), "cpu", config_fingerprint_, weights_fingerprint_,
-              shapes_text(shape), options_.shard};
+              shapes_text(shape), shard_name()};
   const DecoderSpec& spec = model_.spec();
   const DecoderWeights& weights = model_.weights();
-  const int64_t shards = std::stoll(options_.shard.substr(2, options_.shard.find('.') - 2));
+  const int64_t shards = model_.shard().size;
   const auto build = [&](const fs::path& dir) {
     const ForwardGraph prefill = build_forward_graph(spec, weights, shape.bucket, shape.bucket, shards);
     const ForwardGraph decode = build_forward_graph(spec, weights, 1, shape.cache_capacity, shards);

@@ -30,7 +30,6 @@ struct CompileOptions {
   std::vector<int64_t> buckets = default_prompt_buckets();
   std::filesystem::path cache_dir;  // empty: PlanCache::default_root()
   bool use_cache = true;            // false: compile every time, store nothing
-  std::string shard = "tp1.rank0";  // the shard layout this process runs
 };
 
 struct CompileStats {
@@ -65,6 +64,8 @@ class CompiledModel {
   void load_shape(const Shape& shape);
   std::string plan_key_isa() const;
   std::string label() const;
+  // The shard layout in the plan key: "tp<workers>.rank<rank>".
+  std::string shard_name() const;
 
   DecoderModel& model_;
   std::string model_dir_;

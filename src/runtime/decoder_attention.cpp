@@ -1,5 +1,6 @@
 // The attention block: q/k/v projections, optional q/k norms, rotary positions,
-// the static KV cache, causal (optionally sliding-window, soft-capped) attention.
+// the static KV cache, causal (optionally sliding-window, soft-capped) attention. Over this
+// rank's heads only: `out` is its partial sum of the output projection.
 #include <algorithm>
 #include <cmath>
 
@@ -12,15 +13,20 @@ void DecoderModel::attention_block(const LayerWeights& layer, int64_t layer_inde
                                    int64_t count, int64_t start, const RopeTables& rope, KvCache& cache,
                                    float* out) const {
   const int64_t hd = spec_.head_dim;
-  const int64_t q_width = spec_.num_heads * hd;
-  const int64_t kv_width = spec_.num_kv_heads * hd;
+  const int64_t heads = layout_.query_heads.count, kv_heads = layout_.kv_heads.count;
+  if (heads == 0) {  // more ranks than kv heads: this one adds nothing
+    std::fill_n(out, count * spec_.hidden_size, 0.0f);
+    return;
+  }
+  const int64_t q_width = heads * hd;
+  const int64_t kv_width = kv_heads * hd;
   std::vector<float> q(count * q_width), k(count * kv_width), v(count * kv_width);
   linear(normed, count, layer.q_proj, layer.q_bias, q.data());
   linear(normed, count, layer.k_proj, layer.k_bias, k.data());
   linear(normed, count, layer.v_proj, layer.v_bias, v.data());
   if (spec_.qk_norm_kind == QkNorm::kPerHead) {
-    norm(layer.q_norm, spec_.qk_norm_spec, q.data(), count * spec_.num_heads, hd, q.data());
-    norm(layer.k_norm, spec_.qk_norm_spec, k.data(), count * spec_.num_kv_heads, hd, k.data());
+    norm(layer.q_norm, spec_.qk_norm_spec, q.data(), count * heads, hd, q.data());
+    norm(layer.k_norm, spec_.qk_norm_spec, k.data(), count * kv_heads, hd, k.data());
   } else if (spec_.qk_norm_kind == QkNorm::kWhole) {
     norm(layer.q_norm, spec_.qk_norm_spec, q.data(), count, q_width, q.data());
     norm(layer.k_norm, spec_.qk_norm_spec, k.data(), count, kv_width, k.data());
@@ -33,10 +39,10 @@ void DecoderModel::attention_block(const LayerWeights& layer, int64_t layer_inde
   for (int64_t t = 0; t < count; ++t) {
     if (rotate) {
       rope.at(start + t, cos.data(), sin.data());
-      rotary(q.data() + t * q_width, spec_.num_heads, hd, rotary_dim, cos.data(), sin.data());
-      rotary(k.data() + t * kv_width, spec_.num_kv_heads, hd, rotary_dim, cos.data(), sin.data());
+      rotary(q.data() + t * q_width, heads, hd, rotary_dim, cos.data(), sin.data());
+      rotary(k.data() + t * kv_width, kv_heads, hd, rotary_dim, cos.data(), sin.data());
     }
-    for (int64_t h = 0; h < spec_.num_kv_heads; ++h) {
+    for (int64_t h = 0; h < kv_heads; ++h) {
       std::copy_n(k.data() + t * kv_width + h * hd, hd, cache.keys(layer_index, h) + (start + t) * hd);
       std::copy_n(v.data() + t * kv_width + h * hd, hd, cache.values(layer_index, h) + (start + t) * hd);
     }
@@ -50,7 +56,7 @@ void DecoderModel::attention_block(const LayerWeights& layer, int64_t layer_inde
     const int64_t position = start + t;
     // A sliding window of W lets a query see itself and the W-1 positions before it.
     const int64_t first = window > 0 ? std::max<int64_t>(0, position - window + 1) : 0;
-    for (int64_t h = 0; h < spec_.num_heads; ++h) {
+    for (int64_t h = 0; h < heads; ++h) {
       const int64_t kv_head = h / group;
       ref::attend(q.data() + t * q_width + h * hd, cache.keys(layer_index, kv_head), hd,
                   cache.values(layer_index, kv_head), hd, first, position, scale, spec_.attn_softcap,

@@ -1,6 +1,7 @@
 // The feed-forward blocks: a dense MLP (gated or plain) and routed experts
 // (router softmax, optional group limit, top-k, optional renormalisation and scaling, optional
-// shared expert).
+// shared expert). Sharded, a rank computes its intermediate columns of a dense MLP and of the
+// shared expert, and only its own experts for the tokens routed to them: `out` is its partial sum.
 #include <algorithm>
 #include <cmath>
 
@@ -52,7 +53,11 @@ void keep_top_groups(const MoeSpec& moe, float* probs) {
 void DecoderModel::mlp_block(const LayerWeights& layer, int64_t layer_index, const float* normed, int64_t count,
                              float* out) const {
   if (layer_is_moe(spec_, layer_index)) return experts_block(layer, normed, count, out);
-  const int64_t ffn = spec_.intermediate_size;
+  const int64_t ffn = layout_.ffn.count;
+  if (ffn == 0) {  // more ranks than intermediate columns: this one adds nothing
+    std::fill_n(out, count * spec_.hidden_size, 0.0f);
+    return;
+  }
   const ref::Act act = kernel_activation(spec_.activation);
   std::vector<float> up(count * ffn);
   linear(normed, count, layer.up_proj, layer.up_bias, up.data());
@@ -100,13 +105,14 @@ void DecoderModel::experts_block(const LayerWeights& layer, const float* normed,
     float* y = out + t * hidden;
     std::fill_n(y, hidden, 0.0f);
     for (int64_t e : order) {
+      if (!layout_.experts.contains(e)) continue;  // another rank's expert
       const int64_t slot = std::find(chosen.begin(), chosen.end(), e) - chosen.begin();
-      gated_mlp(backend_, layer.experts[static_cast<size_t>(e)], act, clamped, normed + t * hidden, 1,
-                expert_out.data());
+      gated_mlp(backend_, layer.experts[static_cast<size_t>(e - layout_.experts.first)], act, clamped,
+                normed + t * hidden, 1, expert_out.data());
       for (int64_t j = 0; j < hidden; ++j) y[j] += expert_out[j] * weight[slot];
     }
   }
-  if (moe.shared_ffn > 0) {
+  if (moe.shared_ffn > 0 && layout_.shared_ffn.count > 0) {
     std::vector<float> shared(count * hidden);
     gated_mlp(backend_, layer.shared_expert, act, nullptr, normed, count, shared.data());
     for (int64_t t = 0; t < count; ++t) {

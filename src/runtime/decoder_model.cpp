@@ -9,11 +9,20 @@
 
 namespace canrun {
 
-DecoderModel::DecoderModel(DecoderSpec spec, DecoderWeights weights, Backend backend)
-    : spec_(std::move(spec)), weights_(std::move(weights)), backend_(backend) {}
+DecoderModel::DecoderModel(DecoderSpec spec, DecoderWeights weights, Backend backend,
+                           std::shared_ptr<Communicator> comm)
+    : spec_(std::move(spec)),
+      weights_(std::move(weights)),
+      backend_(backend),
+      comm_(std::move(comm)),
+      layout_(shard_layout(spec_, comm_->shard())) {}
 
 KvCache DecoderModel::make_cache(int64_t capacity) const {
-  return KvCache(spec_.num_layers, spec_.num_kv_heads, spec_.head_dim, value_head_dim(spec_), capacity);
+  return KvCache(spec_.num_layers, layout_.kv_heads.count, spec_.head_dim, value_head_dim(spec_), capacity);
+}
+
+void DecoderModel::sum_over_ranks(std::vector<float>& partial) const {
+  comm_->all_reduce_sum(partial.data(), static_cast<int64_t>(partial.size()));
 }
 
 bool DecoderModel::recompute_before(int64_t position) const {
@@ -97,6 +106,9 @@ std::vector<float> DecoderModel::forward(std::span<const int32_t> tokens, int64_
       latent_attention_block(layer, i, attn_in, count, start, rope, cache, attn_out.data());
     else
       attention_block(layer, i, attn_in, count, start, rope, cache, attn_out.data());
+    // A parallel residual sums attention and MLP partials first and reduces once.
+    const bool reduce_once = spec_.residual == Residual::kParallel && !layer.post_attn_norm.present();
+    if (!reduce_once) sum_over_ranks(attn_out);
     if (layer.post_attn_norm.present())
       norm(layer.post_attn_norm, spec_.norm, attn_out.data(), count, hidden, attn_out.data());
 
@@ -110,7 +122,14 @@ std::vector<float> DecoderModel::forward(std::span<const int32_t> tokens, int64_
         mlp_in = mlp_normed.data();
       }
       mlp_block(layer, i, mlp_in, count, mlp_out.data());
-      for (size_t j = 0; j < x.size(); ++j) x[j] = (mlp_out[j] + attn_out[j]) + x[j];
+      if (reduce_once) {
+        for (size_t j = 0; j < x.size(); ++j) mlp_out[j] += attn_out[j];
+        sum_over_ranks(mlp_out);
+        for (size_t j = 0; j < x.size(); ++j) x[j] += mlp_out[j];
+      } else {
+        sum_over_ranks(mlp_out);
+        for (size_t j = 0; j < x.size(); ++j) x[j] = (mlp_out[j] + attn_out[j]) + x[j];
+      }
       continue;
     }
 
@@ -121,6 +140,7 @@ std::vector<float> DecoderModel::forward(std::span<const int32_t> tokens, int64_
       mlp_in = normed.data();
     }
     mlp_block(layer, i, mlp_in, count, mlp_out.data());
+    sum_over_ranks(mlp_out);
     if (layer.post_mlp_norm.present())
       norm(layer.post_mlp_norm, spec_.norm, mlp_out.data(), count, hidden, mlp_out.data());
     for (size_t j = 0; j < x.size(); ++j) x[j] += r == 1.0f ? mlp_out[j] : mlp_out[j] * r;

@@ -4,28 +4,39 @@
 // The blocks are split by file: attention (decoder_attention.cpp), multi-head latent
 // attention (latent_attention.cpp), dense and routed-experts MLPs (decoder_mlp.cpp), and the
 // layer loop (decoder_model.cpp).
+// Sharded (tensor and expert parallel), each rank holds and computes its part of every
+// attention and MLP block (shard_layout.h) and the partial outputs are summed over the ranks
+// after each block's output projection; norms, residuals, embeddings and logits are replicated.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "models/decoder_spec.h"
 #include "runtime/backend.h"
+#include "runtime/communicator.h"
 #include "runtime/decoder_weights.h"
 #include "runtime/kv_cache.h"
+#include "runtime/shard_layout.h"
 
 namespace canrun {
 
 class DecoderModel {
  public:
-  DecoderModel(DecoderSpec spec, DecoderWeights weights, Backend backend);
+  // `weights` hold `comm`'s rank's part (DecoderWeights::load with comm->shard()).
+  DecoderModel(DecoderSpec spec, DecoderWeights weights, Backend backend,
+               std::shared_ptr<Communicator> comm = single_process_communicator());
 
   const DecoderSpec& spec() const { return spec_; }
   const DecoderWeights& weights() const { return weights_; }
   // The compile step swaps the linear matrices for packed ones before the first forward.
   DecoderWeights& mutable_weights() { return weights_; }
   Backend backend() const { return backend_; }
+  Shard shard() const { return comm_->shard(); }
+  Communicator& communicator() const { return *comm_; }
+  // Holds this rank's kv heads only.
   KvCache make_cache(int64_t capacity) const;
 
   // Runs tokens at positions [start, start + tokens.size()) and returns the logits
@@ -57,9 +68,14 @@ class DecoderModel {
   // y = x @ w^T (+ bias when not empty) for `rows` rows, on this model's backend.
   void linear(const float* x, int64_t rows, const WeightMatrix& w, const FloatBuffer& bias, float* y) const;
 
+  // Sums the ranks' partial block outputs (a no-op unsharded).
+  void sum_over_ranks(std::vector<float>& partial) const;
+
   DecoderSpec spec_;
   DecoderWeights weights_;
   Backend backend_;
+  std::shared_ptr<Communicator> comm_;
+  ShardLayout layout_;
 };
 
 }  // namespace canrun

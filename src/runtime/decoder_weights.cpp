@@ -9,13 +9,24 @@
 namespace canrun {
 namespace {
 
+// The part of a [out, in] matrix one rank of a sharded run holds: its output rows and input columns.
+struct Block {
+  IndexRange rows, cols;
+};
+
 // Visits every tensor of a spec in one order, for loading and for listing alike.
 struct TensorVisitor {
   virtual ~TensorVisitor() = default;
-  // A [out, in] projection (stored [in, out] for Conv1D); returns it as [out, in].
-  virtual WeightMatrix matrix(const std::string& name, int64_t out, int64_t in) = 0;
+  // Block `part` of a [out, in] projection (stored [in, out] for Conv1D), returned as [out, in].
+  virtual WeightMatrix matrix_part(const std::string& name, int64_t out, int64_t in, Block part) = 0;
   // A [out, in] matrix under its full name, stored as such in every family (lm_head, routers).
-  virtual WeightMatrix plain_matrix(const std::string& name, int64_t out, int64_t in) = 0;
+  virtual WeightMatrix plain_part(const std::string& name, int64_t out, int64_t in, Block part) = 0;
+  WeightMatrix matrix(const std::string& name, int64_t out, int64_t in) {
+    return matrix_part(name, out, in, {{0, out}, {0, in}});
+  }
+  WeightMatrix plain_matrix(const std::string& name, int64_t out, int64_t in) {
+    return plain_part(name, out, in, {{0, out}, {0, in}});
+  }
   // The output projection tied to the embeddings `name`, already loaded as `embeddings`.
   virtual WeightMatrix tied_head(const std::string& name, const FloatBuffer& embeddings, int64_t out,
                                  int64_t in) = 0;
@@ -31,23 +42,54 @@ std::vector<float> copy_of(const FloatBuffer& buffer) {
   return std::vector<float>(buffer.data(), buffer.data() + buffer.size());
 }
 
+// Elements `part` of a vector (a rank's share of a bias); empty stays empty.
+FloatBuffer slice(const FloatBuffer& buffer, IndexRange part) {
+  if (buffer.empty() || (part.first == 0 && part.count == static_cast<int64_t>(buffer.size()))) {
+    return buffer.borrowed() ? FloatBuffer::borrowing(buffer.data(), buffer.size())
+                             : FloatBuffer::owning(copy_of(buffer));
+  }
+  return FloatBuffer::owning(std::vector<float>(buffer.data() + part.first, buffer.data() + part.end()));
+}
+
 class Loader : public TensorVisitor {
  public:
   Loader(const WeightStore& store, bool conv1d, Backend backend)
       : store_(store), conv1d_(conv1d), keep_bf16_(backend == Backend::kCpu) {}
 
-  WeightMatrix matrix(const std::string& name, int64_t out, int64_t in) override {
-    if (!conv1d_) return plain_matrix(name + ".weight", out, in);
-    return plain_matrix(name + ".weight", in, out).transposed();
+  WeightMatrix matrix_part(const std::string& name, int64_t out, int64_t in, Block part) override {
+    if (!conv1d_) return plain_part(name + ".weight", out, in, part);
+    return plain_part(name + ".weight", in, out, {part.cols, part.rows}).transposed();
   }
-  WeightMatrix plain_matrix(const std::string& name, int64_t out, int64_t in) override {
+  WeightMatrix plain_part(const std::string& name, int64_t out, int64_t in, Block part) override {
     const TensorRecord& record = store_.get(name, {out, in});
-    if (!keep_bf16_ || record.dtype != DType::kBF16) return WeightMatrix::f32(read(name, {out, in}), out, in);
-    if (reinterpret_cast<uintptr_t>(record.data.data()) % alignof(uint16_t) == 0)
-      return WeightMatrix::bf16_borrowing(reinterpret_cast<const uint16_t*>(record.data.data()), out, in);
-    std::vector<uint16_t> copy(static_cast<size_t>(out * in));
-    std::memcpy(copy.data(), record.data.data(), copy.size() * sizeof(uint16_t));
-    return WeightMatrix::bf16_owning(std::move(copy), out, in);
+    const int64_t rows = part.rows.count, cols = part.cols.count;
+    if (part.rows.first == 0 && rows == out && cols == in) {
+      if (!keep_bf16_ || record.dtype != DType::kBF16) return WeightMatrix::f32(read(name, {out, in}), out, in);
+      if (reinterpret_cast<uintptr_t>(record.data.data()) % alignof(uint16_t) == 0)
+        return WeightMatrix::bf16_borrowing(reinterpret_cast<const uint16_t*>(record.data.data()), out, in);
+    }
+    // A rank's block: only its rows and columns are copied (and widened), so each rank holds
+    // about 1/N of every split matrix; whole rows stored as computed are used in place.
+    const size_t element = dtype_size(*record.dtype);
+    const auto row_start = [&](int64_t r) {
+      return record.data.data() + ((part.rows.first + r) * in + part.cols.first) * static_cast<int64_t>(element);
+    };
+    const bool in_place = cols == in && reinterpret_cast<uintptr_t>(row_start(0)) % element == 0;
+    if (in_place && keep_bf16_ && record.dtype == DType::kBF16)
+      return WeightMatrix::bf16_borrowing(reinterpret_cast<const uint16_t*>(row_start(0)), rows, cols);
+    if (in_place && record.dtype == DType::kF32)
+      return WeightMatrix::f32(
+          FloatBuffer::borrowing(reinterpret_cast<const float*>(row_start(0)), static_cast<size_t>(rows * cols)),
+          rows, cols);
+    if (keep_bf16_ && record.dtype == DType::kBF16) {
+      std::vector<uint16_t> copy(static_cast<size_t>(rows * cols));
+      for (int64_t r = 0; r < rows; ++r) std::memcpy(copy.data() + r * cols, row_start(r), cols * element);
+      return WeightMatrix::bf16_owning(std::move(copy), rows, cols);
+    }
+    std::vector<float> values(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r)
+      widen_to_f32(*record.dtype, row_start(r), static_cast<size_t>(cols), values.data() + r * cols);
+    return WeightMatrix::f32(FloatBuffer::owning(std::move(values)), rows, cols);
   }
   WeightMatrix tied_head(const std::string& name, const FloatBuffer& embeddings, int64_t out,
                          int64_t in) override {
@@ -84,12 +126,12 @@ class Loader : public TensorVisitor {
 class Lister : public TensorVisitor {
  public:
   Lister(bool conv1d) : conv1d_(conv1d) {}
-  WeightMatrix matrix(const std::string& name, int64_t out, int64_t in) override {
+  WeightMatrix matrix_part(const std::string& name, int64_t out, int64_t in, Block) override {
     tensors.push_back({name + ".weight", conv1d_ ? std::vector<int64_t>{in, out} : std::vector<int64_t>{out, in},
                        TensorRole::kMatrix});
     return {};
   }
-  WeightMatrix plain_matrix(const std::string& name, int64_t out, int64_t in) override {
+  WeightMatrix plain_part(const std::string& name, int64_t out, int64_t in, Block) override {
     tensors.push_back({name, {out, in}, TensorRole::kMatrix});
     return {};
   }
@@ -132,39 +174,57 @@ FloatBuffer bias_if(TensorVisitor& v, bool wanted, const std::string& name, int6
   return wanted ? v.vector(name + ".bias", size, TensorRole::kBias) : FloatBuffer();
 }
 
-void latent_attention(TensorVisitor& v, const DecoderSpec& spec, const std::string& p, LayerWeights& layer) {
+// The rows (or columns) of `heads` heads of `width` each.
+IndexRange head_range(IndexRange heads, int64_t width) { return {heads.first * width, heads.count * width}; }
+
+Block rows_of(IndexRange rows, int64_t in) { return {rows, {0, in}}; }
+Block cols_of(int64_t out, IndexRange cols) { return {{0, out}, cols}; }
+
+// A row-parallel output's bias (o_proj, down): held by rank 0 alone, so the sum over ranks adds it once.
+FloatBuffer output_bias(TensorVisitor& v, bool wanted, const std::string& name, int64_t size, Shard shard) {
+  return bias_if(v, wanted && shard.rank == 0, name, size);
+}
+
+void latent_attention(TensorVisitor& v, const DecoderSpec& spec, const ShardLayout& layout, Shard shard,
+                      const std::string& p, LayerWeights& layer) {
   const WeightNames& n = spec.names;
   const LatentAttentionSpec& mla = spec.mla;
   const int64_t hidden = spec.hidden_size, heads = spec.num_heads;
+  const IndexRange mine = layout.query_heads;
   LatentAttentionWeights& w = layer.latent;
   if (mla.q_lora_rank > 0) {
     w.q_a = v.matrix(p + n.q_a, mla.q_lora_rank, hidden);
     w.q_a_bias = bias_if(v, mla.down_bias, p + n.q_a, mla.q_lora_rank);
     w.q_a_norm = norm(v, spec, mla.latent_norm, p + n.q_a_norm, mla.q_lora_rank);
-    w.q_b = v.matrix(p + n.q_b, heads * spec.head_dim, mla.q_lora_rank);
+    w.q_b = v.matrix_part(p + n.q_b, heads * spec.head_dim, mla.q_lora_rank,
+                          rows_of(head_range(mine, spec.head_dim), mla.q_lora_rank));
   } else {
-    layer.q_proj = v.matrix(p + n.q, heads * spec.head_dim, hidden);
+    layer.q_proj = v.matrix_part(p + n.q, heads * spec.head_dim, hidden, rows_of(head_range(mine, spec.head_dim), hidden));
   }
   w.kv_a = v.matrix(p + n.kv_a, mla.kv_lora_rank + mla.rope_dim, hidden);
   w.kv_a_bias = bias_if(v, mla.down_bias, p + n.kv_a, mla.kv_lora_rank + mla.rope_dim);
   w.kv_a_norm = norm(v, spec, mla.latent_norm, p + n.kv_a_norm, mla.kv_lora_rank);
-  w.kv_b = v.matrix(p + n.kv_b, heads * (mla.nope_dim + mla.value_dim), mla.kv_lora_rank);
-  layer.o_proj = v.matrix(p + n.o, hidden, heads * mla.value_dim);
-  layer.o_bias = bias_if(v, spec.o_bias, p + n.o, hidden);
+  const int64_t expanded = mla.nope_dim + mla.value_dim;
+  w.kv_b = v.matrix_part(p + n.kv_b, heads * expanded, mla.kv_lora_rank,
+                         rows_of(head_range(mine, expanded), mla.kv_lora_rank));
+  layer.o_proj = v.matrix_part(p + n.o, hidden, heads * mla.value_dim, cols_of(hidden, head_range(mine, mla.value_dim)));
+  layer.o_bias = output_bias(v, spec.o_bias, p + n.o, hidden, shard);
 }
 
-void attention(TensorVisitor& v, const DecoderSpec& spec, const std::string& p, LayerWeights& layer) {
-  if (spec.latent_attention) return latent_attention(v, spec, p, layer);
+void attention(TensorVisitor& v, const DecoderSpec& spec, const ShardLayout& layout, Shard shard,
+               const std::string& p, LayerWeights& layer) {
+  if (spec.latent_attention) return latent_attention(v, spec, layout, shard, p, layer);
   const WeightNames& n = spec.names;
   const int64_t hidden = spec.hidden_size, hd = spec.head_dim;
   const int64_t q_width = spec.num_heads * hd, kv_width = spec.num_kv_heads * hd;
+  const IndexRange q_rows = head_range(layout.query_heads, hd), kv_rows = head_range(layout.kv_heads, hd);
   if (spec.fused_qkv == FusedQkv::kNone) {
-    layer.q_proj = v.matrix(p + n.q, q_width, hidden);
-    layer.k_proj = v.matrix(p + n.k, kv_width, hidden);
-    layer.v_proj = v.matrix(p + n.v, kv_width, hidden);
-    layer.q_bias = bias_if(v, spec.qkv_bias, p + n.q, q_width);
-    layer.k_bias = bias_if(v, spec.qkv_bias, p + n.k, kv_width);
-    layer.v_bias = bias_if(v, spec.qkv_bias, p + n.v, kv_width);
+    layer.q_proj = v.matrix_part(p + n.q, q_width, hidden, rows_of(q_rows, hidden));
+    layer.k_proj = v.matrix_part(p + n.k, kv_width, hidden, rows_of(kv_rows, hidden));
+    layer.v_proj = v.matrix_part(p + n.v, kv_width, hidden, rows_of(kv_rows, hidden));
+    layer.q_bias = slice(bias_if(v, spec.qkv_bias, p + n.q, q_width), q_rows);
+    layer.k_bias = slice(bias_if(v, spec.qkv_bias, p + n.k, kv_width), kv_rows);
+    layer.v_bias = slice(bias_if(v, spec.qkv_bias, p + n.v, kv_width), kv_rows);
   } else {
     const int64_t total = q_width + 2 * kv_width;
     const WeightMatrix fused = v.matrix(p + n.qkv, total, hidden);
@@ -179,11 +239,11 @@ void attention(TensorVisitor& v, const DecoderSpec& spec, const std::string& p, 
         if (!b.empty()) dst_bias.insert(dst_bias.end(), b.begin() + first, b.begin() + first + count);
       };
       if (spec.fused_qkv == FusedQkv::kConcat) {
-        take(q, qb, 0, q_width);
-        take(k, kb, q_width, kv_width);
-        take(val, vb, q_width + kv_width, kv_width);
+        take(q, qb, q_rows.first, q_rows.count);
+        take(k, kb, q_width + kv_rows.first, kv_rows.count);
+        take(val, vb, q_width + kv_width + kv_rows.first, kv_rows.count);
       } else {  // per head [q_h; k_h; v_h], num_kv_heads == num_heads
-        for (int64_t h = 0; h < spec.num_heads; ++h) {
+        for (int64_t h = layout.query_heads.first; h < layout.query_heads.end(); ++h) {
           take(q, qb, h * 3 * hd, hd);
           take(k, kb, h * 3 * hd + hd, hd);
           take(val, vb, h * 3 * hd + 2 * hd, hd);
@@ -199,9 +259,10 @@ void attention(TensorVisitor& v, const DecoderSpec& spec, const std::string& p, 
       }
     }
   }
-  if (spec.attention_sinks) layer.sinks = v.vector(p + n.sinks, spec.num_heads, TensorRole::kBias);
-  layer.o_proj = v.matrix(p + n.o, hidden, q_width);
-  layer.o_bias = bias_if(v, spec.o_bias, p + n.o, hidden);
+  if (spec.attention_sinks)
+    layer.sinks = slice(v.vector(p + n.sinks, spec.num_heads, TensorRole::kBias), layout.query_heads);
+  layer.o_proj = v.matrix_part(p + n.o, hidden, q_width, cols_of(hidden, q_rows));
+  layer.o_bias = output_bias(v, spec.o_bias, p + n.o, hidden, shard);
   if (spec.qk_norm_kind == QkNorm::kPerHead) {
     layer.q_norm = norm(v, spec, spec.qk_norm_spec, p + n.q_norm, hd);
     layer.k_norm = norm(v, spec, spec.qk_norm_spec, p + n.k_norm, hd);
@@ -211,19 +272,21 @@ void attention(TensorVisitor& v, const DecoderSpec& spec, const std::string& p, 
   }
 }
 
+// The intermediate columns `mine` of a gated MLP: gate and up rows, down columns.
 ExpertWeights gated_mlp(TensorVisitor& v, const std::string& gate, const std::string& up, const std::string& down,
-                        int64_t hidden, int64_t ffn) {
+                        int64_t hidden, int64_t ffn, IndexRange mine) {
   ExpertWeights w;
-  w.gate = v.matrix(gate, ffn, hidden);
-  w.up = v.matrix(up, ffn, hidden);
-  w.down = v.matrix(down, hidden, ffn);
+  w.gate = v.matrix_part(gate, ffn, hidden, rows_of(mine, hidden));
+  w.up = v.matrix_part(up, ffn, hidden, rows_of(mine, hidden));
+  w.down = v.matrix_part(down, hidden, ffn, cols_of(hidden, mine));
   return w;
 }
 
 // gpt-oss experts: gate_up_proj [E, hidden, 2 ffn] (x @ W, gate and up interleaved) and down_proj
 // [E, ffn, hidden] with biases; or, as published, MXFP4 "_blocks"/"_scales" holding the
 // transposed [E, 2 ffn, hidden] and [E, hidden, ffn].
-void fused_experts(TensorVisitor& v, const DecoderSpec& spec, const std::string& p, LayerWeights& layer) {
+void fused_experts(TensorVisitor& v, const DecoderSpec& spec, IndexRange mine, const std::string& p,
+                   LayerWeights& layer) {
   const int64_t experts = spec.moe.num_experts, hidden = spec.hidden_size, ffn = spec.moe.expert_ffn;
   FloatBuffer gate_up, down;
   bool transposed = false;  // true: per expert [out, in] already
@@ -238,7 +301,7 @@ void fused_experts(TensorVisitor& v, const DecoderSpec& spec, const std::string&
   const FloatBuffer gate_up_bias = v.tensor(p + "gate_up_proj_bias", {experts, 2 * ffn});
   const FloatBuffer down_bias = v.tensor(p + "down_proj_bias", {experts, hidden});
   if (gate_up.empty()) return;  // listing only
-  for (int64_t e = 0; e < experts; ++e) {
+  for (int64_t e = mine.first; e < mine.end(); ++e) {
     const float* gu = gate_up.data() + e * hidden * 2 * ffn;
     const float* dn = down.data() + e * ffn * hidden;
     std::vector<float> gate(ffn * hidden), up(ffn * hidden), d(hidden * ffn);
@@ -266,7 +329,8 @@ void fused_experts(TensorVisitor& v, const DecoderSpec& spec, const std::string&
   }
 }
 
-void mlp(TensorVisitor& v, const DecoderSpec& spec, int64_t index, const std::string& p, LayerWeights& layer) {
+void mlp(TensorVisitor& v, const DecoderSpec& spec, const ShardLayout& layout, Shard shard, int64_t index,
+         const std::string& p, LayerWeights& layer) {
   const WeightNames& n = spec.names;
   const int64_t hidden = spec.hidden_size;
   if (layer_is_moe(spec, index)) {
@@ -274,23 +338,25 @@ void mlp(TensorVisitor& v, const DecoderSpec& spec, int64_t index, const std::st
     layer.router = v.plain_matrix(p + n.router + ".weight", moe.num_experts, hidden);
     if (moe.router_bias) layer.router_bias = v.vector(p + n.router + ".bias", moe.num_experts, TensorRole::kBias);
     if (moe.fused_3d_experts) {
-      fused_experts(v, spec, p + n.experts + ".", layer);
+      fused_experts(v, spec, layout.experts, p + n.experts + ".", layer);
       return;
     }
-    for (int64_t e = 0; e < moe.num_experts; ++e) {
+    for (int64_t e = layout.experts.first; e < layout.experts.end(); ++e) {
       const std::string ep = p + n.experts + "." + std::to_string(e) + ".";
       layer.experts.push_back(gated_mlp(v, ep + n.expert_gate, ep + n.expert_up, ep + n.expert_down, hidden,
-                                        moe.expert_ffn));
+                                        moe.expert_ffn, {0, moe.expert_ffn}));
     }
     if (moe.shared_ffn > 0) {
       const std::string sp = p + n.shared_expert + ".";
       layer.shared_expert = gated_mlp(v, sp + n.expert_gate, sp + n.expert_up, sp + n.expert_down, hidden,
-                                      moe.shared_ffn);
+                                      moe.shared_ffn, layout.shared_ffn);
       if (spec.mlp_bias) {
         // deepseek_v2's shared experts are its dense MLP class, biases included.
-        layer.shared_expert.gate_bias = v.vector(sp + n.expert_gate + ".bias", moe.shared_ffn, TensorRole::kBias);
-        layer.shared_expert.up_bias = v.vector(sp + n.expert_up + ".bias", moe.shared_ffn, TensorRole::kBias);
-        layer.shared_expert.down_bias = v.vector(sp + n.expert_down + ".bias", hidden, TensorRole::kBias);
+        layer.shared_expert.gate_bias =
+            slice(v.vector(sp + n.expert_gate + ".bias", moe.shared_ffn, TensorRole::kBias), layout.shared_ffn);
+        layer.shared_expert.up_bias =
+            slice(v.vector(sp + n.expert_up + ".bias", moe.shared_ffn, TensorRole::kBias), layout.shared_ffn);
+        layer.shared_expert.down_bias = output_bias(v, true, sp + n.expert_down, hidden, shard);
       }
       if (moe.shared_expert_gate)
         layer.shared_expert_gate = v.plain_matrix(p + n.shared_expert_gate + ".weight", 1, hidden);
@@ -298,23 +364,25 @@ void mlp(TensorVisitor& v, const DecoderSpec& spec, int64_t index, const std::st
     return;
   }
   const int64_t ffn = spec.intermediate_size;
+  const IndexRange mine = layout.ffn;
   if (spec.fused_gate_up) {
     const WeightMatrix fused = v.matrix(p + n.gate_up, 2 * ffn, hidden);
     if (!fused.empty()) {
-      layer.gate_proj = fused.slice_rows(0, ffn);
-      layer.up_proj = fused.slice_rows(ffn, ffn);
+      layer.gate_proj = fused.slice_rows(mine.first, mine.count);
+      layer.up_proj = fused.slice_rows(ffn + mine.first, mine.count);
     }
   } else {
-    if (spec.gated_mlp) layer.gate_proj = v.matrix(p + n.gate, ffn, hidden);
-    layer.up_proj = v.matrix(p + n.up, ffn, hidden);
-    if (spec.gated_mlp) layer.gate_bias = bias_if(v, spec.mlp_bias, p + n.gate, ffn);
-    layer.up_bias = bias_if(v, spec.mlp_bias, p + n.up, ffn);
+    if (spec.gated_mlp) layer.gate_proj = v.matrix_part(p + n.gate, ffn, hidden, rows_of(mine, hidden));
+    layer.up_proj = v.matrix_part(p + n.up, ffn, hidden, rows_of(mine, hidden));
+    if (spec.gated_mlp) layer.gate_bias = slice(bias_if(v, spec.mlp_bias, p + n.gate, ffn), mine);
+    layer.up_bias = slice(bias_if(v, spec.mlp_bias, p + n.up, ffn), mine);
   }
-  layer.down_proj = v.matrix(p + n.down, hidden, ffn);
-  layer.down_bias = bias_if(v, spec.mlp_bias, p + n.down, hidden);
+  layer.down_proj = v.matrix_part(p + n.down, hidden, ffn, cols_of(hidden, mine));
+  layer.down_bias = output_bias(v, spec.mlp_bias, p + n.down, hidden, shard);
 }
 
-DecoderWeights visit(TensorVisitor& v, const DecoderSpec& spec) {
+DecoderWeights visit(TensorVisitor& v, const DecoderSpec& spec, Shard shard) {
+  const ShardLayout layout = shard_layout(spec, shard);
   const WeightNames& n = spec.names;
   const int64_t hidden = spec.hidden_size;
   DecoderWeights weights;
@@ -325,10 +393,10 @@ DecoderWeights visit(TensorVisitor& v, const DecoderSpec& spec) {
     const std::string p = n.layers + "." + std::to_string(i) + ".";
     LayerWeights layer;
     layer.attn_norm = norm(v, spec, spec.norm, n.attn_norm.empty() ? "" : p + n.attn_norm, hidden);
-    attention(v, spec, p, layer);
+    attention(v, spec, layout, shard, p, layer);
     layer.post_attn_norm = norm(v, spec, spec.norm, n.post_attn_norm.empty() ? "" : p + n.post_attn_norm, hidden);
     layer.mlp_norm = norm(v, spec, spec.norm, n.mlp_norm.empty() ? "" : p + n.mlp_norm, hidden);
-    mlp(v, spec, i, p, layer);
+    mlp(v, spec, layout, shard, i, p, layer);
     layer.post_mlp_norm = norm(v, spec, spec.norm, n.post_mlp_norm.empty() ? "" : p + n.post_mlp_norm, hidden);
     weights.layers.push_back(std::move(layer));
   }
@@ -342,14 +410,15 @@ DecoderWeights visit(TensorVisitor& v, const DecoderSpec& spec) {
 
 }  // namespace
 
-DecoderWeights DecoderWeights::load(const DecoderSpec& spec, const WeightStore& store, Backend backend) {
+DecoderWeights DecoderWeights::load(const DecoderSpec& spec, const WeightStore& store, Backend backend,
+                                    Shard shard) {
   Loader loader(store, spec.conv1d, backend);
-  return visit(loader, spec);
+  return visit(loader, spec, shard);
 }
 
 std::vector<TensorInfo> decoder_tensors(const DecoderSpec& spec) {
   Lister lister(spec.conv1d);
-  visit(lister, spec);
+  visit(lister, spec, Shard{});
   return lister.tensors;
 }
 

@@ -8,6 +8,7 @@
 #include "checkpoint/safetensors.h"
 #include "models/decoder_spec.h"
 #include "runtime/backend.h"
+#include "runtime/shard_layout.h"
 #include "tensor/float_buffer.h"
 #include "tensor/weight_matrix.h"
 
@@ -63,8 +64,10 @@ struct DecoderWeights {
   // Reads every tensor under the transformers names, checking shapes. f32 tensors
   // are used in place from the mapping; bf16/f16 are widened once, except that the cpu
   // backend keeps bf16 matrices as bf16 (in place when aligned); fused or transposed
-  // layouts are split into [out, in] matrices once.
-  static DecoderWeights load(const DecoderSpec& spec, const WeightStore& store, Backend backend);
+  // layouts are split into [out, in] matrices once. A rank of a sharded run reads only its
+  // part of each split matrix (shard_layout.h); experts holds only its experts.
+  static DecoderWeights load(const DecoderSpec& spec, const WeightStore& store, Backend backend,
+                             Shard shard = {});
 };
 
 // The tensors a checkpoint of this spec holds, as published (names, stored shapes), and what

@@ -13,6 +13,15 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Rank 0 chooses and every rank continues with its choice, so the ranks of a sharded run
+// never diverge.
+int32_t choose(const DecoderModel& model, std::span<const float> logits, const GenerationOptions& options) {
+  if (options.on_logits) options.on_logits(logits);
+  int32_t next = argmax(logits);
+  model.communicator().broadcast(&next, 1, 0);
+  return next;
+}
+
 }  // namespace
 
 int32_t argmax(std::span<const float> values) {
@@ -47,7 +56,7 @@ GenerationResult generate_greedy(const DecoderModel& model, std::span<const int3
   if (options.max_new_tokens == 0) return result;
 
   const auto decode_start = std::chrono::steady_clock::now();
-  int32_t next = argmax(result.prompt_logits);
+  int32_t next = choose(model, result.prompt_logits, options);
   for (int64_t step = 0;; ++step) {
     result.tokens.push_back(next);
     if (on_token) on_token(next);
@@ -66,7 +75,7 @@ GenerationResult generate_greedy(const DecoderModel& model, std::span<const int3
     } else {
       logits = model.forward({&next, 1}, position, cache);
     }
-    next = argmax(logits);
+    next = choose(model, logits, options);
   }
   result.decode_seconds = seconds_since(decode_start);
   return result;

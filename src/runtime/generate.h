@@ -14,6 +14,8 @@ struct GenerationOptions {
   int64_t max_new_tokens = 32;
   std::vector<int32_t> eos_token_ids;
   int64_t cache_capacity = 0;  // 0: exactly prompt + max_new_tokens
+  // Called with the logits each generated token is chosen from, before the choice.
+  std::function<void(std::span<const float>)> on_logits;
 };
 
 struct GenerationResult {

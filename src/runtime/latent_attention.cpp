@@ -1,7 +1,8 @@
 // Multi-head latent attention (deepseek_v2) as transformers' DeepseekV2Attention computes it.
 // transformers caches the normalised latent and the rotated shared key part and expands them
 // through kv_b_proj at every step; each position's expansion depends on that position alone,
-// so the cache here holds the expanded per-head keys and values instead.
+// so the cache here holds the expanded per-head keys and values instead. Over this rank's heads
+// only: `out` is its partial sum of the output projection.
 #include <algorithm>
 #include <cmath>
 
@@ -15,7 +16,11 @@ void DecoderModel::latent_attention_block(const LayerWeights& layer, int64_t lay
                                           float* out) const {
   const LatentAttentionSpec& mla = spec_.mla;
   const LatentAttentionWeights& w = layer.latent;
-  const int64_t heads = spec_.num_heads;
+  const int64_t heads = layout_.query_heads.count;
+  if (heads == 0) {  // more ranks than heads: this one adds nothing
+    std::fill_n(out, count * spec_.hidden_size, 0.0f);
+    return;
+  }
   const int64_t qk_dim = spec_.head_dim, q_width = heads * qk_dim;
   const int64_t rank = mla.kv_lora_rank, kv_a_width = rank + mla.rope_dim;
   const int64_t expanded = mla.nope_dim + mla.value_dim;  // per head: [k_nope; v]

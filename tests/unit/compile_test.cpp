@@ -1,6 +1,6 @@
 // The compile step on the committed tiny checkpoints: plans go to the plan cache and come back
 // from it bit for bit; a corrupt plan is rebuilt, never used; a new prompt bucket is one
-// recompilation; the graphs account for every weight and the buffer plan never lets two live
+// recompilation (the shard layout is part of the key: tests/e2e/test_sharded_parity.py); the graphs account for every weight and the buffer plan never lets two live
 // activations share memory.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -45,7 +45,7 @@ class CompileTest : public testing::Test {
     CompileStats stats;
   };
   Run run(const std::string& fixture, const CompileOptions& o, std::span<const int32_t> prompt) const {
-    LoadedModel loaded = load_model((kFixtures / fixture).string(), Backend::kCpu, false);
+    LoadedModel loaded = load_model((kFixtures / fixture).string(), Backend::kCpu, single_process_communicator(), false);
     auto compiled = compile_loaded(loaded, o);
     GenerationOptions g;
     g.max_new_tokens = 8;
@@ -91,7 +91,7 @@ TEST_F(CompileTest, CorruptPackedWeightsAreRebuiltNotUsed) {
 }
 
 TEST_F(CompileTest, ANewBucketIsOneRecompilation) {
-  LoadedModel loaded = load_model((kFixtures / "llama_f32").string(), Backend::kCpu, false);
+  LoadedModel loaded = load_model((kFixtures / "llama_f32").string(), Backend::kCpu, single_process_communicator(), false);
   auto compiled = compile_loaded(loaded, options());
   EXPECT_EQ(compiled->prepare(5, 8).bucket, 8);
   EXPECT_EQ(compiled->prepare(8, 8).bucket, 8);  // same bucket: nothing new
@@ -108,13 +108,6 @@ TEST_F(CompileTest, ANewBucketIsOneRecompilation) {
     EXPECT_EQ(e.kind(), ErrorKind::kUsage);
     EXPECT_NE(std::string(e.what()).find("--buckets"), std::string::npos);
   }
-}
-
-TEST_F(CompileTest, AnotherShardLayoutIsAnotherPlan) {
-  run("llama_f32", options(), kPrompt);
-  CompileOptions other = options();
-  other.shard = "tp2.rank1";
-  EXPECT_EQ(run("llama_f32", other, kPrompt).stats.compilations, 2);
 }
 
 TEST_F(CompileTest, WithoutTheCacheNothingIsWritten) {

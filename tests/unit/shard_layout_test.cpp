@@ -1,0 +1,113 @@
+// The split of a model over the ranks of a sharded run: contiguous, as even as possible, the
+// first ranks taking one more; a rank may own nothing; every rank's weights hold its part only.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "runtime/decoder_weights.h"
+#include "runtime/loaded_model.h"
+#include "runtime/shard_layout.h"
+#include "util/error.h"
+
+namespace canrun {
+namespace {
+
+std::vector<IndexRange> all_ranks(int64_t total, int size) {
+  std::vector<IndexRange> ranges;
+  for (int rank = 0; rank < size; ++rank) ranges.push_back(split_evenly(total, {rank, size}));
+  return ranges;
+}
+
+void expect_ranges(const std::vector<IndexRange>& ranges, const std::vector<std::pair<int64_t, int64_t>>& expected) {
+  ASSERT_EQ(ranges.size(), expected.size());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    EXPECT_EQ(ranges[i].first, expected[i].first) << "rank " << i;
+    EXPECT_EQ(ranges[i].count, expected[i].second) << "rank " << i;
+  }
+}
+
+TEST(ShardLayout, EvenSplit) { expect_ranges(all_ranks(8, 4), {{0, 2}, {2, 2}, {4, 2}, {6, 2}}); }
+
+TEST(ShardLayout, UnevenSplitGivesTheFirstRanksOneMore) {
+  expect_ranges(all_ranks(3, 2), {{0, 2}, {2, 1}});
+  expect_ranges(all_ranks(1536, 4), {{0, 384}, {384, 384}, {768, 384}, {1152, 384}});
+  expect_ranges(all_ranks(10, 4), {{0, 3}, {3, 3}, {6, 2}, {8, 2}});
+}
+
+TEST(ShardLayout, MoreRanksThanItemsLeavesSomeWithNone) {
+  expect_ranges(all_ranks(3, 4), {{0, 1}, {1, 1}, {2, 1}, {3, 0}});
+}
+
+TEST(ShardLayout, QueryHeadsFollowTheirKvHeadGroups) {
+  DecoderSpec spec;  // SmolLM2-135M: 9 query heads in 3 groups
+  spec.num_heads = 9;
+  spec.num_kv_heads = 3;
+  spec.intermediate_size = 1536;
+  const ShardLayout first = shard_layout(spec, {0, 2}), second = shard_layout(spec, {1, 2});
+  EXPECT_EQ(first.kv_heads.count, 2);
+  EXPECT_EQ(first.query_heads.first, 0);
+  EXPECT_EQ(first.query_heads.count, 6);
+  EXPECT_EQ(second.kv_heads.first, 2);
+  EXPECT_EQ(second.query_heads.first, 6);
+  EXPECT_EQ(second.query_heads.count, 3);
+  const ShardLayout last_of_four = shard_layout(spec, {3, 4});
+  EXPECT_EQ(last_of_four.kv_heads.count, 0);
+  EXPECT_EQ(last_of_four.query_heads.count, 0);
+  EXPECT_EQ(last_of_four.ffn.count, 384);
+}
+
+TEST(ShardLayout, ExpertsSplitAcrossRanks) {
+  DecoderSpec spec;
+  spec.num_heads = spec.num_kv_heads = 4;
+  spec.moe.num_experts = 6;
+  spec.moe.shared_ffn = 16;
+  expect_ranges({shard_layout(spec, {0, 4}).experts, shard_layout(spec, {1, 4}).experts,
+                 shard_layout(spec, {2, 4}).experts, shard_layout(spec, {3, 4}).experts},
+                {{0, 2}, {2, 2}, {4, 1}, {5, 1}});
+  EXPECT_EQ(shard_layout(spec, {3, 4}).shared_ffn.first, 12);
+  EXPECT_EQ(shard_layout(spec, {3, 4}).shared_ffn.count, 4);
+}
+
+TEST(ShardLayout, UnsplittableOptionsAreRejectedByName) {
+  DecoderSpec spec;
+  spec.model_type = "olmo2";
+  spec.qk_norm_kind = QkNorm::kWhole;
+  EXPECT_NO_THROW(check_shardable(spec, 1));
+  try {
+    check_shardable(spec, 2);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupportedOption);
+    EXPECT_NE(std::string(e.what()).find("olmo2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--cores 1"), std::string::npos) << e.what();
+  }
+}
+
+// A rank's weights: its heads' q/k/v rows and o_proj columns, its intermediate columns, and
+// the output biases on rank 0 only.
+TEST(ShardLayout, RankWeightsHoldTheirPartOnly) {
+  const std::string dir = (std::filesystem::path(CANRUN_SOURCE_DIR) / "tests/fixtures/models/qwen2").string();
+  const DecoderSpec spec = read_model_spec(dir);
+  const WeightStore store = WeightStore::open_folder(dir);
+  const Shard shard{1, 2};
+  const ShardLayout layout = shard_layout(spec, shard);
+  const DecoderWeights weights = DecoderWeights::load(spec, store, Backend::kRef, shard);
+  const LayerWeights& layer = weights.layers.front();
+  EXPECT_EQ(layer.q_proj.rows(), layout.query_heads.count * spec.head_dim);
+  EXPECT_EQ(layer.k_proj.rows(), layout.kv_heads.count * spec.head_dim);
+  EXPECT_EQ(static_cast<int64_t>(layer.k_bias.size()), layout.kv_heads.count * spec.head_dim);
+  EXPECT_EQ(layer.o_proj.rows(), spec.hidden_size);
+  EXPECT_EQ(layer.o_proj.cols(), layout.query_heads.count * spec.head_dim);
+  EXPECT_EQ(layer.gate_proj.rows(), layout.ffn.count);
+  EXPECT_EQ(layer.down_proj.cols(), layout.ffn.count);
+  EXPECT_EQ(weights.lm_head.rows(), spec.vocab_size);
+
+  const DecoderWeights whole = DecoderWeights::load(spec, store, Backend::kRef);
+  const WeightMatrix& full_down = whole.layers.front().down_proj;
+  const int64_t row = 1;
+  EXPECT_EQ(layer.down_proj.f32_data()[row * layout.ffn.count],
+            full_down.f32_data()[row * spec.intermediate_size + layout.ffn.first]);
+}
+
+}  // namespace
+}  // namespace canrun
