@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tensor/mxfp4.h"
+#include "util/mapped_file.h"
 
 namespace canrun {
 namespace {
@@ -81,14 +82,17 @@ class Loader : public TensorVisitor {
       return WeightMatrix::f32(
           FloatBuffer::borrowing(reinterpret_cast<const float*>(row_start(0)), static_cast<size_t>(rows * cols)),
           rows, cols);
+    // Copied out, the tensor's mapped pages (all of them for a column block) are not needed.
     if (keep_bf16_ && record.dtype == DType::kBF16) {
       std::vector<uint16_t> copy(static_cast<size_t>(rows * cols));
       for (int64_t r = 0; r < rows; ++r) std::memcpy(copy.data() + r * cols, row_start(r), cols * element);
+      release_pages(record.data);
       return WeightMatrix::bf16_owning(std::move(copy), rows, cols);
     }
     std::vector<float> values(static_cast<size_t>(rows * cols));
     for (int64_t r = 0; r < rows; ++r)
       widen_to_f32(*record.dtype, row_start(r), static_cast<size_t>(cols), values.data() + r * cols);
+    release_pages(record.data);
     return WeightMatrix::f32(FloatBuffer::owning(std::move(values)), rows, cols);
   }
   WeightMatrix tied_head(const std::string& name, const FloatBuffer& embeddings, int64_t out,

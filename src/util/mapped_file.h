@@ -30,4 +30,9 @@ class MappedFile {
   size_t size_ = 0;
 };
 
+// Lets the kernel drop this process's resident pages that lie wholly inside `bytes`, part of a
+// read-only file mapping (a later read faults them in again from the file): for data that was
+// copied out and is not read in place.
+void release_pages(std::span<const std::byte> bytes);
+
 }  // namespace canrun
