@@ -1,0 +1,113 @@
+// The sharded forward pass without MPI: N threads, one per rank, each loading its part of a
+// fixture and summing partial outputs through an in-process communicator; the logits must
+// match the unsharded model's to rounding (the partial sums add in another order).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <barrier>
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include "runtime/loaded_model.h"
+
+namespace canrun {
+namespace {
+
+// The ranks of one run as threads of this process, meeting at a barrier for each collective.
+class ThreadGroup {
+ public:
+  explicit ThreadGroup(int size) : size_(size), barrier_(size), slots_(static_cast<size_t>(size)) {}
+  int size() const { return size_; }
+
+  void all_reduce_sum(int rank, float* values, int64_t count) {
+    slots_[static_cast<size_t>(rank)].assign(values, values + count);
+    barrier_.arrive_and_wait();
+    for (int64_t i = 0; i < count; ++i) {
+      float sum = 0;
+      for (const std::vector<float>& slot : slots_) sum += slot[static_cast<size_t>(i)];
+      values[i] = sum;
+    }
+    barrier_.arrive_and_wait();
+  }
+  void broadcast(int rank, int32_t* values, int64_t count, int root) {
+    if (rank == root) ids_.assign(values, values + count);
+    barrier_.arrive_and_wait();
+    std::copy(ids_.begin(), ids_.end(), values);
+    barrier_.arrive_and_wait();
+  }
+
+ private:
+  int size_;
+  std::barrier<> barrier_;
+  std::vector<std::vector<float>> slots_;
+  std::vector<int32_t> ids_;
+};
+
+class ThreadCommunicator : public Communicator {
+ public:
+  ThreadCommunicator(ThreadGroup& group, int rank) : group_(group), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return group_.size(); }
+  void all_reduce_sum(float* values, int64_t count) override { group_.all_reduce_sum(rank_, values, count); }
+  void broadcast(int32_t* values, int64_t count, int root) override {
+    group_.broadcast(rank_, values, count, root);
+  }
+
+ private:
+  ThreadGroup& group_;
+  int rank_;
+};
+
+std::string fixture(const std::string& name) {
+  return (std::filesystem::path(CANRUN_SOURCE_DIR) / "tests/fixtures/models" / name).string();
+}
+
+// Prefill of a few tokens, then one decode step: the logits of both.
+std::vector<float> run(const DecoderModel& model) {
+  const std::vector<int32_t> prompt = {3, 17, 42, 5, 99};
+  KvCache cache = model.make_cache(8);
+  std::vector<float> logits = model.forward(prompt, 0, cache);
+  const int32_t next = 7;
+  const std::vector<float> step = model.forward({&next, 1}, static_cast<int64_t>(prompt.size()), cache);
+  logits.insert(logits.end(), step.begin(), step.end());
+  return logits;
+}
+
+class ShardedForwardTest : public testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(ShardedForwardTest, LogitsMatchTheUnshardedModel) {
+  const auto& [name, cores] = GetParam();
+  const std::vector<float> expected = run(*load_model(fixture(name)).model);
+  ThreadGroup group(cores);
+  std::vector<std::vector<float>> got(static_cast<size_t>(cores));
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < cores; ++rank)
+    ranks.emplace_back([&, rank] {
+      const LoadedModel loaded = load_model(fixture(name), Backend::kRef,
+                                            std::make_shared<ThreadCommunicator>(group, rank));
+      EXPECT_EQ(loaded.model->shard().rank, rank);
+      got[static_cast<size_t>(rank)] = run(*loaded.model);
+    });
+  for (std::thread& rank : ranks) rank.join();
+  for (int rank = 0; rank < cores; ++rank) {
+    const std::vector<float>& logits = got[static_cast<size_t>(rank)];
+    ASSERT_EQ(logits.size(), expected.size());
+    for (size_t i = 0; i < logits.size(); ++i)
+      ASSERT_NEAR(logits[i], expected[i], 1e-4f * (1.0f + std::fabs(expected[i]))) << "rank " << rank << " logit " << i;
+  }
+}
+
+// One fixture per way of splitting: grouped-query heads, fused per-head and concatenated
+// q/k/v, Conv1D, parallel residual, attention sinks with 3-D experts, routed and shared
+// experts, latent attention.
+INSTANTIATE_TEST_SUITE_P(Fixtures, ShardedForwardTest,
+                         testing::Combine(testing::Values("qwen2", "llama_f32", "gpt_neox", "phi3", "gpt2", "phi",
+                                                          "gpt_oss", "qwen2_moe", "qwen3_moe", "deepseek_v2"),
+                                          testing::Values(2, 3, 4)),
+                         [](const testing::TestParamInfo<std::tuple<std::string, int>>& info) {
+                           return std::get<0>(info.param) + "_cores" + std::to_string(std::get<1>(info.param));
+                         });
+
+}  // namespace
+}  // namespace canrun
