@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
 #include "cli/cores_option.h"
+#include "lab/verify.h"
 #include "runtime/generate.h"
 #include "runtime/loaded_model.h"
 #include "tokenizer/tokenizer.h"
@@ -33,21 +34,10 @@ struct GenerateArgs {
   bool json = false;
 };
 
-// The ids of the k largest logits, highest first; ties go to the lower id, as argmax does.
-std::vector<int32_t> top_ids(std::span<const float> logits, int64_t k) {
-  std::vector<int32_t> ids(logits.size());
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
-  k = std::min<int64_t>(k, static_cast<int64_t>(ids.size()));
-  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
-                    [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
-  ids.resize(static_cast<size_t>(k));
-  return ids;
-}
-
 // The k largest logits after the prompt, highest first: where to look when a
 // generation differs from another implementation's.
 Json top_logits(const std::vector<float>& logits, int64_t k) {
-  const std::vector<int32_t> ids = top_ids(logits, k);
+  const std::vector<int32_t> ids = top_k_ids(logits, static_cast<int>(k));
   Json top = Json::array();
   for (int32_t id : ids) top.push_back({{"id", id}, {"logit", logits[id]}});
   return top;
@@ -80,7 +70,7 @@ void run_generate(const GenerateArgs& args) {
   std::vector<std::vector<int32_t>> generated_top_ids;
   if (args.top_logits > 0)
     options.on_logits = [&](std::span<const float> logits) {
-      generated_top_ids.push_back(top_ids(logits, args.top_logits));
+      generated_top_ids.push_back(top_k_ids(logits, static_cast<int>(args.top_logits)));
     };
   std::unique_ptr<CompiledModel> compiled;
   if (compile) {
