@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "runtime/communicator.h"
 #include "util/version.h"
 
 namespace canrun {
@@ -53,6 +54,7 @@ std::vector<StackComponent> software_stack() {
       {"compile step", "none yet: the engine has no compiler or plan cache, compile_time_s is null"},
       {"g++", __VERSION__},
       {"arrow", ARROW_VERSION_STRING},
+      {"mpi", mpi_library_version()},
       {"glibc", gnu_get_libc_version()},
       {"os", field_of("/etc/os-release", "PRETTY_NAME=", '=')},
       {"kernel", std::string(system.sysname) + " " + system.release},

@@ -13,7 +13,7 @@ namespace canrun {
 // the ref backend was compiled for (x86_64 baseline unless built with -mavx2 / -mavx512f).
 VersionPair engine_version_pair();
 
-// canrun, backend, isa, compile step, g++, Arrow, glibc, os, kernel, cpu.
+// canrun, backend, isa, compile step, g++, Arrow, MPI, glibc, os, kernel, cpu.
 std::vector<StackComponent> software_stack();
 
 // The machine's host name.

@@ -83,6 +83,15 @@ std::shared_ptr<Communicator> mpi_communicator(int expected_size) {
   return comm;
 }
 
+std::string mpi_library_version() {
+  // Callable before MPI_Init; the first part names the library and its version.
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  const std::string full(version, static_cast<size_t>(length));
+  return full.substr(0, full.find(','));
+}
+
 std::string worker_label() {
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
   const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");

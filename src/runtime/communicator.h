@@ -33,6 +33,9 @@ bool is_mpi_worker();
 // lets go. Throws Error(kUsage) when the world's size differs from `expected_size`.
 std::shared_ptr<Communicator> mpi_communicator(int expected_size);
 
+// The MPI library sharded runs use, e.g. "Open MPI v4.1.4" (for the software stack of a report).
+std::string mpi_library_version();
+
 // "rank R of N: " in a worker of a sharded run, "" elsewhere: what prefixes a worker's error.
 std::string worker_label();
 
