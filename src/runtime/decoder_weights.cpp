@@ -44,11 +44,8 @@ std::vector<float> copy_of(const FloatBuffer& buffer) {
 }
 
 // Elements `part` of a vector (a rank's share of a bias); empty stays empty.
-FloatBuffer slice(const FloatBuffer& buffer, IndexRange part) {
-  if (buffer.empty() || (part.first == 0 && part.count == static_cast<int64_t>(buffer.size()))) {
-    return buffer.borrowed() ? FloatBuffer::borrowing(buffer.data(), buffer.size())
-                             : FloatBuffer::owning(copy_of(buffer));
-  }
+FloatBuffer slice(FloatBuffer buffer, IndexRange part) {
+  if (buffer.empty() || (part.first == 0 && part.count == static_cast<int64_t>(buffer.size()))) return buffer;
   return FloatBuffer::owning(std::vector<float>(buffer.data() + part.first, buffer.data() + part.end()));
 }
 
@@ -203,7 +200,8 @@ void latent_attention(TensorVisitor& v, const DecoderSpec& spec, const ShardLayo
     w.q_b = v.matrix_part(p + n.q_b, heads * spec.head_dim, mla.q_lora_rank,
                           rows_of(head_range(mine, spec.head_dim), mla.q_lora_rank));
   } else {
-    layer.q_proj = v.matrix_part(p + n.q, heads * spec.head_dim, hidden, rows_of(head_range(mine, spec.head_dim), hidden));
+    layer.q_proj =
+        v.matrix_part(p + n.q, heads * spec.head_dim, hidden, rows_of(head_range(mine, spec.head_dim), hidden));
   }
   w.kv_a = v.matrix(p + n.kv_a, mla.kv_lora_rank + mla.rope_dim, hidden);
   w.kv_a_bias = bias_if(v, mla.down_bias, p + n.kv_a, mla.kv_lora_rank + mla.rope_dim);
@@ -211,7 +209,8 @@ void latent_attention(TensorVisitor& v, const DecoderSpec& spec, const ShardLayo
   const int64_t expanded = mla.nope_dim + mla.value_dim;
   w.kv_b = v.matrix_part(p + n.kv_b, heads * expanded, mla.kv_lora_rank,
                          rows_of(head_range(mine, expanded), mla.kv_lora_rank));
-  layer.o_proj = v.matrix_part(p + n.o, hidden, heads * mla.value_dim, cols_of(hidden, head_range(mine, mla.value_dim)));
+  layer.o_proj =
+      v.matrix_part(p + n.o, hidden, heads * mla.value_dim, cols_of(hidden, head_range(mine, mla.value_dim)));
   layer.o_bias = output_bias(v, spec.o_bias, p + n.o, hidden, shard);
 }
 
