@@ -135,7 +135,7 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path, 
 }
 
 void WeightStore::drop_resident_pages() const {
-  for (const auto& file : files_) file->mapping().drop_resident_pages();
+  for (const auto& file : files_) release_pages(file->mapping().bytes());
 }
 
 WeightStore WeightStore::open_folder(const std::string& model_dir, bool populate) {

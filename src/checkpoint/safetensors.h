@@ -46,7 +46,7 @@ class WeightStore {
   // Opens model.safetensors, or every shard listed in model.safetensors.index.json; reads the
   // files in up front when `populate` (MappedFile).
   static WeightStore open_folder(const std::string& model_dir, bool populate = true);
-  // MappedFile::drop_resident_pages for every file.
+  // release_pages (util/mapped_file.h) over every file: its matrices were replaced by packed copies.
   void drop_resident_pages() const;
 
   bool contains(const std::string& name) const { return records_.count(name) > 0; }

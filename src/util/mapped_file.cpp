@@ -36,10 +36,6 @@ MappedFile::MappedFile(const std::string& path, bool populate) : path_(path) {
   ::close(fd);  // the mapping stays valid without the descriptor
 }
 
-void MappedFile::drop_resident_pages() const {
-  if (data_ != nullptr) ::madvise(const_cast<std::byte*>(data_), size_, MADV_DONTNEED);
-}
-
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : path_(std::move(other.path_)),
       data_(std::exchange(other.data_, nullptr)),

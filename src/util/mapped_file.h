@@ -20,9 +20,6 @@ class MappedFile {
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
-  // Lets the kernel drop the pages read so far (they are read again if touched): for a
-  // checkpoint whose matrices were replaced by packed copies.
-  void drop_resident_pages() const;
 
  private:
   std::string path_;
