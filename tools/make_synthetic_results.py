@@ -42,6 +42,9 @@ SCHEMA = pa.schema([
     pa.field("ep_degree", pa.int32()),
     pa.field("wall_time_s", pa.float64(), nullable=False),
     pa.field("compile_time_s", pa.float64()),
+    pa.field("recompilations", pa.int32()),
+    pa.field("plan_cache_hit", pa.bool_()),
+    pa.field("peak_activation_bytes", pa.int64()),
     pa.field("load_time_s", pa.float64()),
     pa.field("peak_device_memory_bytes", pa.int64()),
     pa.field("peak_host_memory_bytes", pa.int64()),
@@ -66,8 +69,8 @@ OUTCOMES = [("PASS", 70), ("PASS_TOP5", 5), ("FAIL_RUNTIME", 5), ("FAIL_MISMATCH
 def stack_for(compiler, library):
     if compiler.startswith("canrun-"):
         return [{"component": "canrun", "version": compiler.removeprefix("canrun-") + " (synthetic)"},
-                {"component": "backend", "version": "ref (f32 compute)"},
-                {"component": "isa", "version": library.removeprefix("ref-")},
+                {"component": "backend", "version": library.split("-", 1)[0] + " (compiled), verified against ref"},
+                {"component": "isa", "version": library.split("-", 1)[-1]},
                 {"component": "g++", "version": "12.2.0"},
                 {"component": "os", "version": "Debian GNU/Linux 12 (bookworm)"}]
     return [{"component": part.rsplit("-", 1)[0], "version": part.rsplit("-", 1)[-1]} for part in (compiler, library)] + \
@@ -93,6 +96,8 @@ def make_row(entry, model_id, rng, compiler, library, when):
             row.update(error_type="needs_sharding", error_message="needs 2 cores on profile local (synthetic row)")
         else:
             row.update(cores=1, tp_degree=1, ep_degree=1, load_time_s=round(rng.uniform(0.2, 8.0), 3),
+                       compile_time_s=round(rng.uniform(0.1, 30.0), 3), recompilations=0,
+                       plan_cache_hit=rng.random() < 0.3, peak_activation_bytes=int(size * rng.uniform(0.01, 0.05)),
                        peak_host_memory_bytes=int(size * 4 * rng.uniform(1.05, 1.3)),
                        wall_time_s=round(rng.uniform(1.0, 240.0), 3))
             if result.startswith("PASS") or result == "FAIL_MISMATCH":
@@ -119,7 +124,7 @@ def main():
     parser.add_argument("--rows", type=int, default=0, help="number of rows (default: one per catalog model)")
     parser.add_argument("--catalog", type=Path, default=REPO / "data" / "catalog.jsonl")
     parser.add_argument("--compiler", default="canrun-0.1.0")
-    parser.add_argument("--library", default="ref-x86_64")
+    parser.add_argument("--library", default="cpu-x86_64-avx2-fma")
     parser.add_argument("--days-ago", type=float, default=1.0, help="age of the newest row (the newest pair is shown first)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()

@@ -13,6 +13,7 @@ namespace {
 
 struct CheckArgs {
   CheckOptions options;
+  bool no_plan_cache = false;
   bool json = false;
   std::string out_dir;
 };
@@ -31,15 +32,18 @@ void print_summary(const ResultRow& row) {
             << ", cores " << (row.cores ? std::to_string(*row.cores) : "-") << ", " << row.compiler_version << " / "
             << row.library_version << "\n";
   char times[160];
-  std::snprintf(times, sizeof(times), "  wall %.2f s, load %s s, peak host memory %s\n", row.wall_time_s,
-                row.load_time_s ? std::to_string(*row.load_time_s).c_str() : "-",
+  std::snprintf(times, sizeof(times), "  wall %.2f s, load %s s, compile %s s%s, peak host memory %s\n",
+                row.wall_time_s, row.load_time_s ? std::to_string(*row.load_time_s).c_str() : "-",
+                row.compile_time_s ? std::to_string(*row.compile_time_s).c_str() : "-",
+                row.plan_cache_hit && *row.plan_cache_hit ? " (plan from the cache)" : "",
                 row.peak_host_memory_bytes ? format_bytes(*row.peak_host_memory_bytes).c_str() : "-");
   std::cout << times;
   if (row.generated_text) std::cout << "  text: " << *row.generated_text << "\n";
   std::cout << "  tokens: " << ids_text(row.generated_token_ids) << "\n";
 }
 
-void run(const CheckArgs& args) {
+void run(CheckArgs& args) {
+  args.options.plan_cache = !args.no_plan_cache;
   const ResultRow row = run_check(args.options);
   if (!args.out_dir.empty()) record_row(args.out_dir, row);
   if (args.json)
@@ -54,8 +58,8 @@ void add_check_command(CLI::App& app) {
   auto args = std::make_shared<CheckArgs>();
   CLI::App* command = app.add_subcommand(
       "check",
-      "Run the support lab's protocol on one model: plan cores, load, generate 32 tokens greedily from a fixed\n"
-      "prompt, verify against the ref backend, and print the dataset row.\n"
+      "Run the support lab's protocol on one model: plan cores, load and compile for the cpu backend, generate\n"
+      "32 tokens greedily from a fixed prompt, verify against the ref backend, and print the dataset row.\n"
       "Test hook: CANRUN_CHECK_FAULT=KIND (or a comma list of KIND:MODEL_ID), KIND crash|hang|oom, makes the\n"
       "check abort, hang or allocate without bound (oom only under a finite address-space limit) just before\n"
       "generating; for the sweep's tests.");
@@ -70,6 +74,11 @@ void add_check_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   command->add_option("--catalog", args->options.catalog, "Catalog file (default $CANRUN_CATALOG or data/catalog.jsonl)")
       ->check(CLI::ExistingFile);
+  command->add_option("--cache-dir", args->options.cache_dir,
+                      "Plan cache folder of the compiled cpu run (default: $CANRUN_CACHE_DIR, else "
+                      "$XDG_CACHE_HOME/canrun/plans, else ~/.cache/canrun/plans)");
+  command->add_flag("--no-plan-cache", args->no_plan_cache,
+                    "Compile without reading or writing the plan cache (plan_cache_hit is then null)");
   command->add_flag("--json", args->json, "Print the row as one line of JSON");
   command->add_option("--out", args->out_dir, "Also add the row to the dataset in this folder");
   command->callback([args] { run(*args); });

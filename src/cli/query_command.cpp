@@ -85,7 +85,7 @@ void add_query_command(CLI::App& app) {
   command->add_option("--result", args->filter.result, "Only this status, e.g. PASS or TIMEOUT");
   command->add_option("--compiler", args->filter.compiler,
                       "Version pair: compiler version, e.g. canrun-0.1.0 (default: the newest pair present)");
-  command->add_option("--library", args->filter.library, "Version pair: library version, e.g. ref-x86_64");
+  command->add_option("--library", args->filter.library, "Version pair: library version, e.g. cpu-x86_64-avx2-fma");
   command->add_option("--format", args->format, "table (default), json (every column) or csv (every column)")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   command->callback([args] { run(*args); });

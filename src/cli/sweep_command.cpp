@@ -50,6 +50,10 @@ void add_sweep_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   command->add_option("--catalog", options.catalog, "Catalog file (default $CANRUN_CATALOG or data/catalog.jsonl)")
       ->check(CLI::ExistingFile);
+  command->add_option("--cache-dir", options.cache_dir,
+                      "Plan cache folder the checks compile into (default: $CANRUN_CACHE_DIR, else "
+                      "$XDG_CACHE_HOME/canrun/plans, else ~/.cache/canrun/plans); checks of synthetic weights\n"
+                      "the sweep removes afterwards compile without the plan cache (see --keep-synthetic)");
   command->add_option("--out", options.out_dir, "Dataset folder (default results/)");
   command->add_option("--timeout", options.timeout_s, "Wall-time limit per model in seconds (default 600)")
       ->check(CLI::PositiveNumber);

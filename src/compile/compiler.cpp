@@ -139,7 +139,7 @@ std::string CompiledModel::shard_name() const {
   return "tp" + std::to_string(shard.size) + ".rank" + std::to_string(shard.rank);
 }
 
-std::string CompiledModel::plan_key_isa() const {
+std::string kernel_isa() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "x86_64-avx2-fma" : "x86_64-portable";
 }
 
@@ -176,7 +176,7 @@ void with_plan_files(const CompileOptions& options, const PlanKey& key, const st
 }  // namespace
 
 void CompiledModel::load_weights() {
-  PlanKey key{"weights", kVersion, plan_key_isa(), "cpu", config_fingerprint_, weights_fingerprint_, "",
+  PlanKey key{"weights", kVersion, kernel_isa(), "cpu", config_fingerprint_, weights_fingerprint_, "",
               shard_name()};
   DecoderWeights& weights = model_.mutable_weights();
   with_plan_files(
@@ -232,7 +232,7 @@ CompiledModel::Shape CompiledModel::prepare(int64_t prompt_length, int64_t new_t
 }
 
 void CompiledModel::load_shape(const Shape& shape) {
-  PlanKey key{"graph", kVersion, plan_key_isa(), "cpu", config_fingerprint_, weights_fingerprint_,
+  PlanKey key{"graph", kVersion, kernel_isa(), "cpu", config_fingerprint_, weights_fingerprint_,
               shapes_text(shape), shard_name()};
   const DecoderSpec& spec = model_.spec();
   const DecoderWeights& weights = model_.weights();

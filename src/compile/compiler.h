@@ -26,6 +26,10 @@ std::vector<int64_t> default_prompt_buckets();
 // "32,128,512": ascending positive lengths; throws Error(kUsage) naming `option`.
 std::vector<int64_t> parse_prompt_buckets(std::string_view text, std::string_view option);
 
+// The instruction set the cpu kernels run with on this machine ("x86_64-avx2-fma" or
+// "x86_64-portable"), as plan keys name it.
+std::string kernel_isa();
+
 struct CompileOptions {
   std::vector<int64_t> buckets = default_prompt_buckets();
   std::filesystem::path cache_dir;  // empty: PlanCache::default_root()
@@ -62,7 +66,6 @@ class CompiledModel {
  private:
   void load_weights();
   void load_shape(const Shape& shape);
-  std::string plan_key_isa() const;
   std::string label() const;
   // The shard layout in the plan key: "tp<workers>.rank<rank>".
   std::string shard_name() const;

@@ -12,6 +12,7 @@
 #include <new>
 
 #include "checkpoint/config_reader.h"
+#include "compile/compiler.h"
 #include "lab/planner.h"
 #include "lab/reproduce.h"
 #include "lab/software_stack.h"
@@ -30,6 +31,8 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+// The plan cache folder is left out: a fresh clone compiles into its default one, and a plan
+// changes the speed of a check, never its tokens.
 std::string check_arguments(const ModelSource& source, const CheckOptions& options) {
   std::string args = shell_quote(source.model_id);
   if (source.synthetic()) args += " --synthetic";
@@ -84,8 +87,67 @@ void fail_row(ResultRow& row, Status status, const std::string& type, const std:
   row.error_message = message;
 }
 
+struct Prompt {
+  std::vector<int32_t> ids;
+  std::optional<Tokenizer> tokenizer;  // none for synthetic weights
+};
+
+// The fixed prompt as token ids; synthetic weights have no tokenizer, so the row says how the
+// ids were made.
+Prompt check_prompt(const ModelSource& source, int64_t vocab_size, ResultRow& row) {
+  Prompt prompt;
+  if (source.synthetic()) {
+    prompt.ids = synthetic_prompt_ids(kCheckPrompt, vocab_size);
+    std::string ids;
+    for (int32_t id : prompt.ids) ids += (ids.empty() ? "" : " ") + std::to_string(id);
+    row.prompt = "token ids [" + ids + "]: the bytes of \"" + kCheckPrompt +
+                 "\" modulo the vocabulary size (synthetic weights have no tokenizer)";
+  } else {
+    prompt.tokenizer = Tokenizer::from_file((std::filesystem::path(source.dir) / "tokenizer.json").string());
+    prompt.ids = prompt.tokenizer->encode(kCheckPrompt).ids;
+  }
+  return prompt;
+}
+
+// The tested run: the checkpoint on the cpu backend, compiled for the prompt and kCheckNewTokens
+// (or its plan loaded from the plan cache). Its model and plan are freed on return, before the
+// reference loads.
+GenerationTrace run_tested(const ModelSource& source, const CheckOptions& options, Prompt& prompt, ResultRow& row,
+                           CheckStage& stage) {
+  const auto load_start = Clock::now();
+  LoadedModel loaded = load_model(source.dir, Backend::kCpu, /*populate_weights=*/false);
+  prompt = check_prompt(source, loaded.model->spec().vocab_size, row);
+  row.load_time_s = seconds_since(load_start);
+
+  stage = CheckStage::kCompile;
+  CompileOptions compile;
+  compile.cache_dir = options.cache_dir;
+  compile.use_cache = options.plan_cache;
+  const std::unique_ptr<CompiledModel> compiled = compile_loaded(loaded, compile);
+  const CompiledModel::Shape shape = compiled->prepare(static_cast<int64_t>(prompt.ids.size()), kCheckNewTokens);
+  const CompileStats& stats = compiled->stats();
+  row.compile_time_s = stats.seconds;
+  row.recompilations = static_cast<int32_t>(stats.recompilations);
+  if (options.plan_cache) row.plan_cache_hit = stats.compilations == 0;
+  row.peak_activation_bytes = stats.peak_activation_bytes;
+
+  stage = CheckStage::kGenerate;
+  inject_fault_if_requested(row.model_id);
+  return generate_traced(*loaded.model, prompt.ids, kCheckNewTokens, loaded.generation.eos_token_ids,
+                         shape.cache_capacity);
+}
+
+// The reference run: the same checkpoint on the ref backend (f32, never compiled).
+GenerationTrace run_reference(const ModelSource& source, const Prompt& prompt, CheckStage& stage) {
+  stage = CheckStage::kLoad;
+  const LoadedModel loaded = load_model(source.dir, Backend::kRef);
+  stage = CheckStage::kGenerate;
+  return generate_traced(*loaded.model, prompt.ids, kCheckNewTokens, loaded.generation.eos_token_ids);
+}
+
 // The protocol after resolution; `stage` tells the caller where an exception came from.
-void run_protocol(const ModelSource& source, const DeviceProfile& profile, ResultRow& row, CheckStage& stage) {
+void run_protocol(const ModelSource& source, const CheckOptions& options, const DeviceProfile& profile, ResultRow& row,
+                  CheckStage& stage) {
   namespace fs = std::filesystem;
   const Json config = source.synthetic()
                           ? source.synthetic_config
@@ -95,7 +157,10 @@ void run_protocol(const ModelSource& source, const DeviceProfile& profile, Resul
 
   const ModelShape shape = model_shape(config, source.entry ? published_parameters(*source.entry) : std::nullopt);
   row.parameter_count = shape.parameters;
-  PlannerOptions planner;  // the ref backend keeps weights, KV cache and activations in f32
+  // Planned for the run that holds the most: the ref reference keeps weights, KV cache and
+  // activations in f32, while the tested cpu run keeps bf16 weights as stored. The two run one
+  // after the other, so the larger one is the peak.
+  PlannerOptions planner;
   planner.weight_dtype = DType::kF32;
   planner.kv_dtype = DType::kF32;
   const CorePlan plan = plan_cores(shape, profile, planner);
@@ -113,35 +178,14 @@ void run_protocol(const ModelSource& source, const DeviceProfile& profile, Resul
   }
 
   if (source.synthetic()) make_synthetic_checkpoint(config, kSyntheticSeed, source.dir);
-  const auto load_start = Clock::now();
-  const LoadedModel loaded = load_model(source.dir);
-  std::optional<Tokenizer> tokenizer;
-  std::vector<int32_t> prompt_ids;
-  if (source.synthetic()) {
-    prompt_ids = synthetic_prompt_ids(kCheckPrompt, loaded.model->spec().vocab_size);
-    std::string ids;
-    for (int32_t id : prompt_ids) ids += (ids.empty() ? "" : " ") + std::to_string(id);
-    row.prompt = "token ids [" + ids + "]: the bytes of \"" + kCheckPrompt +
-                 "\" modulo the vocabulary size (synthetic weights have no tokenizer)";
-  } else {
-    tokenizer = Tokenizer::from_file((fs::path(source.dir) / "tokenizer.json").string());
-    prompt_ids = tokenizer->encode(kCheckPrompt).ids;
-  }
-  row.load_time_s = seconds_since(load_start);
-
-  // No compile step exists yet (CheckStage::kCompile): compile_time_s stays null, as software_stack says.
-  stage = CheckStage::kGenerate;
-  inject_fault_if_requested(row.model_id);
-  const auto& eos = loaded.generation.eos_token_ids;
-  const GenerationTrace tested = generate_traced(*loaded.model, prompt_ids, kCheckNewTokens, eos);
-  // The reference is the ref backend on the same checkpoint; with ref the only backend, that is
-  // a second run, which also catches nondeterminism.
-  const GenerationTrace reference = generate_traced(*loaded.model, prompt_ids, kCheckNewTokens, eos);
+  Prompt prompt;
+  const GenerationTrace tested = run_tested(source, options, prompt, row, stage);
+  const GenerationTrace reference = run_reference(source, prompt, stage);
   const Verdict verdict = compare_generations(tested, reference);
   row.generated_token_ids = tested.tokens;
   row.reference_token_ids = reference.tokens;
   row.matching_prefix_length = verdict.matching_prefix_length;
-  if (tokenizer) row.generated_text = tokenizer->decode(tested.tokens);
+  if (prompt.tokenizer) row.generated_text = prompt.tokenizer->decode(tested.tokens);
   row.result = status_name(verdict.status);
   if (verdict.status != Status::kPass) {
     row.error_type = verdict.status == Status::kFailMismatch ? std::optional<std::string>("mismatch") : std::nullopt;
@@ -180,6 +224,8 @@ ResultRow initial_row(const ModelSource& source, const CheckOptions& options, co
 
 ResultRow run_check(const CheckOptions& options) {
   const auto start = Clock::now();
+  if (!options.plan_cache && !options.cache_dir.empty())
+    fail(ErrorKind::kUsage, "--cache-dir has no effect with --no-plan-cache");
   const DeviceProfile profile = find_profile(available_profiles(options.profiles_file), options.profile);
   const std::vector<CatalogEntry> catalog =
       load_catalog(options.catalog.empty() ? default_catalog_path() : options.catalog);
@@ -187,7 +233,7 @@ ResultRow run_check(const CheckOptions& options) {
   ResultRow row = initial_row(source, options, "");
   CheckStage stage = CheckStage::kLoad;
   try {
-    run_protocol(source, profile, row, stage);
+    run_protocol(source, options, profile, row, stage);
   } catch (const std::bad_alloc&) {
     fail_row(row, Status::kOom, "std::bad_alloc", "an allocation failed (out of memory)");
   } catch (const Error& e) {

@@ -1,6 +1,6 @@
-// The check protocol for one model: resolve the weights, plan the cores, load, (compile),
-// generate 32 tokens greedily from a fixed prompt, verify against the reference run, and
-// describe all of it in one dataset row.
+// The check protocol for one model: resolve the weights, plan the cores, load for the cpu
+// backend, compile, generate 32 tokens greedily from a fixed prompt, verify against a run of the
+// ref backend on the same checkpoint, and describe all of it in one dataset row.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,8 @@ struct CheckOptions {
   std::string profile = "local";
   std::string profiles_file;  // extra device profiles; empty for none
   std::string catalog;        // empty: default_catalog_path()
+  std::string cache_dir;      // plan cache of the compiled run; empty: PlanCache::default_root()
+  bool plan_cache = true;     // false: compile without reading or writing the plan cache
 };
 
 // Runs the protocol. Every outcome of the model is a row; only bad options throw.

@@ -81,6 +81,10 @@ struct Cell<int64_t> : PrimitiveCell<int64_t, arrow::Int64Builder, arrow::Int64A
   static std::shared_ptr<arrow::DataType> type() { return arrow::int64(); }
 };
 template <>
+struct Cell<bool> : PrimitiveCell<bool, arrow::BooleanBuilder, arrow::BooleanArray> {
+  static std::shared_ptr<arrow::DataType> type() { return arrow::boolean(); }
+};
+template <>
 struct Cell<double> : PrimitiveCell<double, arrow::DoubleBuilder, arrow::DoubleArray> {
   static std::shared_ptr<arrow::DataType> type() { return arrow::float64(); }
 };
@@ -174,6 +178,7 @@ struct Column {
   std::string name;
   std::shared_ptr<arrow::DataType> type;
   bool nullable = false;
+  bool may_be_absent = false;  // added after files were written: absent reads as null
   std::function<arrow::Status(arrow::ArrayBuilder&, const ResultRow&)> append;
   std::function<void(const arrow::Array&, int64_t, ResultRow&)> read;  // for non-null cells
   std::function<Json(const ResultRow&)> to_json;
@@ -183,7 +188,7 @@ struct Column {
 template <typename T>
 Column column(std::string name, T ResultRow::*member) {
   using C = Cell<T>;
-  return {std::move(name), C::type(), false,
+  return {std::move(name), C::type(), false, false,
           [member](arrow::ArrayBuilder& builder, const ResultRow& row) {
             return C::append(static_cast<typename C::Builder&>(builder), row.*member);
           },
@@ -197,7 +202,7 @@ Column column(std::string name, T ResultRow::*member) {
 template <typename T>
 Column column(std::string name, std::optional<T> ResultRow::*member) {
   using C = Cell<T>;
-  return {std::move(name), C::type(), true,
+  return {std::move(name), C::type(), true, false,
           [member](arrow::ArrayBuilder& builder, const ResultRow& row) {
             const std::optional<T>& value = row.*member;
             return value ? C::append(static_cast<typename C::Builder&>(builder), *value) : builder.AppendNull();
@@ -207,6 +212,12 @@ Column column(std::string name, std::optional<T> ResultRow::*member) {
           },
           [member](const ResultRow& row) { return row.*member ? C::to_json(*(row.*member)) : Json(nullptr); },
           [member](const Json& json, ResultRow& row) { row.*member = C::from_json(json); }};
+}
+
+// A nullable column that files written before it existed lack.
+Column added_later(Column column) {
+  column.may_be_absent = true;
+  return column;
 }
 
 const std::vector<Column>& columns() {
@@ -225,6 +236,9 @@ const std::vector<Column>& columns() {
       column("ep_degree", &ResultRow::ep_degree),
       column("wall_time_s", &ResultRow::wall_time_s),
       column("compile_time_s", &ResultRow::compile_time_s),
+      added_later(column("recompilations", &ResultRow::recompilations)),
+      added_later(column("plan_cache_hit", &ResultRow::plan_cache_hit)),
+      added_later(column("peak_activation_bytes", &ResultRow::peak_activation_bytes)),
       column("load_time_s", &ResultRow::load_time_s),
       column("peak_device_memory_bytes", &ResultRow::peak_device_memory_bytes),
       column("peak_host_memory_bytes", &ResultRow::peak_host_memory_bytes),
@@ -332,6 +346,7 @@ std::vector<ResultRow> read_dataset(const std::string& path) {
   for (const Column& c : columns()) {
     const std::string where = path + ": column '" + c.name + "'";
     const std::shared_ptr<arrow::ChunkedArray> chunks = table->GetColumnByName(c.name);
+    if (!chunks && c.may_be_absent) continue;
     if (!chunks) fail(ErrorKind::kIo, where + ": missing");
     if (!chunks->type()->Equals(*c.type))
       fail(ErrorKind::kIo, where + ": expected " + c.type->ToString() + ", found " + chunks->type()->ToString());

@@ -1,8 +1,8 @@
 // The lab's dataset: result rows stored as Parquet (Apache Arrow's C++ library), one file per
 // (compiler version, library version) pair, readable with pandas, pyarrow or DuckDB.
 //
-// File name: "<compiler>__<library>.parquet", e.g. canrun-0.1.0__ref-x86_64.parquet for the built-in
-// engine (canrun version; backend and ISA) or torch-2.5.1__transformers-4.46.0.parquet for an
+// File name: "<compiler>__<library>.parquet", e.g. canrun-0.1.0__cpu-x86_64-avx2-fma.parquet for the
+// built-in engine (canrun version; tested backend and the ISA its kernels ran with) or torch-2.5.1__transformers-4.46.0.parquet for an
 // external runner. Each part is made of [A-Za-z0-9._+-] and holds no "__", so the name splits
 // back into its pair unambiguously, and every row also carries the pair in its own columns.
 #pragma once
@@ -42,6 +42,9 @@ struct ResultRow {
   std::optional<int32_t> ep_degree;
   double wall_time_s = 0;  // the whole check, compilation included
   std::optional<double> compile_time_s;
+  std::optional<int32_t> recompilations;            // prompt buckets compiled after the first
+  std::optional<bool> plan_cache_hit;               // every plan entry came from the plan cache
+  std::optional<int64_t> peak_activation_bytes;     // the compiled plan's largest activation arena
   std::optional<double> load_time_s;
   std::optional<int64_t> peak_device_memory_bytes;
   std::optional<int64_t> peak_host_memory_bytes;

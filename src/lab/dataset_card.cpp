@@ -26,14 +26,21 @@ const std::map<std::string, std::string>& descriptions() {
       {"ep_degree", "Expert-parallel degree (1 for dense models)."},
       {"wall_time_s", "Seconds for the whole check: resolving, planning, making synthetic weights, loading, "
                       "compiling, both generations and verification."},
-      {"compile_time_s", "Seconds compiling the plan; null until the engine has a compile step."},
-      {"load_time_s", "Seconds reading config, weights and tokenizer into a runnable model."},
-      {"peak_device_memory_bytes", "Peak accelerator memory; null on the CPU ref backend."},
-      {"peak_host_memory_bytes", "Peak resident memory of the check's process (getrusage)."},
+      {"compile_time_s", "Seconds the tested run spent compiling its plan or loading it from the plan cache; null "
+                         "when the check stopped before compiling."},
+      {"recompilations", "Prompt-length buckets compiled after the first one (0 for the one fixed prompt)."},
+      {"plan_cache_hit", "True when every plan entry came from the plan cache, false when any was compiled; null when the "
+                         "check compiled without the plan cache (a sweep's synthetic weights that it removes afterwards)."},
+      {"peak_activation_bytes", "The compiled plan's largest activation arena (its buffer plan), in bytes."},
+      {"load_time_s", "Seconds reading config, weights and tokenizer into the tested run's model."},
+      {"peak_device_memory_bytes", "Peak accelerator memory; null on the CPU backends."},
+      {"peak_host_memory_bytes", "Peak resident memory of the check's process (getrusage): the larger of the tested "
+                                 "and the reference run, which run one after the other."},
       {"prompt", "The fixed prompt, or for synthetic weights the token ids derived from it."},
       {"generated_text", "The generated tokens decoded; null without a tokenizer (synthetic weights)."},
       {"generated_token_ids", "The generated token ids (greedy, at most 32, ending at an eos id if one came)."},
-      {"reference_token_ids", "The token ids of the reference (`ref` backend) run of the same checkpoint."},
+      {"reference_token_ids", "The token ids of the reference run: the `ref` backend (f32, uncompiled) on the same "
+                                 "checkpoint."},
       {"matching_prefix_length", "How many leading tokens agree with the reference."},
       {"software_stack", "Each component of the stack and its version (canrun, backend, ISA, compiler, Arrow, "
                          "glibc, OS, kernel, CPU)."},
@@ -41,7 +48,8 @@ const std::map<std::string, std::string>& descriptions() {
       {"timestamp", "When the check finished (UTC)."},
       {"host", "The machine's host name."},
       {"compiler_version", "First half of the version pair that names the file (for canrun: canrun-<version>)."},
-      {"library_version", "Second half of the version pair (for canrun: <backend>-<isa>)."},
+      {"library_version", "Second half of the version pair (for canrun: <tested backend>-<ISA its kernels ran with>, "
+                         "e.g. cpu-x86_64-avx2-fma)."},
   };
   return kDescriptions;
 }
@@ -75,14 +83,17 @@ std::string dataset_card(const std::vector<std::string>& parquet_files) {
       "# canrun support lab results\n\n"
       "Whether popular Hugging Face models run on canrun, checked with one protocol and written by `canrun check` / "
       "`canrun sweep`. One Parquet file (one config above) per version pair: `<compiler version>__<library "
-      "version>.parquet`; for canrun's own engine the canrun version and the backend with its ISA. Read them with "
+      "version>.parquet`; for canrun's own engine the canrun version and the tested backend with the ISA its kernels "
+      "ran with (`cpu-x86_64-avx2-fma`, or `cpu-x86_64-portable` without AVX2 and FMA). Read them with "
       "pandas, pyarrow or DuckDB, or with `canrun query`.\n\n"
       "## The protocol\n\n"
       "For each model: resolve the weights (a local folder, the Hugging Face cache, or synthetic weights made from the "
       "catalog's real config with a fixed seed — the `weights` column says which); plan the fewest cores of the device "
-      "profile that hold it; load; compile; generate " + std::to_string(kCheckNewTokens) +
+      "profile that hold it; load it for the `cpu` backend (bf16 weights stay bf16) and compile it (or load its plan "
+      "from the plan cache); generate " + std::to_string(kCheckNewTokens) +
       " tokens greedily from the fixed prompt \"" + kCheckPrompt +
-      "\"; generate again on the reference `ref` backend and compare. A sweep runs each check in its own process with "
+      "\"; free it, load the same checkpoint for the reference `ref` backend (f32, never compiled), generate again "
+      "and compare. A sweep runs each check in its own process with "
       "a wall-time and a memory limit, so a crash, hang or out-of-memory becomes a row.\n\n"
       "## Statuses\n\n| result | meaning |\n|---|---|\n";
   for (const StatusInfo& info : all_statuses())
@@ -93,8 +104,8 @@ std::string dataset_card(const std::vector<std::string>& parquet_files) {
       "nothing about throughput or latency (`wall_time_s` is the time of the whole check, not a benchmark), nothing "
       "about long generations, long prompts, sampling or batching, and — with synthetic weights — nothing about the "
       "quality of the text: synthetic rows answer \"does it load, fit and run\", only real weights answer \"is the "
-      "text right\". Today the `ref` backend is both the tested and the reference run, so PASS also shows the run "
-      "is deterministic; faster backends will be held to it.\n\n"
+      "text right\". The tested run is the compiled `cpu` backend and the reference the `ref` backend, so PASS also "
+      "means the compiled kernels agree with the reference ones on this model.\n\n"
       "## Columns\n\n| column | meaning |\n|---|---|\n";
   for (const std::string& column : dataset_columns()) card += "| `" + column + "` | " + column_description(column) + " |\n";
   return card;

@@ -31,6 +31,8 @@ std::string reproduce_script(const ReproduceInputs& in) {
          "git checkout " + source_commit() + "\n"
          "bash scripts/install_deps.sh\n"
          "bash scripts/build.sh build\n" + weights_step +
+         "# The check compiles for the cpu backend into the default plan cache ($CANRUN_CACHE_DIR, else\n"
+         "# $XDG_CACHE_HOME/canrun/plans); a plan found there changes only how long it takes.\n"
          "build/canrun check " + in.check_arguments + " --json > row.json\n"
          "result=$(python3 -c 'import json; print(json.load(open(\"row.json\"))[\"result\"])')\n"
          "echo \"result: $result (expected " + in.expected_result + ")\"\n"

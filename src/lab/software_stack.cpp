@@ -7,25 +7,12 @@
 
 #include <fstream>
 
+#include "compile/compiler.h"
 #include "runtime/communicator.h"
 #include "util/version.h"
 
 namespace canrun {
 namespace {
-
-std::string compiled_isa() {
-#if defined(__AVX512F__)
-  return "avx512";
-#elif defined(__AVX2__)
-  return "avx2";
-#elif defined(__x86_64__)
-  return "x86_64";
-#elif defined(__aarch64__)
-  return "aarch64";
-#else
-  return "unknown";
-#endif
-}
 
 // The value of the first line of `path` starting with `key`, after its separator.
 std::string field_of(const std::string& path, const std::string& key, char separator) {
@@ -42,16 +29,17 @@ std::string field_of(const std::string& path, const std::string& key, char separ
 
 }  // namespace
 
-VersionPair engine_version_pair() { return {std::string("canrun-") + kVersion, "ref-" + compiled_isa()}; }
+VersionPair engine_version_pair() { return {std::string("canrun-") + kVersion, "cpu-" + kernel_isa()}; }
 
 std::vector<StackComponent> software_stack() {
   utsname system{};
   uname(&system);
   return {
       {"canrun", std::string(kVersion) + " (" + source_commit() + ")"},
-      {"backend", "ref (f32 compute)"},
-      {"isa", compiled_isa()},
-      {"compile step", "none yet: the engine has no compiler or plan cache, compile_time_s is null"},
+      {"backend", "cpu (compiled; bf16 weights kept as stored, f32 accumulation), verified against ref (f32)"},
+      {"isa", kernel_isa()},
+      {"compile step", "canrun " + std::string(kVersion) + ": packed weights and prefill/decode plans per prompt "
+                       "bucket, kept in the plan cache"},
       {"g++", __VERSION__},
       {"arrow", ARROW_VERSION_STRING},
       {"mpi", mpi_library_version()},

@@ -9,8 +9,9 @@
 
 namespace canrun {
 
-// For the built-in engine: ("canrun-<version>", "ref-<isa>"), the ISA being the instruction set
-// the ref backend was compiled for (x86_64 baseline unless built with -mavx2 / -mavx512f).
+// For the built-in engine: ("canrun-<version>", "cpu-<isa>"): the tested backend and the
+// instruction set its kernels run with here (kernel_isa(), e.g. cpu-x86_64-avx2-fma), which the
+// plan cache's keys name too.
 VersionPair engine_version_pair();
 
 // canrun, backend, isa, compile step, g++, Arrow, MPI, glibc, os, kernel, cpu.

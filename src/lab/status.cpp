@@ -7,8 +7,8 @@ namespace canrun {
 const std::vector<StatusInfo>& all_statuses() {
   static const std::vector<StatusInfo> kStatuses = {
       {Status::kPass, "PASS",
-       "Loaded, generated 32 tokens greedily from the fixed prompt on 1 core, and every token equals the reference "
-       "(`ref` backend) run of the same checkpoint at the same precision."},
+       "Loaded, compiled and generated 32 tokens greedily from the fixed prompt on 1 core (`cpu` backend), and every "
+       "token equals the reference (`ref` backend, f32) run of the same checkpoint's weights."},
       {Status::kPassTop5, "PASS_TOP5",
        "Generated, and the sequences differ, but at the first differing position each side's token is among the "
        "other side's 5 most likely tokens (the rule of vLLM's model tests); matching_prefix_length says where they "

@@ -95,12 +95,18 @@ class Sweep {
   }
 
  private:
+  // A synthetic checkpoint removed after its check is made again with new file times, which a
+  // plan's key includes: its plans could never be found again, so they are not kept.
+  bool keeps_plans(const ModelSource& source) const { return !source.synthetic() || options_.keep_synthetic; }
+
   CheckOptions check_options(const ModelSource& source) const {
     CheckOptions check;
     check.model = source.model_id;
     check.profile = options_.profile;
     check.profiles_file = options_.profiles_file;
     check.catalog = options_.catalog;
+    check.plan_cache = keeps_plans(source);
+    if (check.plan_cache) check.cache_dir = options_.cache_dir;
     return check;
   }
 
@@ -127,6 +133,10 @@ class Sweep {
     std::vector<std::string> argv = {binary_, "check", source.model_id, "--json", "--profile", options_.profile};
     if (!options_.catalog.empty()) argv.insert(argv.end(), {"--catalog", options_.catalog});
     if (!options_.profiles_file.empty()) argv.insert(argv.end(), {"--profiles", options_.profiles_file});
+    if (!keeps_plans(source))
+      argv.push_back("--no-plan-cache");
+    else if (!options_.cache_dir.empty())
+      argv.insert(argv.end(), {"--cache-dir", options_.cache_dir});
     return std::make_unique<ChildProcess>(argv, options_.timeout_s, options_.memory_limit_bytes);
   }
 

@@ -21,6 +21,7 @@ struct SweepOptions {
   int64_t limit = 0;  // the first N of the selection; 0: all
   std::string profile = "local";
   std::string profiles_file;
+  std::string cache_dir;  // plan cache of each check that keeps its plans; empty: the default folder
   std::string out_dir = "results";
   double timeout_s = 600;
   int64_t memory_limit_bytes = 0;  // RLIMIT_AS of each child; 0: none

@@ -47,14 +47,17 @@ std::vector<int32_t> top_k_ids(std::span<const float> logits, int k) {
 }
 
 GenerationTrace generate_traced(const DecoderModel& model, std::span<const int32_t> prompt, int64_t max_new_tokens,
-                                const std::vector<int32_t>& eos_token_ids) {
+                                const std::vector<int32_t>& eos_token_ids, int64_t cache_capacity) {
   if (prompt.empty()) fail(ErrorKind::kUsage, "the prompt has no tokens");
   const int64_t start = static_cast<int64_t>(prompt.size());
   if (start + max_new_tokens > model.spec().max_positions)
     fail(ErrorKind::kUsage, "prompt of " + std::to_string(start) + " tokens plus " + std::to_string(max_new_tokens) +
                                 " new tokens exceeds the model's max_position_embeddings of " +
                                 std::to_string(model.spec().max_positions));
-  KvCache cache = model.make_cache(start + max_new_tokens);
+  if (cache_capacity > 0 && cache_capacity < start + max_new_tokens)
+    fail(ErrorKind::kUsage, "KV cache of " + std::to_string(cache_capacity) + " positions is smaller than the prompt of " +
+                                std::to_string(start) + " tokens plus " + std::to_string(max_new_tokens) + " new tokens");
+  KvCache cache = model.make_cache(cache_capacity > 0 ? cache_capacity : start + max_new_tokens);
   GenerationTrace trace;
   std::vector<float> logits = model.forward(prompt, 0, cache);
   for (int64_t step = 0; step < max_new_tokens; ++step) {

@@ -36,8 +36,9 @@ Verdict compare_generations(const GenerationTrace& tested, const GenerationTrace
 std::vector<int32_t> top_k_ids(std::span<const float> logits, int k);
 
 // Greedy generation as generate_greedy does it (same stop rule: max_new_tokens or any eos id),
-// also recording the top-5 ids at every position.
+// also recording the top-5 ids at every position. `cache_capacity` sizes the KV cache (a
+// compiled model's shape); 0: exactly prompt + max_new_tokens.
 GenerationTrace generate_traced(const DecoderModel& model, std::span<const int32_t> prompt, int64_t max_new_tokens,
-                                const std::vector<int32_t>& eos_token_ids);
+                                const std::vector<int32_t>& eos_token_ids, int64_t cache_capacity = 0);
 
 }  // namespace canrun

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from conftest import REPO_ROOT
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "models"
-ENGINE_GLOB = "canrun-*__ref-*.parquet"
+ENGINE_GLOB = "canrun-*__cpu-*.parquet"
 TORCH_PAIR = ("torch-2.5.1", "transformers-4.46.0")
 SOURCE = "https://example.org/downloads-snapshot"
 

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-FILE_NAME = "canrun-0.1.0__ref-avx2.parquet"
+FILE_NAME = "canrun-0.1.0__cpu-x86_64-avx2-fma.parquet"
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +79,7 @@ def test_pyarrow_reads_types_and_values(sample):
         [pa.field("component", pa.string(), nullable=False), pa.field("version", pa.string(), nullable=False)])
     assert schema.field("cores").type == pa.int32() and schema.field("cores").nullable
     assert not schema.field("model_id").nullable
+    assert schema.field("plan_cache_hit").type == pa.bool_() and schema.field("recompilations").type == pa.int32()
     assert_rows_equal(table.to_pylist(), expected)
 
 
@@ -111,3 +112,19 @@ def test_duckdb_queries_by_status_and_file_name(sample):
         "GROUP BY result ORDER BY result").fetchall()
     assert [(r[0], r[1]) for r in rows] == [("FAIL_LOAD", 1), ("PASS", 2)]
     assert all(Path(r[2]).name == FILE_NAME for r in rows)
+
+
+def test_file_without_the_compile_columns_reads_them_as_null(canrun_bin, sample, tmp_path):
+    """Files written before recompilations, plan_cache_hit and peak_activation_bytes existed."""
+    path, expected = sample
+    added = ["recompilations", "plan_cache_hit", "peak_activation_bytes"]
+    pq.write_table(pq.read_table(path).drop_columns(added), tmp_path / FILE_NAME)
+    result = subprocess.run([canrun_bin, "query", "--data", str(tmp_path), "--format", "json"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    rows = {row["model_id"]: row for row in json.loads(result.stdout)}
+    assert len(rows) == len(expected)
+    for want in expected:
+        got = rows[want["model_id"]]
+        assert all(got[column] is None for column in added)
+        assert got["compile_time_s"] == want["compile_time_s"]

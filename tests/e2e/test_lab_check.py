@@ -17,6 +17,7 @@ def lab_env(tmp_path):
     """An environment whose caches (synthetic weights, HF hub) live in the test's folder."""
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), HF_HUB_CACHE=str(tmp_path / "hub"))
     env.pop("CANRUN_CHECK_FAULT", None)
+    env.pop("CANRUN_CACHE_DIR", None)
     return env
 
 
@@ -43,22 +44,39 @@ def test_fixture_folder_passes(canrun_bin, lab_env):
     assert row["generated_token_ids"] == row["reference_token_ids"]
     assert row["matching_prefix_length"] == len(row["generated_token_ids"])
     assert isinstance(row["generated_text"], str)
-    assert row["compile_time_s"] is None and row["peak_device_memory_bytes"] is None
-    assert 0 < row["load_time_s"] <= row["wall_time_s"]
+    assert row["compile_time_s"] > 0 and row["recompilations"] == 0 and row["plan_cache_hit"] is False
+    assert row["peak_activation_bytes"] > 0 and row["peak_device_memory_bytes"] is None
+    assert 0 < row["load_time_s"] and row["load_time_s"] + row["compile_time_s"] <= row["wall_time_s"]
     assert row["peak_host_memory_bytes"] > 1 << 20
     assert row["error_type"] is None and row["error_message"] is None
     stack = {c["component"]: c["version"] for c in row["software_stack"]}
     assert {"canrun", "backend", "isa", "g++", "arrow", "glibc", "os", "kernel", "cpu"} <= set(stack)
-    assert row["library_version"] == "ref-" + stack["isa"]
+    assert row["library_version"] == "cpu-" + stack["isa"]
     assert row["compiler_version"] == "canrun-" + stack["canrun"].split()[0]
     assert f"build/canrun check {FIXTURES / 'llama_bf16'} --profile local --json" in row["reproduce_script"]
 
 
-def test_same_generation_as_canrun_generate(canrun_bin, lab_env):
+def test_same_generations_as_canrun_generate(canrun_bin, lab_env):
+    """The tested tokens are generate's on the compiled cpu backend, the reference tokens generate's on ref."""
     row = check_json(canrun_bin, lab_env, FIXTURES / "qwen2")
-    generated = subprocess.run([canrun_bin, "generate", FIXTURES / "qwen2", "--prompt", "The capital of France is",
-                                "--max-new-tokens", "32", "--json"], capture_output=True, text=True, check=True)
-    assert row["generated_token_ids"] == json.loads(generated.stdout)["generated_ids"]
+    for backend, column in (("cpu", "generated_token_ids"), ("ref", "reference_token_ids")):
+        generated = subprocess.run([canrun_bin, "generate", FIXTURES / "qwen2", "--prompt", "The capital of France is",
+                                    "--max-new-tokens", "32", "--backend", backend, "--json"],
+                                   capture_output=True, text=True, check=True, env=lab_env)
+        assert row[column] == json.loads(generated.stdout)["generated_ids"], backend
+
+
+def test_second_check_loads_the_plan_from_the_cache_dir(canrun_bin, lab_env, tmp_path):
+    plans = tmp_path / "plans"
+    first = check_json(canrun_bin, lab_env, FIXTURES / "llama_bf16", "--cache-dir", plans)
+    assert first["plan_cache_hit"] is False and first["recompilations"] == 0 and first["compile_time_s"] > 0
+    assert any(plans.iterdir())
+    assert not (tmp_path / "xdg" / "canrun" / "plans").exists()
+    second = check_json(canrun_bin, lab_env, FIXTURES / "llama_bf16", "--cache-dir", plans)
+    assert second["plan_cache_hit"] is True and second["recompilations"] == 0 and second["compile_time_s"] > 0
+    assert second["result"] == "PASS"
+    assert second["generated_token_ids"] == first["generated_token_ids"] == first["reference_token_ids"]
+    assert "--cache-dir" not in second["reproduce_script"]
 
 
 def test_hub_id_from_the_cache_records_the_revision(canrun_bin, lab_env, tmp_path):
@@ -105,3 +123,20 @@ def test_model_too_large_for_the_profile_is_not_tested(canrun_bin, lab_env, tmp_
     assert row["result"] == "NOT_TESTED"
     assert row["error_message"].startswith("needs more than 1 core of tiny")
     assert row["generated_token_ids"] is None and row["cores"] is None
+
+
+def test_no_plan_cache(canrun_bin, lab_env, tmp_path):
+    row = check_json(canrun_bin, lab_env, FIXTURES / "qwen2", "--no-plan-cache")
+    assert row["result"] == "PASS" and row["compile_time_s"] > 0 and row["plan_cache_hit"] is None
+    assert not (tmp_path / "xdg" / "canrun" / "plans").exists()
+    both = check(canrun_bin, lab_env, FIXTURES / "qwen2", "--no-plan-cache", "--cache-dir", tmp_path / "plans")
+    assert both.returncode == 2 and "--cache-dir has no effect with --no-plan-cache" in both.stderr
+
+
+def test_compile_failure_is_a_fail_compile_row(canrun_bin, lab_env, tmp_path):
+    not_a_folder = tmp_path / "plans"
+    not_a_folder.write_text("a file where the plan cache should be")
+    row = check_json(canrun_bin, lab_env, FIXTURES / "qwen2", "--cache-dir", not_a_folder)
+    assert row["result"] == "FAIL_COMPILE"
+    assert str(not_a_folder) in row["error_message"]
+    assert row["load_time_s"] > 0 and row["compile_time_s"] is None and row["generated_token_ids"] is None

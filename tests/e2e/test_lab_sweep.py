@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO_ROOT
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "models"
-PARQUET_GLOB = "canrun-*__ref-*.parquet"
+PARQUET_GLOB = "canrun-*__cpu-*.parquet"
 NO_RANK = {"rank": None, "note": "test catalog"}
 RUNNABLE = ["test/tiny-llama", "test/tiny-qwen2", "test/tiny-qwen3", "test/tiny-mistral"]
 
@@ -45,6 +45,7 @@ def catalog(tmp_path):
 def lab_env(tmp_path):
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), HF_HUB_CACHE=str(tmp_path / "hub"))
     env.pop("CANRUN_CHECK_FAULT", None)
+    env.pop("CANRUN_CACHE_DIR", None)
     return env
 
 
@@ -129,6 +130,32 @@ def test_synthetic_checkpoints_removed_unless_kept(canrun_bin, lab_env, catalog,
     assert result.returncode == 0, result.stderr
     [kept] = list(synthetic.iterdir())
     assert (kept / "model.safetensors").is_file() and (kept / "config.json").is_file()
+
+
+def test_cache_dir_reaches_every_check(canrun_bin, lab_env, catalog, tmp_path):
+    plans = tmp_path / "plans"
+    # Kept synthetic weights: a checkpoint made again has new file times, which a plan's key includes.
+    for out, cache_hit in ((tmp_path / "first", False), (tmp_path / "second", True)):
+        result = sweep(canrun_bin, lab_env, catalog, out, "--search", "tiny-q", "--cache-dir", plans,
+                       "--keep-synthetic")
+        assert result.returncode == 0, result.stderr
+        rows = read_rows(out)
+        for model in ["test/tiny-qwen2", "test/tiny-qwen3"]:
+            assert rows[model]["result"] == "PASS", rows[model]["error_message"]
+            assert rows[model]["plan_cache_hit"] == cache_hit and rows[model]["recompilations"] == 0
+            assert rows[model]["compile_time_s"] > 0 and rows[model]["peak_activation_bytes"] > 0
+    assert any(plans.iterdir())
+    assert not (tmp_path / "xdg" / "canrun" / "plans").exists()
+
+
+def test_synthetic_weights_removed_afterwards_keep_no_plans(canrun_bin, lab_env, catalog, tmp_path):
+    plans = tmp_path / "plans"
+    result = sweep(canrun_bin, lab_env, catalog, tmp_path / "results", "--search", "tiny-llama", "--cache-dir", plans)
+    assert result.returncode == 0, result.stderr
+    row = read_rows(tmp_path / "results")["test/tiny-llama"]
+    assert row["result"] == "PASS" and row["compile_time_s"] > 0 and row["recompilations"] == 0
+    assert row["plan_cache_hit"] is None
+    assert not plans.exists() and not (tmp_path / "xdg" / "canrun" / "plans").exists()
 
 
 def test_crash_hang_and_oom_become_rows(canrun_bin, lab_env, catalog, tmp_path):

@@ -55,7 +55,7 @@ def test_pairs_newest_first(space, dataset):
     assert status == 200 and headers["Content-Type"] == "application/json; charset=utf-8"
     pairs = [(p["compiler"], p["library"]) for p in body["pairs"]]
     assert len(pairs) == 2 and pairs[1] == TORCH_PAIR
-    assert pairs[0][0].startswith("canrun-") and pairs[0][1].startswith("ref-")
+    assert pairs[0][0].startswith("canrun-") and pairs[0][1].startswith("cpu-")
     assert (body["default"]["compiler"], body["default"]["library"]) == pairs[0]
     assert body["views"] == ["selected", "trending", "downloads", "tested"]
     assert body["dataset"]["errors"] == []
@@ -77,11 +77,12 @@ def test_selected_view_matches_the_dataset(space, dataset):
         assert row["result"] == stored["result"]
         assert row["cores"] == stored["cores"]
         assert row["wall_time_s"] == pytest.approx(stored["wall_time_s"])
+        assert row["compile_time_s"] == pytest.approx(stored["compile_time_s"])
         assert row["peak_device_memory_bytes"] == stored["peak_device_memory_bytes"]
         assert row["peak_host_memory_bytes"] == stored["peak_host_memory_bytes"]
         assert row["weights"] == stored["weights"] == "synthetic"
     by_id = {row["model_id"]: row for row in body["rows"]}
-    assert by_id["test/tiny-llama"]["result"] == "PASS"
+    assert by_id["test/tiny-llama"]["result"] == "PASS" and by_id["test/tiny-llama"]["compile_time_s"] > 0
     assert by_id["test/tiny-mistral"]["result"] == "FAIL_RUNTIME" and "SIGABRT" in by_id["test/tiny-mistral"]["reason"]
     assert by_id["test/unknown-arch"]["reason"] == "architecture not supported: test_unknown_arch"
 

@@ -18,7 +18,7 @@ namespace canrun {
 namespace {
 
 namespace fs = std::filesystem;
-const VersionPair kPair{"canrun-0.1.0", "ref-avx2"};
+const VersionPair kPair{"canrun-0.1.0", "cpu-x86_64-avx2-fma"};
 
 std::vector<ResultRow> sample_rows() {
   ResultRow pass;
@@ -34,6 +34,9 @@ std::vector<ResultRow> sample_rows() {
   pass.ep_degree = 1;
   pass.wall_time_s = 12.625;
   pass.compile_time_s = 0.5;
+  pass.recompilations = 0;
+  pass.plan_cache_hit = true;
+  pass.peak_activation_bytes = 3'145'728;
   pass.load_time_s = 1.25;
   pass.peak_device_memory_bytes = 1'234'567'890'123;
   pass.peak_host_memory_bytes = 987'654'321;
@@ -102,7 +105,7 @@ void expect_error(Action action, ErrorKind kind, const std::vector<std::string>&
 }
 
 TEST_F(LabDataset, FileNameSpellsTheVersionPair) {
-  EXPECT_EQ(dataset_file_name(kPair), "canrun-0.1.0__ref-avx2.parquet");
+  EXPECT_EQ(dataset_file_name(kPair), "canrun-0.1.0__cpu-x86_64-avx2-fma.parquet");
   EXPECT_EQ(dataset_file_name({"torch-2.5.1+cpu", "transformers-4.46.0"}),
             "torch-2.5.1+cpu__transformers-4.46.0.parquet");
   expect_error([] { dataset_file_name({"canrun__0.1", "ref"}); }, ErrorKind::kUsage, {"canrun__0.1"});
@@ -144,7 +147,7 @@ TEST_F(LabDataset, RefusedWriteKeepsTheOldFile) {
   rows = sample_rows();
   rows[2].library_version = "cpu-avx512";
   expect_error([&] { write_dataset(path(), rows); }, ErrorKind::kUsage,
-               {"row 2", "canrun-0.1.0__cpu-avx512.parquet", "not canrun-0.1.0__ref-avx2.parquet"});
+               {"row 2", "canrun-0.1.0__cpu-avx512.parquet", "not canrun-0.1.0__cpu-x86_64-avx2-fma.parquet"});
   EXPECT_EQ(read_dataset(path()).size(), 3u);
   // A folder that does not exist: the temporary cannot be made, and the error names it.
   expect_error([&] { write_dataset((dir_ / "missing" / dataset_file_name(kPair)).string(), sample_rows()); },
@@ -199,7 +202,7 @@ TEST(LabDatasetColumns, ListTheIssuesColumns) {
   const std::vector<std::string>& names = dataset_columns();
   for (const char* name : {"model_id", "revision", "task", "architecture", "parameter_count", "weights", "result",
                            "error_type", "error_message", "cores", "tp_degree", "ep_degree", "wall_time_s",
-                           "compile_time_s", "load_time_s", "peak_device_memory_bytes", "peak_host_memory_bytes",
+                           "compile_time_s", "recompilations", "plan_cache_hit", "peak_activation_bytes", "load_time_s", "peak_device_memory_bytes", "peak_host_memory_bytes",
                            "prompt", "generated_text", "generated_token_ids", "reference_token_ids",
                            "matching_prefix_length", "software_stack", "reproduce_script", "timestamp", "host"})
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;

@@ -144,8 +144,10 @@ TEST(LabSynthetic, PromptIdsAreTheBytesModuloTheVocabulary) {
 }
 
 TEST(LabCheck, FixtureFolderPasses) {
+  TempDir plans;
   CheckOptions options;
   options.model = (kFixtures / "llama_bf16").string();
+  options.cache_dir = plans.path().string();
   const ResultRow row = run_check(options);
   EXPECT_EQ(row.result, "PASS") << row.error_message.value_or("");
   EXPECT_EQ(row.weights, "real");
@@ -155,13 +157,24 @@ TEST(LabCheck, FixtureFolderPasses) {
   EXPECT_EQ(row.generated_token_ids, row.reference_token_ids);
   EXPECT_EQ(row.matching_prefix_length, static_cast<int32_t>(row.generated_token_ids->size()));
   EXPECT_TRUE(row.generated_text.has_value());
-  EXPECT_FALSE(row.compile_time_s.has_value());
+  EXPECT_GT(row.compile_time_s.value_or(0), 0);
+  EXPECT_EQ(row.recompilations, 0);
+  EXPECT_EQ(row.plan_cache_hit, false);
+  EXPECT_GT(row.peak_activation_bytes.value_or(0), 0);
+  EXPECT_EQ(row.library_version.substr(0, 4), "cpu-");
   EXPECT_TRUE(row.load_time_s.has_value());
   EXPECT_GT(row.peak_host_memory_bytes.value_or(0), 0);
   EXPECT_NE(row.reproduce_script.find("build/canrun check " + options.model + " --profile local --json"),
             std::string::npos)
       << row.reproduce_script;
   EXPECT_NE(row.reproduce_script.find("Expected result: PASS"), std::string::npos);
+
+  // The same check again finds every plan entry in the cache and generates the same tokens.
+  const ResultRow again = run_check(options);
+  EXPECT_EQ(again.result, "PASS") << again.error_message.value_or("");
+  EXPECT_EQ(again.plan_cache_hit, true);
+  EXPECT_EQ(again.recompilations, 0);
+  EXPECT_EQ(again.generated_token_ids, row.generated_token_ids);
 }
 
 }  // namespace
