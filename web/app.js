@@ -189,7 +189,10 @@ function detailContent(detail) {
     fact("Weights", row.weights);
     fact("Cores", row.cores);
     fact("Wall time (compilation included)", seconds(row.wall_time_s));
-    fact("Compile time", row.compile_time_s === null ? "none (no separate compile step)" : seconds(row.compile_time_s));
+    fact("Compile time", row.compile_time_s === null ? "not reached" : seconds(row.compile_time_s));
+    if (row.plan_cache_hit != null) fact("Plan", row.plan_cache_hit ? "loaded from the plan cache" : "compiled");
+    if (row.recompilations != null) fact("Recompilations", row.recompilations);
+    fact("Peak activation memory (plan)", bytes(row.peak_activation_bytes));
     fact("Load time", seconds(row.load_time_s));
     fact("Peak device memory", bytes(row.peak_device_memory_bytes) ?? "not measured on this backend");
     fact("Peak host memory", bytes(row.peak_host_memory_bytes));

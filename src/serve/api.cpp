@@ -116,9 +116,11 @@ Json plan_cache(const VersionPair& pair) {
             {"note", "the plan cache is canrun's own; rows of " + pair.compiler + " do not use it"}};
   return {{"command", "canrun cache pull SOURCE"},
           {"available", true},
-          {"note", "copies the compiled plans a team pushed (canrun cache push) from SOURCE, a folder or an "
-                   "http(s):// location, into the local plan cache, for the canrun that runs the command: run it "
-                   "with " + pair.compiler + " so that its first `generate --backend cpu` starts warm."}};
+          {"note", "run with " + pair.compiler +
+                       ": copies that compiler version's plans from SOURCE (a folder or an HTTP(S) server that "
+                       "`canrun cache push` filled) into the plan cache, so a check of the same weight files "
+                       "(name, size, modification time) and shapes on the same ISA loads its plan instead of "
+                       "compiling."}};
 }
 
 Json api_rows(const DatasetSnapshot& snapshot, const QueryParams& params) {

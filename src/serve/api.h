@@ -21,8 +21,8 @@ Json api_catalog(const DatasetSnapshot& snapshot, const QueryParams& params);
 // What to install besides canrun to rerun a row of `pair`, with a note saying why.
 Json extra_packages(const VersionPair& pair);
 
-// The command that will pre-populate the plan cache for the pair's compiler, and whether it
-// works yet (it does not: canrun has no compile step or plan cache in this version).
+// The command that pre-populates the plan cache for the pair's compiler (null for an external
+// runner, which has no plan cache), and what it needs.
 Json plan_cache(const VersionPair& pair);
 
 }  // namespace canrun

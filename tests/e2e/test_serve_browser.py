@@ -151,7 +151,7 @@ def test_page_views_search_detail_and_keyboard(space, browser):
     assert dialog.find_element(By.ID, "detail-packages").text == "None."
     compiler = mistral["compiler_version"]
     assert dialog.find_element(By.ID, "detail-cache").text == "canrun cache pull SOURCE"
-    assert f"run it with {compiler}" in dialog.text
+    assert f"run with {compiler}: " in dialog.text
     assert dialog.find_element(By.XPATH, ".//button[text()='Copy script']").is_displayed()
     save(browser, "space-detail.png")
     browser.switch_to.active_element.send_keys(Keys.ESCAPE)

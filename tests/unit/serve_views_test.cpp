@@ -109,8 +109,9 @@ TEST_F(ServeViews, ModelDetail) {
   EXPECT_EQ(a["catalog"]["downloads"]["rank"], 2);
   EXPECT_TRUE(a["untested_reason"].is_null());
   EXPECT_EQ(a["extra_packages"]["packages"].size(), 0u);
-  EXPECT_EQ(a["plan_cache"]["command"], "canrun cache pull SOURCE --compiler canrun-0.1.0");
-  EXPECT_FALSE(a["plan_cache"]["available"]);
+  EXPECT_EQ(a["plan_cache"]["command"], "canrun cache pull SOURCE");
+  EXPECT_TRUE(a["plan_cache"]["available"]);
+  EXPECT_NE(a["plan_cache"]["note"].get<std::string>().find("run with canrun-0.1.0"), std::string::npos);
   const Json c = api_model(*store.current(), {{"id", "org/c"}});
   EXPECT_TRUE(c["row"].is_null());
   EXPECT_EQ(c["untested_reason"], "selected, not checked yet on canrun-0.1.0 / ref-x86_64");
