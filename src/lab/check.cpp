@@ -115,7 +115,7 @@ Prompt check_prompt(const ModelSource& source, int64_t vocab_size, ResultRow& ro
 GenerationTrace run_tested(const ModelSource& source, const CheckOptions& options, Prompt& prompt, ResultRow& row,
                            CheckStage& stage) {
   const auto load_start = Clock::now();
-  LoadedModel loaded = load_model(source.dir, Backend::kCpu, /*populate_weights=*/false);
+  LoadedModel loaded = load_model(source.dir, Backend::kCpu, single_process_communicator(), /*populate_weights=*/false);
   prompt = check_prompt(source, loaded.model->spec().vocab_size, row);
   row.load_time_s = seconds_since(load_start);
 
