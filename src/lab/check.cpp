@@ -172,7 +172,7 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
   }
   if (!plan.fits() || plan.cores > 1) {
     const std::string why = plan.fits() ? "needs " + std::to_string(plan.cores) + " cores of " + profile.name +
-                                              " and sharded execution does not exist yet"
+                                              "; the lab's check runs one process (`canrun generate --cores N` runs it sharded)"
                                         : plan.reason + " of " + profile.name;
     fail_row(row, Status::kNotTested, "not_tested", why + " (" + plan.detail + ")");
     return;
