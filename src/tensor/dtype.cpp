@@ -53,6 +53,8 @@ void widen_to_f32(DType dtype, const std::byte* src, size_t count, float* dst) {
     std::memcpy(dst, src, count * sizeof(float));
     return;
   }
+  // Embedding tables run to hundreds of millions of values.
+#pragma omp parallel for schedule(static) if (count > (1 << 20))
   for (size_t i = 0; i < count; ++i) {
     uint16_t bits;
     std::memcpy(&bits, src + 2 * i, 2);
