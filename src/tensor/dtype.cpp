@@ -49,6 +49,7 @@ float f16_to_f32(uint16_t bits) {
 }
 
 void widen_to_f32(DType dtype, const std::byte* src, size_t count, float* dst) {
+  if (count == 0) return;  // an empty slice (a worker without heads) may have no storage at all
   if (dtype == DType::kF32) {
     std::memcpy(dst, src, count * sizeof(float));
     return;
