@@ -24,6 +24,7 @@
 #include "util/error.h"
 #include "util/json.h"
 #include "util/process_stats.h"
+#include "util/temporary_directory.h"
 
 namespace canrun {
 namespace {
@@ -254,17 +255,11 @@ void run(BenchArgs& args) {
   LoadedModel loaded;
   std::unique_ptr<CompiledModel> compiled;
   if (compile) {
-    // A throwaway plan cache: the cold compile always starts from nothing.
-    std::string folder = (std::filesystem::temp_directory_path() / "canrun-bench-plans-XXXXXX").string();
-    if (::mkdtemp(folder.data()) == nullptr) fail(ErrorKind::kIo, folder + ": cannot create");
-    compile->cache_dir = folder;
-    try {
-      measured.compile = measure_compile(args, *compile, comm, loaded, measured.load_s, compiled);
-    } catch (...) {
-      std::filesystem::remove_all(folder);
-      throw;
-    }
-    std::filesystem::remove_all(folder);  // the warm plan stays mapped
+    // A throwaway plan cache: the cold compile always starts from nothing. The warm plan stays
+    // mapped after the folder goes.
+    const TemporaryDirectory folder("canrun-bench-plans-");
+    compile->cache_dir = folder.path().string();
+    measured.compile = measure_compile(args, *compile, comm, loaded, measured.load_s, compiled);
   } else {
     measured.load_s = seconds_to(load_into(args, backend, comm, loaded));
   }

@@ -20,6 +20,7 @@
 #include "compile/weight_packing.h"
 #include "plan/plan_cache.h"
 #include "util/error.h"
+#include "util/temporary_directory.h"
 #include "util/version.h"
 
 namespace canrun {
@@ -151,18 +152,10 @@ template <typename Build, typename Use>
 void with_plan_files(const CompileOptions& options, const PlanKey& key, const std::string& label, CompileStats& stats,
                      const Build& build, const Use& use) {
   if (!options.use_cache) {
-    std::string pattern = (fs::temp_directory_path() / "canrun-plan-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) fail(ErrorKind::kIo, pattern + ": cannot create: " + std::strerror(errno));
-    const fs::path dir = pattern;
-    try {
-      build(dir);
-      ++stats.compilations;
-      use(dir);
-    } catch (...) {
-      fs::remove_all(dir);
-      throw;
-    }
-    fs::remove_all(dir);  // what `use` mapped stays readable
+    const TemporaryDirectory dir("canrun-plan-");  // what `use` maps stays readable after it goes
+    build(dir.path());
+    ++stats.compilations;
+    use(dir.path());
     return;
   }
   PlanCache cache(options.cache_dir.empty() ? PlanCache::default_root() : options.cache_dir);
