@@ -77,7 +77,7 @@ std::vector<float> DecoderModel::forward(std::span<const int32_t> tokens, int64_
       fail(ErrorKind::kRuntime, "token id " + std::to_string(id) + " is outside the vocabulary of " +
                                     std::to_string(spec_.vocab_size));
     float* row = x.data() + t * hidden;
-    std::copy_n(weights_.embed_tokens.data() + static_cast<int64_t>(id) * hidden, hidden, row);
+    weights_.embed_tokens.copy_row(id, row);
     if (spec_.embedding_scale != 1.0f)
       for (int64_t j = 0; j < hidden; ++j) row[j] *= spec_.embedding_scale;
     if (!weights_.embed_positions.empty()) {

@@ -28,9 +28,10 @@ struct TensorVisitor {
   WeightMatrix plain_matrix(const std::string& name, int64_t out, int64_t in) {
     return plain_part(name, out, in, {{0, out}, {0, in}});
   }
+  // The token embeddings [rows, cols]: bf16 stays bf16 on cpu (a lookup widens one row).
+  virtual WeightMatrix embeddings(const std::string& name, int64_t rows, int64_t cols) = 0;
   // The output projection tied to the embeddings `name`, already loaded as `embeddings`.
-  virtual WeightMatrix tied_head(const std::string& name, const FloatBuffer& embeddings, int64_t out,
-                                 int64_t in) = 0;
+  virtual WeightMatrix tied_head(const std::string& name, const WeightMatrix& embeddings) = 0;
   virtual FloatBuffer vector(const std::string& name, int64_t size, TensorRole role) = 0;
   // A plain tensor of this shape (embeddings, positions, gpt-oss's 3-D experts).
   virtual FloatBuffer tensor(const std::string& name, std::vector<int64_t> shape) = 0;
@@ -92,12 +93,11 @@ class Loader : public TensorVisitor {
     release_pages(record.data);
     return WeightMatrix::f32(FloatBuffer::owning(std::move(values)), rows, cols);
   }
-  WeightMatrix tied_head(const std::string& name, const FloatBuffer& embeddings, int64_t out,
-                         int64_t in) override {
-    // bf16 embeddings on cpu: the checkpoint's bf16 (half the bytes per decode step);
-    // otherwise the f32 embeddings themselves, viewed in place.
-    if (keep_bf16_ && store_.get(name, {out, in}).dtype == DType::kBF16) return plain_matrix(name, out, in);
-    return WeightMatrix::f32(FloatBuffer::borrowing(embeddings.data(), embeddings.size()), out, in);
+  WeightMatrix embeddings(const std::string& name, int64_t rows, int64_t cols) override {
+    return plain_matrix(name, rows, cols);
+  }
+  WeightMatrix tied_head(const std::string&, const WeightMatrix& embeddings) override {
+    return embeddings.view();  // the same table, in place
   }
   FloatBuffer vector(const std::string& name, int64_t size, TensorRole) override { return read(name, {size}); }
   FloatBuffer tensor(const std::string& name, std::vector<int64_t> shape) override { return read(name, shape); }
@@ -136,7 +136,11 @@ class Lister : public TensorVisitor {
     tensors.push_back({name, {out, in}, TensorRole::kMatrix});
     return {};
   }
-  WeightMatrix tied_head(const std::string&, const FloatBuffer&, int64_t, int64_t) override { return {}; }
+  WeightMatrix embeddings(const std::string& name, int64_t rows, int64_t cols) override {
+    tensors.push_back({name, {rows, cols}, TensorRole::kMatrix});
+    return {};
+  }
+  WeightMatrix tied_head(const std::string&, const WeightMatrix&) override { return {}; }
   FloatBuffer vector(const std::string& name, int64_t size, TensorRole role) override {
     tensors.push_back({name, {size}, role});
     return {};
@@ -389,7 +393,7 @@ DecoderWeights visit(TensorVisitor& v, const DecoderSpec& spec, Shard shard) {
   const WeightNames& n = spec.names;
   const int64_t hidden = spec.hidden_size;
   DecoderWeights weights;
-  weights.embed_tokens = v.tensor(n.embed + ".weight", {spec.vocab_size, hidden});
+  weights.embed_tokens = v.embeddings(n.embed + ".weight", spec.vocab_size, hidden);
   if (!n.positions.empty())
     weights.embed_positions = v.tensor(n.positions + ".weight", {spec.max_positions + spec.position_offset, hidden});
   for (int64_t i = 0; i < spec.num_layers; ++i) {
@@ -405,7 +409,7 @@ DecoderWeights visit(TensorVisitor& v, const DecoderSpec& spec, Shard shard) {
   }
   weights.final_norm = norm(v, spec, spec.norm, n.final_norm, hidden);
   weights.lm_head = spec.tie_embeddings
-                        ? v.tied_head(n.embed + ".weight", weights.embed_tokens, spec.vocab_size, hidden)
+                        ? v.tied_head(n.embed + ".weight", weights.embed_tokens)
                         : v.plain_matrix(n.lm_head + ".weight", spec.vocab_size, hidden);
   if (spec.lm_head_bias) weights.lm_head_bias = v.vector(n.lm_head + ".bias", spec.vocab_size, TensorRole::kBias);
   return weights;

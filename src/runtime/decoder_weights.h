@@ -54,7 +54,7 @@ struct LayerWeights {
 };
 
 struct DecoderWeights {
-  FloatBuffer embed_tokens;
+  WeightMatrix embed_tokens;    // [vocab, hidden], row-major
   FloatBuffer embed_positions;  // learned positions, empty when rotary
   NormWeights final_norm;
   WeightMatrix lm_head;  // the output projection; when tied, embed_tokens viewed in place

@@ -1,5 +1,7 @@
 #include "tensor/weight_matrix.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <type_traits>
 #include <string>
 #include <utility>
@@ -114,6 +116,22 @@ WeightMatrix& WeightMatrix::operator=(WeightMatrix&& other) noexcept {
 void WeightMatrix::require_rows(const char* operation) const {
   if (layout_ != MatrixLayout::kRows)
     fail(ErrorKind::kRuntime, std::string(operation) + " needs a row-major weight matrix, not packed panels");
+}
+
+WeightMatrix WeightMatrix::view() const {
+  require_rows("view");
+  if (dtype_ == DType::kF32)
+    return f32(FloatBuffer::borrowing(f32_.data(), static_cast<size_t>(rows_ * cols_)), rows_, cols_);
+  return bf16_borrowing(bf16_, rows_, cols_);
+}
+
+void WeightMatrix::copy_row(int64_t row, float* out) const {
+  require_rows("copy_row");
+  if (dtype_ == DType::kF32) {
+    std::copy_n(f32_.data() + row * cols_, cols_, out);
+    return;
+  }
+  widen_to_f32(DType::kBF16, reinterpret_cast<const std::byte*>(bf16_ + row * cols_), static_cast<size_t>(cols_), out);
 }
 
 WeightMatrix WeightMatrix::slice_rows(int64_t first, int64_t count) const {

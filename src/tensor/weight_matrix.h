@@ -49,6 +49,10 @@ class WeightMatrix {
   int64_t panel_count() const { return (rows_ + kPanelWidth - 1) / kPanelWidth; }
 
   // The following need the row-major layout.
+  // The same values, borrowed: valid while this matrix (or the mapping it borrows) is.
+  WeightMatrix view() const;
+  // Row `row` widened to f32 into `out` (cols() values).
+  void copy_row(int64_t row, float* out) const;
   // Rows [first, first + count) as an owned matrix of the same dtype (splits fused projections).
   WeightMatrix slice_rows(int64_t first, int64_t count) const;
   // The transpose, owned, same dtype (Conv1D weights are stored [in, out]).
