@@ -7,6 +7,7 @@
 #include "lab/check.h"
 #include "lab/device_profile.h"
 #include "lab/results_dir.h"
+#include "lab/sharded_check.h"
 
 namespace canrun {
 namespace {
@@ -16,6 +17,7 @@ struct CheckArgs {
   bool no_plan_cache = false;
   bool json = false;
   std::string out_dir;
+  std::string shard_worker_dir;
 };
 
 std::string ids_text(const std::optional<std::vector<int32_t>>& ids) {
@@ -44,6 +46,10 @@ void print_summary(const ResultRow& row) {
 
 void run(CheckArgs& args) {
   args.options.plan_cache = !args.no_plan_cache;
+  if (!args.shard_worker_dir.empty()) {
+    run_check_worker(args.options, args.shard_worker_dir);
+    return;
+  }
   const ResultRow row = run_check(args.options);
   if (!args.out_dir.empty()) record_row(args.out_dir, row);
   if (args.json)
@@ -60,6 +66,8 @@ void add_check_command(CLI::App& app) {
       "check",
       "Run the support lab's protocol on one model: plan cores, load and compile for the cpu backend, generate\n"
       "32 tokens greedily from a fixed prompt, verify against the ref backend, and print the dataset row.\n"
+      "A model the planner puts on N > 1 cores of the profile runs sharded: N worker processes under mpirun\n"
+      "(tensor/expert parallel, as `generate --cores N`); the reference stays one process.\n"
       "Test hook: CANRUN_CHECK_FAULT=KIND (or a comma list of KIND:MODEL_ID), KIND crash|hang|oom, makes the\n"
       "check abort, hang or allocate without bound (oom only under a finite address-space limit) just before\n"
       "generating; for the sweep's tests.");
@@ -81,6 +89,8 @@ void add_check_command(CLI::App& app) {
                     "Compile without reading or writing the plan cache (plan_cache_hit is then null)");
   command->add_flag("--json", args->json, "Print the row as one line of JSON");
   command->add_option("--out", args->out_dir, "Also add the row to the dataset in this folder");
+  // Internal: how a sharded check starts its workers (sharded_check.h); hidden from --help.
+  command->add_option("--shard-worker", args->shard_worker_dir)->group("");
   command->callback([args] { run(*args); });
 }
 

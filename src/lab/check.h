@@ -32,8 +32,14 @@ struct CheckOptions {
   bool plan_cache = true;     // false: compile without reading or writing the plan cache
 };
 
-// Runs the protocol. Every outcome of the model is a row; only bad options throw.
+// Runs the protocol. Every outcome of the model is a row; only bad options throw. A model the
+// planner puts on N > 1 cores runs its tested half as N workers (sharded_check.h).
 ResultRow run_check(const CheckOptions& options);
+
+// The arguments of `canrun check` (after "check") that repeat this check: model, --synthetic,
+// --profile, --profiles, --catalog. Not the plan cache options: a plan changes the speed of a
+// check, never its tokens.
+std::vector<std::string> check_arguments(const ModelSource& source, const CheckOptions& options);
 
 // The columns known before anything runs (identity, weights, prompt, stack, versions, host,
 // reproduce script expecting `expected_result`), for rows the sweep writes without a check.

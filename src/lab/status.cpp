@@ -1,6 +1,8 @@
 #include "lab/status.h"
 
 #include <algorithm>
+#include <exception>
+#include <new>
 
 namespace canrun {
 
@@ -30,8 +32,8 @@ const std::vector<StatusInfo>& all_statuses() {
       {Status::kUnsupportedArchitecture, "UNSUPPORTED_ARCHITECTURE",
        "canrun has no implementation of this model_type yet; nothing was run."},
       {Status::kNotTested, "NOT_TESTED",
-       "Deliberately not run, with the reason in error_message (e.g. it needs more than one core and sharded "
-       "execution does not exist yet). Neither a pass nor a failure."},
+       "Deliberately not run, with the reason in error_message (e.g. no core count of the device profile "
+       "holds it). Neither a pass nor a failure."},
       {Status::kExcluded, "EXCLUDED",
        "Excluded by the catalog (its exclusion reason is in error_message); nothing was run."},
   };
@@ -59,6 +61,18 @@ Status status_for_error(CheckStage stage, ErrorKind kind) {
     case CheckStage::kGenerate: return Status::kFailRuntime;
   }
   return Status::kFailRuntime;
+}
+
+CheckFailure current_failure(CheckStage stage) {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return {Status::kOom, "std::bad_alloc", "an allocation failed (out of memory)"};
+  } catch (const Error& e) {
+    return {status_for_error(stage, e.kind()), std::string(error_kind_name(e.kind())), e.what()};
+  } catch (const std::exception& e) {
+    return {status_for_error(stage, ErrorKind::kRuntime), "std::exception", e.what()};
+  }
 }
 
 }  // namespace canrun

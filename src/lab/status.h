@@ -44,4 +44,15 @@ enum class CheckStage { kLoad, kCompile, kGenerate };
 // UNSUPPORTED_ARCHITECTURE wherever it shows; otherwise the stage names the failure.
 Status status_for_error(CheckStage stage, ErrorKind kind);
 
+// A failed check as its row tells it.
+struct CheckFailure {
+  Status status = Status::kFailRuntime;
+  std::string type;     // error_type: the error kind, "std::bad_alloc" or "std::exception"
+  std::string message;  // error_message
+};
+
+// What the exception being handled means for the row (call it inside a catch block): out of
+// memory, a canrun error during `stage`, or any other exception as a runtime failure.
+CheckFailure current_failure(CheckStage stage);
+
 }  // namespace canrun

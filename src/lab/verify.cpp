@@ -62,7 +62,8 @@ GenerationTrace generate_traced(const DecoderModel& model, std::span<const int32
   std::vector<float> logits = model.forward(prompt, 0, cache);
   for (int64_t step = 0; step < max_new_tokens; ++step) {
     trace.top_ids.push_back(top_k_ids(logits, kTopK));
-    const int32_t next = trace.top_ids.back().front();
+    int32_t next = trace.top_ids.back().front();
+    model.communicator().broadcast(&next, 1, 0);  // the ranks of a sharded run follow rank 0
     trace.tokens.push_back(next);
     if (contains(eos_token_ids, next) || step + 1 == max_new_tokens) break;
     logits = model.forward({&next, 1}, start + step, cache);

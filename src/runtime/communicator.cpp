@@ -70,6 +70,16 @@ std::shared_ptr<Communicator> single_process_communicator() {
 
 bool is_mpi_worker() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
 
+int mpi_world_size() {
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  return size ? std::atoi(size) : 0;
+}
+
+int mpi_world_rank() {
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  return rank ? std::atoi(rank) : 0;
+}
+
 std::shared_ptr<Communicator> mpi_communicator(int expected_size) {
   static std::weak_ptr<Communicator> current;
   std::shared_ptr<Communicator> comm = current.lock();

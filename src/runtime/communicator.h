@@ -29,6 +29,11 @@ std::shared_ptr<Communicator> single_process_communicator();
 // True when this process was started by mpirun as one rank of a job.
 bool is_mpi_worker();
 
+// The number of ranks of that job and this process's rank in it, known before MPI_Init (0 when
+// this process is not a worker).
+int mpi_world_size();
+int mpi_world_rank();
+
 // The MPI_COMM_WORLD communicator: MPI_Init on first use, MPI_Finalize when the last holder
 // lets go. Throws Error(kUsage) when the world's size differs from `expected_size`.
 std::shared_ptr<Communicator> mpi_communicator(int expected_size);

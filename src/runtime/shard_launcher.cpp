@@ -1,11 +1,14 @@
 #include "runtime/shard_launcher.h"
 
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -64,9 +67,8 @@ void set_thread_defaults(int cores) {
 
 }  // namespace
 
-int run_sharded(int cores) {
+int run_workers(int cores, const std::vector<std::string>& arguments, const std::string& stderr_path) {
   const std::string mpirun = find_on_path("mpirun");
-  const std::vector<std::string> args = own_arguments();
   std::error_code error;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", error).string();
   if (error) fail(ErrorKind::kIo, "/proc/self/exe: " + error.message());
@@ -78,7 +80,7 @@ int run_sharded(int cores) {
   for (const char* name : {"OMP_NUM_THREADS", "OMP_WAIT_POLICY"})
     if (std::getenv(name) != nullptr) command.insert(command.end(), {"-x", name});
   command.push_back(self);
-  command.insert(command.end(), args.begin() + 1, args.end());
+  command.insert(command.end(), arguments.begin(), arguments.end());
 
   std::vector<char*> argv;
   for (std::string& part : command) argv.push_back(part.data());
@@ -86,6 +88,11 @@ int run_sharded(int cores) {
   const pid_t child = fork();
   if (child < 0) fail(ErrorKind::kRuntime, std::string("fork for mpirun: ") + std::strerror(errno));
   if (child == 0) {
+    if (!stderr_path.empty()) {
+      const int fd = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0 || dup2(fd, STDERR_FILENO) < 0) _exit(126);
+    }
+    prctl(PR_SET_PDEATHSIG, SIGTERM);  // mpirun ends its workers when told to stop
     execv(mpirun.c_str(), argv.data());
     _exit(127);
   }
@@ -94,6 +101,11 @@ int run_sharded(int cores) {
     if (errno != EINTR) fail(ErrorKind::kRuntime, std::string("waiting for mpirun: ") + std::strerror(errno));
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+int run_sharded(int cores) {
+  const std::vector<std::string> args = own_arguments();
+  return run_workers(cores, {args.begin() + 1, args.end()});
 }
 
 }  // namespace canrun

@@ -140,3 +140,60 @@ def test_compile_failure_is_a_fail_compile_row(canrun_bin, lab_env, tmp_path):
     assert row["result"] == "FAIL_COMPILE"
     assert str(not_a_folder) in row["error_message"]
     assert row["load_time_s"] > 0 and row["compile_time_s"] is None and row["generated_token_ids"] is None
+
+
+@pytest.fixture
+def two_cores(tmp_path):
+    """--profiles/--profile arguments on which the planner puts a tiny fixture on 2 of 4 cores:
+    every core carries the planner's fixed 512 MiB overhead, and 512.5 MiB holds half of a
+    fixture's weights but not all of them."""
+    profiles = tmp_path / "two-cores.json"
+    profiles.write_text(json.dumps({"profiles": [{"name": "two", "cores": 4, "memory_per_core": "512.5 MiB"}]}))
+    return ["--profiles", profiles, "--profile", "two"]
+
+
+def test_model_needing_two_cores_runs_sharded(canrun_bin, lab_env, tmp_path, two_cores):
+    plans = tmp_path / "plans"
+    row = check_json(canrun_bin, lab_env, FIXTURES / "qwen2", *two_cores, "--cache-dir", plans)
+    assert row["result"] == "PASS", row["error_message"]
+    assert (row["cores"], row["tp_degree"], row["ep_degree"]) == (2, 2, 1)
+    assert row["generated_token_ids"] == row["reference_token_ids"]
+    assert row["generated_token_ids"] == check_json(canrun_bin, lab_env, FIXTURES / "qwen2")["generated_token_ids"]
+    assert row["compile_time_s"] > 0 and row["plan_cache_hit"] is False and row["recompilations"] == 0
+    assert row["load_time_s"] > 0 and row["peak_activation_bytes"] > 0 and row["peak_host_memory_bytes"] > 1 << 20
+    assert "--profile two" in row["reproduce_script"]
+    assert len(list(plans.glob("*/*/manifest.json"))) == 4  # weights and graphs, one of each per shard
+    again = check_json(canrun_bin, lab_env, FIXTURES / "qwen2", *two_cores, "--cache-dir", plans)
+    assert again["plan_cache_hit"] is True and again["generated_token_ids"] == row["generated_token_ids"]
+
+
+def test_mixture_of_experts_needing_two_cores_runs_expert_parallel(canrun_bin, lab_env, two_cores):
+    row = check_json(canrun_bin, lab_env, FIXTURES / "mixtral", *two_cores)
+    assert row["result"] == "PASS", row["error_message"]
+    assert (row["cores"], row["ep_degree"]) == (2, 2)
+    assert row["generated_token_ids"] == row["reference_token_ids"]
+
+
+def test_failure_inside_a_worker_is_that_workers_row(canrun_bin, lab_env, tmp_path, two_cores):
+    not_a_folder = tmp_path / "plans"
+    not_a_folder.write_text("a file where the plan cache should be")
+    row = check_json(canrun_bin, lab_env, FIXTURES / "qwen2", *two_cores, "--cache-dir", not_a_folder)
+    assert row["result"] == "FAIL_COMPILE"
+    assert row["error_message"].startswith("rank ") and " of 2: " in row["error_message"]
+    assert str(not_a_folder) in row["error_message"]
+    assert row["load_time_s"] > 0 and row["compile_time_s"] is None and row["generated_token_ids"] is None
+
+
+def test_crashing_worker_is_a_fail_runtime_row(canrun_bin, lab_env, two_cores):
+    env = dict(lab_env, CANRUN_CHECK_FAULT="crash")
+    row = check_json(canrun_bin, env, FIXTURES / "qwen2", *two_cores)
+    assert row["result"] == "FAIL_RUNTIME" and row["error_type"] == "workers_failed"
+    assert "the 2 workers of the sharded run (mpirun) ended with status" in row["error_message"]
+    assert "signal 6" in row["error_message"]  # mpirun's own words about the aborted rank
+    assert row["generated_token_ids"] is None
+
+
+def test_family_that_cannot_be_sharded_fails_to_load_when_it_needs_two_cores(canrun_bin, lab_env, two_cores):
+    row = check_json(canrun_bin, lab_env, FIXTURES / "olmo2", *two_cores)
+    assert row["result"] == "FAIL_LOAD" and row["cores"] == 2
+    assert "cannot be split over --cores 2" in row["error_message"]

@@ -1,0 +1,52 @@
+// The tested half of a check: the checkpoint on the cpu backend, compiled for the fixed prompt
+// and kCheckNewTokens (or its plan loaded from the plan cache), generating greedily. It runs in
+// the check's own process, or as one worker of a sharded run (sharded_check.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lab/check.h"
+#include "lab/model_source.h"
+#include "lab/status.h"
+#include "lab/verify.h"
+#include "runtime/communicator.h"
+#include "tokenizer/tokenizer.h"
+#include "util/json.h"
+
+namespace canrun {
+
+struct CheckPrompt {
+  std::vector<int32_t> ids;
+  std::optional<Tokenizer> tokenizer;  // none for synthetic weights
+  std::string description;             // the row's `prompt` column
+};
+
+// The fixed prompt as token ids. Synthetic weights have no tokenizer: their ids are the
+// prompt's bytes modulo the vocabulary size, and the description says so.
+CheckPrompt check_prompt(const ModelSource& source, int64_t vocab_size);
+
+// What the tested run adds to a row; a field stays null until the run gets that far.
+struct TestedRun {
+  GenerationTrace trace;
+  std::optional<double> load_time_s;
+  std::optional<double> compile_time_s;
+  std::optional<int32_t> recompilations;
+  std::optional<bool> plan_cache_hit;  // also null without the plan cache
+  std::optional<int64_t> peak_activation_bytes;
+};
+
+Json tested_run_to_json(const TestedRun& run);
+TestedRun tested_run_from_json(const Json& json);  // throws Error(kRuntime) naming the field
+
+// Loads this rank's part of the model (`comm` of size 1: the whole model), compiles it and
+// generates, filling `run` as it goes (what it measured stays there when it throws). `stage`
+// tells the caller where an exception came from. The model and its plan are freed on return,
+// before the reference loads.
+void run_tested(const ModelSource& source, const CheckOptions& options, std::shared_ptr<Communicator> comm,
+                TestedRun& run, CheckStage& stage);
+
+}  // namespace canrun
