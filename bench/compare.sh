@@ -13,7 +13,7 @@
 #   PROMPT_TOKENS   512      OUTPUT_TOKENS 128      RUNS 3 (measured)      WARMUP 1
 #   PRECISION       f32 (both canrun backends compute in f32); bf16 converts the GGUF to BF16 and
 #                   loads transformers in bfloat16 (canrun computes in f32 from the checkpoint's weights)
-#   CANRUN_BACKEND  passed to `canrun bench --backend` (ref or cpu) when set (default: canrun's default, ref)
+#   CANRUN_BACKEND  passed to `canrun bench --backend`: cpu (default: the compiled, fast backend) or ref
 #   COMPARE_VENV    an existing venv with torch + transformers (e.g. /work/venv-tools) to use for
 #                   transformers and the GGUF converter instead of installing them into
 #                   bench/.venv-compare; llama-cpp-python always goes into bench/.venv-compare

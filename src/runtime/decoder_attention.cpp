@@ -4,10 +4,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/attention.h"
 #include "kernels/ref/ops.h"
 #include "runtime/decoder_model.h"
 
 namespace canrun {
+namespace {
+
+constexpr int64_t kParallelAttentionWork = 1 << 16;  // multiply-adds of q·k
+
+}  // namespace
 
 void DecoderModel::attention_block(const LayerWeights& layer, int64_t layer_index, const float* normed,
                                    int64_t count, int64_t start, const RopeTables& rope, KvCache& cache,
@@ -51,17 +57,27 @@ void DecoderModel::attention_block(const LayerWeights& layer, int64_t layer_inde
   const int64_t group = spec_.num_heads / spec_.num_kv_heads;
   const int64_t window = spec_.sliding_window[static_cast<size_t>(layer_index)];
   const float scale = spec_.attention_scale > 0 ? spec_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hd));
-  std::vector<float> scores(start + count), context(count * q_width);
-  for (int64_t t = 0; t < count; ++t) {
-    const int64_t position = start + t;
-    // A sliding window of W lets a query see itself and the W-1 positions before it.
-    const int64_t first = window > 0 ? std::max<int64_t>(0, position - window + 1) : 0;
-    for (int64_t h = 0; h < heads; ++h) {
-      const int64_t kv_head = h / group;
-      ref::attend(q.data() + t * q_width + h * hd, cache.keys(layer_index, kv_head), hd,
-                  cache.values(layer_index, kv_head), hd, first, position, scale, spec_.attn_softcap,
-                  layer.sinks.empty() ? nullptr : layer.sinks.data() + h, scores.data(),
-                  context.data() + t * q_width + h * hd);
+  const auto attend = backend_ == Backend::kCpu ? cpu::attend : ref::attend;
+  std::vector<float> context(count * q_width);
+  // Every (query, head) pair is computed alone, so the result does not depend on the threads;
+  // later queries see more positions, hence dynamic scheduling. A short decode step stays on
+  // one thread: a parallel region's barrier would cost more than it saves.
+  const int64_t work = count * heads * (start + count) * hd;
+#pragma omp parallel if (work > kParallelAttentionWork)
+  {
+    std::vector<float> scores(start + count);
+#pragma omp for collapse(2) schedule(dynamic)
+    for (int64_t t = 0; t < count; ++t) {
+      for (int64_t h = 0; h < heads; ++h) {
+        const int64_t position = start + t;
+        // A sliding window of W lets a query see itself and the W-1 positions before it.
+        const int64_t first = window > 0 ? std::max<int64_t>(0, position - window + 1) : 0;
+        const int64_t kv_head = h / group;
+        attend(q.data() + t * q_width + h * hd, cache.keys(layer_index, kv_head), hd,
+               cache.values(layer_index, kv_head), hd, first, position, scale, spec_.attn_softcap,
+               layer.sinks.empty() ? nullptr : layer.sinks.data() + h, scores.data(),
+               context.data() + t * q_width + h * hd);
+      }
     }
   }
   linear(context.data(), count, layer.o_proj, layer.o_bias, out);

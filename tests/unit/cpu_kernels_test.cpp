@@ -114,6 +114,28 @@ TEST(CpuPrimitives, DotsWidenAndTilesMatchDoubleSums) {
   }
 }
 
+TEST(CpuPrimitives, WeightedSumsMatchDoubleSums) {
+  std::mt19937 rng(5);
+  for (const cpu::Primitives* p : primitive_sets()) {
+    for (const int64_t n : {1, 7, 8, 12, 64, 72, 130}) {
+      for (const int64_t count : {1, 5, 40}) {
+        const std::vector<float> weights = random_values(count, rng), rows = random_values(count * n, rng);
+        std::vector<float> out(static_cast<size_t>(n), 99.0f);  // overwritten, not added to
+        p->weighted_sum_f32(weights.data(), rows.data(), count, n, out.data());
+        for (int64_t j = 0; j < n; ++j) {
+          double exact = 0, magnitude = 0;
+          for (int64_t q = 0; q < count; ++q) {
+            exact += static_cast<double>(weights[q]) * rows[q * n + j];
+            magnitude += std::abs(static_cast<double>(weights[q]) * rows[q * n + j]);
+          }
+          // One chain of `count` adds per output.
+          EXPECT_NEAR(out[j], exact, (count + 1) * 0x1p-24 * magnitude + 1e-30) << n << " " << count << " " << j;
+        }
+      }
+    }
+  }
+}
+
 TEST(CpuPrimitives, TileOutputsDoNotDependOnBlockShape) {
   std::mt19937 rng(4);
   const int64_t rows = 17, out = 5, in = 67;

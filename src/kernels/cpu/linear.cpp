@@ -9,12 +9,6 @@
 namespace canrun::cpu {
 namespace {
 
-const Primitives& primitives() {
-  static const Primitives& chosen =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? avx2_primitives() : portable_primitives();
-  return chosen;
-}
-
 // Below this many multiply-adds a product runs on one thread (ref's threshold too): a
 // parallel region costs a barrier, which is slow whenever a core is busy with other work.
 constexpr int64_t kParallelWork = 1 << 20;

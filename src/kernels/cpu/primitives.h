@@ -1,5 +1,5 @@
 // The inner loops of the cpu backend, one set per instruction set: a portable one and an
-// AVX2+FMA one compiled with function-level target attributes. linear.cpp picks a set once.
+// AVX2+FMA one compiled with function-level target attributes; primitives() picks one once.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,9 @@ struct Primitives {
   // The dot product of n values, accumulated in f32.
   float (*dot_f32)(const float* x, const float* w, int64_t n);
   float (*dot_bf16)(const float* x, const uint16_t* w, int64_t n);
+  // out[j] = sum over p < count of weights[p] * rows[p * n + j], for j < n (attention's
+  // probabilities times the cached values), summed over p in order.
+  void (*weighted_sum_f32)(const float* weights, const float* rows, int64_t count, int64_t n, float* out);
   // y[r * ldy + o] = dot(x[r], w[o]) for r < x_rows, o < w_rows; x is [x_rows, n], w [w_rows, n].
   // Each output is summed in the same order whatever x_rows and w_rows are.
   void (*tile)(const float* x, int64_t x_rows, const float* w, int64_t w_rows, int64_t n, float* y, int64_t ldy);
@@ -27,5 +30,7 @@ struct Primitives {
 
 const Primitives& portable_primitives();
 const Primitives& avx2_primitives();
+// The set for this processor (AVX2+FMA when it has both), chosen once.
+const Primitives& primitives();
 
 }  // namespace canrun::cpu

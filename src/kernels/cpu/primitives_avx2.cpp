@@ -44,6 +44,31 @@ CANRUN_AVX2 float dot_f32(const float* x, const float* w, int64_t n) {
   return sum;
 }
 
+// Eight accumulators of 8 lanes (64 columns) stay in registers while the rows stream past;
+// columns past the last multiple of 64 go 8 at a time, then one at a time.
+template <int Vectors>
+CANRUN_AVX2 void weighted_columns(const float* weights, const float* rows, int64_t count, int64_t n, float* out) {
+  __m256 acc[Vectors];
+  UNROLLED for (int v = 0; v < Vectors; ++v) acc[v] = _mm256_setzero_ps();
+  for (int64_t p = 0; p < count; ++p) {
+    const __m256 weight = _mm256_broadcast_ss(weights + p);
+    UNROLLED for (int v = 0; v < Vectors; ++v)
+      acc[v] = _mm256_fmadd_ps(weight, _mm256_loadu_ps(rows + p * n + 8 * v), acc[v]);
+  }
+  UNROLLED for (int v = 0; v < Vectors; ++v) _mm256_storeu_ps(out + 8 * v, acc[v]);
+}
+
+CANRUN_AVX2 void weighted_sum_f32(const float* weights, const float* rows, int64_t count, int64_t n, float* out) {
+  int64_t j = 0;
+  for (; j + 64 <= n; j += 64) weighted_columns<8>(weights, rows + j, count, n, out + j);
+  for (; j + 8 <= n; j += 8) weighted_columns<1>(weights, rows + j, count, n, out + j);
+  for (; j < n; ++j) {
+    float sum = 0.0f;
+    for (int64_t p = 0; p < count; ++p) sum += weights[p] * rows[p * n + j];
+    out[j] = sum;
+  }
+}
+
 CANRUN_AVX2 float dot_bf16(const float* x, const uint16_t* w, int64_t n) {
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   int64_t i = 0;
@@ -73,8 +98,10 @@ CANRUN_AVX2 void block(const float* x, const float* w, int64_t n, float* y, int6
       UNROLLED for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);
     }
   }
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) {
+  // Unrolled like the loops above: an accumulator indexed at run time anywhere would keep
+  // the whole array in memory, stored on every step of k.
+  UNROLLED for (int r = 0; r < R; ++r)
+    UNROLLED for (int c = 0; c < C; ++c) {
       float sum = horizontal_sum(acc[r][c]);
       for (int64_t i = k; i < n; ++i) sum += x[r * n + i] * w[c * n + i];
       y[r * ldy + c] = sum;
@@ -121,7 +148,7 @@ CANRUN_AVX2 void panel_block(const float* x, int64_t n, const W* panel, int64_t 
       acc[r][1] = _mm256_fmadd_ps(xv, high, acc[r][1]);
     }
   }
-  for (int r = 0; r < R; ++r) {
+  UNROLLED for (int r = 0; r < R; ++r) {  // unrolled, or acc would live in memory (see block)
     alignas(32) float out[16];
     _mm256_store_ps(out, acc[r][0]);
     _mm256_store_ps(out + 8, acc[r][1]);
@@ -154,7 +181,7 @@ CANRUN_AVX2 void panel_bf16(const float* x, int64_t x_rows, int64_t n, const uin
 }  // namespace
 
 const Primitives& avx2_primitives() {
-  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, tile, panel_f32, panel_bf16};
+  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, weighted_sum_f32, tile, panel_f32, panel_bf16};
   return primitives;
 }
 

@@ -2,6 +2,8 @@
 // so the adds do not wait on each other.
 #include "kernels/cpu/primitives.h"
 
+#include <algorithm>
+
 #include "tensor/dtype.h"
 
 namespace canrun::cpu {
@@ -29,6 +31,12 @@ float dot(const float* x, const W* w, int64_t n) {
       sum += x[i] * w[i];
   }
   return sum;
+}
+
+void weighted_sum_f32(const float* weights, const float* rows, int64_t count, int64_t n, float* out) {
+  std::fill_n(out, n, 0.0f);
+  for (int64_t p = 0; p < count; ++p)
+    for (int64_t j = 0; j < n; ++j) out[j] += weights[p] * rows[p * n + j];
 }
 
 void widen_bf16(const uint16_t* src, int64_t n, float* dst) {
@@ -65,8 +73,14 @@ void panel(const float* x, int64_t x_rows, int64_t n, const W* w, int64_t width,
 }  // namespace
 
 const Primitives& portable_primitives() {
-  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, tile, panel<float>, panel<uint16_t>};
+  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, weighted_sum_f32, tile, panel<float>, panel<uint16_t>};
   return primitives;
+}
+
+const Primitives& primitives() {
+  static const Primitives& chosen =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? avx2_primitives() : portable_primitives();
+  return chosen;
 }
 
 }  // namespace canrun::cpu

@@ -4,6 +4,23 @@
 
 namespace canrun::ref {
 
+void normalize_scores(float* scores, int64_t count, float cap, const float* sink) {
+  if (cap > 0) softcap(scores, count, cap);
+  if (sink == nullptr) {
+    softmax(scores, count);
+    return;
+  }
+  float max_value = *sink;
+  for (int64_t p = 0; p < count; ++p) max_value = scores[p] > max_value ? scores[p] : max_value;
+  double sum = std::exp(*sink - max_value);
+  for (int64_t p = 0; p < count; ++p) {
+    scores[p] = std::exp(scores[p] - max_value);
+    sum += scores[p];
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t p = 0; p < count; ++p) scores[p] *= inv;
+}
+
 void attend(const float* q, const float* keys, int64_t key_dim, const float* values, int64_t value_dim,
             int64_t first, int64_t last, float scale, float cap, const float* sink, float* scratch, float* out) {
   const int64_t count = last - first + 1;
@@ -13,20 +30,7 @@ void attend(const float* q, const float* keys, int64_t key_dim, const float* val
     for (int64_t d = 0; d < key_dim; ++d) dot += static_cast<double>(q[d]) * k[d];
     scratch[p] = static_cast<float>(dot) * scale;
   }
-  if (cap > 0) softcap(scratch, count, cap);
-  if (sink == nullptr) {
-    softmax(scratch, count);
-  } else {
-    float max_value = *sink;
-    for (int64_t p = 0; p < count; ++p) max_value = scratch[p] > max_value ? scratch[p] : max_value;
-    double sum = std::exp(*sink - max_value);
-    for (int64_t p = 0; p < count; ++p) {
-      scratch[p] = std::exp(scratch[p] - max_value);
-      sum += scratch[p];
-    }
-    const float inv = static_cast<float>(1.0 / sum);
-    for (int64_t p = 0; p < count; ++p) scratch[p] *= inv;
-  }
+  normalize_scores(scratch, count, cap, sink);
   for (int64_t d = 0; d < value_dim; ++d) {
     double acc = 0.0;
     for (int64_t p = 0; p < count; ++p) acc += static_cast<double>(scratch[p]) * values[(first + p) * value_dim + d];

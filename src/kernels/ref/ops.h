@@ -38,6 +38,11 @@ void softcap(float* x, int64_t n, float cap);
 // In-place softmax over n values, computed stably.
 void softmax(float* x, int64_t n);
 
+// Attention scores[count] to probabilities in place: `cap` (0: none) caps each score first;
+// `sink` (null: none) is one more logit in the softmax whose probability is then dropped
+// (gpt-oss's attention sinks).
+void normalize_scores(float* scores, int64_t count, float cap, const float* sink);
+
 // One query head of key_dim against keys [positions, key_dim] and values [positions,
 // value_dim]; attends to positions [first, last] inclusive; writes value_dim outputs.
 // `softcap` (0: none) caps each score before the softmax; `sink` (null: none) is one more

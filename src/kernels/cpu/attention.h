@@ -1,0 +1,13 @@
+// The `cpu` backend's attention for one query head: ref::attend's contract (same arguments,
+// same score normalisation), summed in f32 with the vector primitives; the cached values are
+// read row by row into accumulators held in registers.
+#pragma once
+
+#include <cstdint>
+
+namespace canrun::cpu {
+
+void attend(const float* q, const float* keys, int64_t key_dim, const float* values, int64_t value_dim,
+            int64_t first, int64_t last, float scale, float softcap, const float* sink, float* scratch, float* out);
+
+}  // namespace canrun::cpu
