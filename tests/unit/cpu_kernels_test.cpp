@@ -5,6 +5,7 @@
 // the scalar tail); the tests allow exactly that, plus the bias.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <random>
@@ -148,6 +149,32 @@ TEST(CpuPrimitives, TileOutputsDoNotDependOnBlockShape) {
         p->tile(x.data() + r * in, 1, w.data() + o * in, 1, in, &one_by_one[r * out + o], 1);
     EXPECT_EQ(whole, one_by_one);
   }
+}
+
+TEST(CpuPrimitives, PanelRowsGiveTheBitsOfOnePanelAtATime) {
+  // Decode runs several panels side by side; each output must stay the chain a prefill row
+  // computes, or the KV cache written in prefill would differ from what decode writes.
+  std::mt19937 rng(6);
+  const int64_t in = 37;
+  for (const cpu::Primitives* p : primitive_sets())
+    for (const int64_t count : {1, 3, 4, 5, 9}) {
+      const std::vector<float> x = random_values(in, rng), w = random_values(count * 16 * in, rng);
+      const std::vector<uint16_t> bits = to_bf16(w);
+      for (const int64_t outputs : {count * 16, count * 16 - 15}) {
+        std::vector<float> f32_rows(outputs + 1, 99.0f), bf16_rows(outputs + 1, 99.0f);
+        p->panels_row_f32(x.data(), in, w.data(), count, outputs, f32_rows.data());
+        p->panels_row_bf16(x.data(), in, bits.data(), count, outputs, bf16_rows.data());
+        std::vector<float> f32_panels(outputs + 1, 99.0f), bf16_panels(outputs + 1, 99.0f);
+        for (int64_t q = 0; q < count; ++q) {
+          const int64_t width = std::min<int64_t>(16, outputs - q * 16);
+          p->panel_f32(x.data(), 1, in, w.data() + q * 16 * in, width, f32_panels.data() + q * 16, 0, 1);
+          p->panel_bf16(x.data(), 1, in, bits.data() + q * 16 * in, width, bf16_panels.data() + q * 16, 0, 1);
+        }
+        EXPECT_EQ(f32_rows, f32_panels) << count << " panels, " << outputs << " outputs";
+        EXPECT_EQ(bf16_rows, bf16_panels) << count << " panels, " << outputs << " outputs";
+        EXPECT_EQ(f32_rows.back(), 99.0f) << "wrote past the outputs";
+      }
+    }
 }
 
 TEST(WeightMatrix, SlicesTransposesAndStacksBf16) {

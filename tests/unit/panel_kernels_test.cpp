@@ -108,13 +108,15 @@ TEST(PanelProducts, SameBitsAsPrefillRowForOneRow) {
   // Decode (one row) and a prefill over many rows must agree on a row they share: the KV
   // cache written during prefill is read during decode.
   std::mt19937 rng(3);
-  const Problem p{9, 40, 100};
-  const Packed m = make_packed(p, DType::kBF16, rng);
-  const std::vector<float> x = random_values(p.rows * p.in, rng);
-  std::vector<float> all(p.rows * p.out), last(p.out);
-  cpu::linear(x.data(), p.rows, m.panels, nullptr, all.data());
-  cpu::linear(x.data() + (p.rows - 1) * p.in, 1, m.panels, nullptr, last.data());
-  EXPECT_EQ(std::vector<float>(all.end() - p.out, all.end()), last);
+  for (const Problem& p : {Problem{9, 40, 100}, Problem{9, 100, 40}, Problem{5, 2000, 600}})
+    for (DType dtype : {DType::kF32, DType::kBF16}) {
+      const Packed m = make_packed(p, dtype, rng);
+      const std::vector<float> x = random_values(p.rows * p.in, rng);
+      std::vector<float> all(p.rows * p.out), last(p.out);
+      cpu::linear(x.data(), p.rows, m.panels, nullptr, all.data());
+      cpu::linear(x.data() + (p.rows - 1) * p.in, 1, m.panels, nullptr, last.data());
+      EXPECT_EQ(std::vector<float>(all.end() - p.out, all.end()), last) << p.out << " x " << p.in;
+    }
 }
 
 TEST(PanelChoices, SmallestRecordedBucketHoldingTheRowsWins) {

@@ -73,13 +73,35 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
   }
 }
 
+// Decode (one row of x): threads take contiguous runs of panels, each streamed once, a few
+// panels side by side so that several loads and accumulator chains are in flight.
+void panels_row_product(const Primitives& p, const float* x, const WeightMatrix& w, float* y) {
+  constexpr int64_t kGroup = 4;
+  const int64_t out = w.rows(), in = w.cols(), panels = w.panel_count();
+  const int64_t panel_elements = WeightMatrix::kPanelWidth * in;
+  const bool bf16 = w.dtype() == DType::kBF16;
+  const int64_t groups = (panels + kGroup - 1) / kGroup;
+#pragma omp parallel for schedule(static) if (out * in > kParallelWork)
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t first = g * kGroup, count = std::min(kGroup, panels - first);
+    const int64_t offset = first * WeightMatrix::kPanelWidth;
+    if (bf16)
+      p.panels_row_bf16(x, in, static_cast<const uint16_t*>(w.panel_data()) + first * panel_elements, count,
+                        out - offset, y + offset);
+    else
+      p.panels_row_f32(x, in, static_cast<const float*>(w.panel_data()) + first * panel_elements, count,
+                       out - offset, y + offset);
+  }
+}
+
 }  // namespace
 
 void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, float* y) {
   const Primitives& p = primitives();
-  if (w.layout() == MatrixLayout::kPanels)
-    panel_product(p, x, rows, w, rows == 1 ? PanelChoice{1, 0} : panel_choice(rows, w.rows(), w.cols(), w.dtype()),
-                  y);
+  if (w.layout() == MatrixLayout::kPanels && rows == 1)
+    panels_row_product(p, x, w, y);
+  else if (w.layout() == MatrixLayout::kPanels)
+    panel_product(p, x, rows, w, panel_choice(rows, w.rows(), w.cols(), w.dtype()), y);
   else if (rows == 1)
     matvec(p, x, w, y);
   else

@@ -26,6 +26,11 @@ struct Primitives {
                     int64_t ldy, int rows_per_block);
   void (*panel_bf16)(const float* x, int64_t x_rows, int64_t n, const uint16_t* panel, int64_t width, float* y,
                      int64_t ldy, int rows_per_block);
+  // One row of x (decode) against `count` consecutive panels: y[i] = dot(x, packed row i) for
+  // i < outputs (at most 16 * count). The same bits as panel_f32 / panel_bf16 with one row.
+  void (*panels_row_f32)(const float* x, int64_t n, const float* panels, int64_t count, int64_t outputs, float* y);
+  void (*panels_row_bf16)(const float* x, int64_t n, const uint16_t* panels, int64_t count, int64_t outputs,
+                          float* y);
 };
 
 const Primitives& portable_primitives();

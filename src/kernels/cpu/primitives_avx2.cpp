@@ -156,6 +156,49 @@ CANRUN_AVX2 void panel_block(const float* x, int64_t n, const W* panel, int64_t 
   }
 }
 
+// One row of x against P consecutive panels: 2P accumulator chains and P weight streams in
+// flight, where one panel alone would wait on the latency of its two chains. Each output is
+// still one chain over k in order, so the bits equal panel_block's.
+template <int P, typename W>
+CANRUN_AVX2 void panels_row_block(const float* x, int64_t n, const W* panels, int64_t outputs, float* y) {
+  const int64_t panel_elements = 16 * n;
+  __m256 acc[P][2];
+  UNROLLED for (int p = 0; p < P; ++p) acc[p][0] = acc[p][1] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < n; ++k) {
+    const __m256 xv = _mm256_broadcast_ss(x + k);
+    UNROLLED for (int p = 0; p < P; ++p) {
+      __m256 low, high;
+      load_panel_column(panels + p * panel_elements, k, low, high);
+      acc[p][0] = _mm256_fmadd_ps(xv, low, acc[p][0]);
+      acc[p][1] = _mm256_fmadd_ps(xv, high, acc[p][1]);
+    }
+  }
+  UNROLLED for (int p = 0; p < P; ++p) {  // unrolled, or acc would live in memory (see block)
+    alignas(32) float out[16];
+    _mm256_store_ps(out, acc[p][0]);
+    _mm256_store_ps(out + 8, acc[p][1]);
+    for (int64_t j = 0; j < 16 && p * 16 + j < outputs; ++j) y[p * 16 + j] = out[j];
+  }
+}
+
+template <typename W>
+CANRUN_AVX2 void panels_row(const float* x, int64_t n, const W* panels, int64_t count, int64_t outputs, float* y) {
+  constexpr int kPanels = 4;
+  int64_t q = 0;
+  for (; q + kPanels <= count; q += kPanels)
+    panels_row_block<kPanels>(x, n, panels + q * 16 * n, outputs - q * 16, y + q * 16);
+  for (; q < count; ++q) panels_row_block<1>(x, n, panels + q * 16 * n, outputs - q * 16, y + q * 16);
+}
+
+CANRUN_AVX2 void panels_row_f32(const float* x, int64_t n, const float* panels, int64_t count, int64_t outputs,
+                                float* y) {
+  panels_row(x, n, panels, count, outputs, y);
+}
+CANRUN_AVX2 void panels_row_bf16(const float* x, int64_t n, const uint16_t* panels, int64_t count, int64_t outputs,
+                                 float* y) {
+  panels_row(x, n, panels, count, outputs, y);
+}
+
 template <typename W>
 CANRUN_AVX2 void panel(const float* x, int64_t x_rows, int64_t n, const W* w, int64_t width, float* y, int64_t ldy,
                        int rows_per_block) {
@@ -181,7 +224,8 @@ CANRUN_AVX2 void panel_bf16(const float* x, int64_t x_rows, int64_t n, const uin
 }  // namespace
 
 const Primitives& avx2_primitives() {
-  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, weighted_sum_f32, tile, panel_f32, panel_bf16};
+  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, weighted_sum_f32, tile, panel_f32, panel_bf16,
+                                     panels_row_f32, panels_row_bf16};
   return primitives;
 }
 

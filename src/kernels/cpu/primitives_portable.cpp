@@ -70,10 +70,17 @@ void panel(const float* x, int64_t x_rows, int64_t n, const W* w, int64_t width,
   }
 }
 
+template <typename W>
+void panels_row(const float* x, int64_t n, const W* panels, int64_t count, int64_t outputs, float* y) {
+  for (int64_t q = 0; q < count; ++q)
+    panel(x, 1, n, panels + q * 16 * n, std::min<int64_t>(16, outputs - q * 16), y + q * 16, 0, 1);
+}
+
 }  // namespace
 
 const Primitives& portable_primitives() {
-  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, weighted_sum_f32, tile, panel<float>, panel<uint16_t>};
+  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, weighted_sum_f32, tile,
+                                     panel<float>, panel<uint16_t>, panels_row<float>, panels_row<uint16_t>};
   return primitives;
 }
 
