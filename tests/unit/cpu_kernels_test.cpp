@@ -115,6 +115,23 @@ TEST(CpuPrimitives, DotsWidenAndTilesMatchDoubleSums) {
   }
 }
 
+TEST(CpuPrimitives, DotsOverRowsMatchDoubleSums) {
+  std::mt19937 rng(8);
+  for (const cpu::Primitives* p : primitive_sets())
+    for (const int64_t n : {1, 7, 8, 64, 67})
+      for (const int64_t count : {1, 7, 8, 9, 17}) {
+        const std::vector<float> x = random_values(n, rng), rows = random_values(count * n, rng);
+        std::vector<float> out(static_cast<size_t>(count) + 1, 99.0f);
+        p->dot_rows_f32(x.data(), rows.data(), count, n, out.data());
+        for (int64_t i = 0; i < count; ++i) {
+          double exact = 0;
+          for (int64_t k = 0; k < n; ++k) exact += static_cast<double>(x[k]) * rows[i * n + k];
+          EXPECT_NEAR(out[i], exact, tolerance(x.data(), rows.data() + i * n, n, 0)) << n << " " << count << " " << i;
+        }
+        EXPECT_EQ(out.back(), 99.0f) << "wrote past the rows";
+      }
+}
+
 TEST(CpuPrimitives, WeightedSumsMatchDoubleSums) {
   std::mt19937 rng(5);
   for (const cpu::Primitives* p : primitive_sets()) {

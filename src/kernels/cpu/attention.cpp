@@ -9,7 +9,8 @@ void attend(const float* q, const float* keys, int64_t key_dim, const float* val
             int64_t first, int64_t last, float scale, float softcap, const float* sink, float* scratch, float* out) {
   const Primitives& p = primitives();
   const int64_t count = last - first + 1;
-  for (int64_t i = 0; i < count; ++i) scratch[i] = p.dot_f32(q, keys + (first + i) * key_dim, key_dim) * scale;
+  p.dot_rows_f32(q, keys + first * key_dim, count, key_dim, scratch);
+  for (int64_t i = 0; i < count; ++i) scratch[i] *= scale;
   ref::normalize_scores(scratch, count, softcap, sink);
   p.weighted_sum_f32(scratch, values + first * value_dim, count, value_dim, out);
 }

@@ -44,6 +44,33 @@ CANRUN_AVX2 float dot_f32(const float* x, const float* w, int64_t n) {
   return sum;
 }
 
+// The sums of eight vectors, one per lane: out lane i = the sum of v[i]'s lanes.
+CANRUN_AVX2 inline __m256 lane_sums(const __m256 (&v)[8]) {
+  const __m256 quads_low = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+  const __m256 quads_high = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(quads_low, quads_high, 0x20),
+                       _mm256_permute2f128_ps(quads_low, quads_high, 0x31));
+}
+
+// Attention scores: eight cached keys at a time, one accumulator each, reduced together.
+CANRUN_AVX2 void dot_rows_f32(const float* x, const float* rows, int64_t count, int64_t n, float* out) {
+  const int64_t vector_end = n - n % 8;
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const float* block = rows + i * n;
+    __m256 acc[8];
+    UNROLLED for (int r = 0; r < 8; ++r) acc[r] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < vector_end; k += 8) {
+      const __m256 xv = _mm256_loadu_ps(x + k);
+      UNROLLED for (int r = 0; r < 8; ++r) acc[r] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(block + r * n + k), acc[r]);
+    }
+    _mm256_storeu_ps(out + i, lane_sums(acc));
+    for (int64_t k = vector_end; k < n; ++k)
+      for (int r = 0; r < 8; ++r) out[i + r] += x[k] * block[r * n + k];
+  }
+  for (; i < count; ++i) out[i] = dot_f32(x, rows + i * n, n);
+}
+
 // Eight accumulators of 8 lanes (64 columns) stay in registers while the rows stream past;
 // columns past the last multiple of 64 go 8 at a time, then one at a time.
 template <int Vectors>
@@ -224,7 +251,7 @@ CANRUN_AVX2 void panel_bf16(const float* x, int64_t x_rows, int64_t n, const uin
 }  // namespace
 
 const Primitives& avx2_primitives() {
-  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, weighted_sum_f32, tile, panel_f32, panel_bf16,
+  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, dot_rows_f32, weighted_sum_f32, tile, panel_f32, panel_bf16,
                                      panels_row_f32, panels_row_bf16};
   return primitives;
 }

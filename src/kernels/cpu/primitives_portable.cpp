@@ -44,6 +44,9 @@ void widen_bf16(const uint16_t* src, int64_t n, float* dst) {
 }
 
 float dot_f32(const float* x, const float* w, int64_t n) { return dot(x, w, n); }
+void dot_rows_f32(const float* x, const float* rows, int64_t count, int64_t n, float* out) {
+  for (int64_t i = 0; i < count; ++i) out[i] = dot(x, rows + i * n, n);
+}
 float dot_bf16(const float* x, const uint16_t* w, int64_t n) { return dot(x, w, n); }
 
 void tile(const float* x, int64_t x_rows, const float* w, int64_t w_rows, int64_t n, float* y, int64_t ldy) {
@@ -79,7 +82,7 @@ void panels_row(const float* x, int64_t n, const W* panels, int64_t count, int64
 }  // namespace
 
 const Primitives& portable_primitives() {
-  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, weighted_sum_f32, tile,
+  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, dot_rows_f32, weighted_sum_f32, tile,
                                      panel<float>, panel<uint16_t>, panels_row<float>, panels_row<uint16_t>};
   return primitives;
 }
