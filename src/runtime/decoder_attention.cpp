@@ -68,15 +68,17 @@ void DecoderModel::attention_block(const LayerWeights& layer, int64_t layer_inde
     std::vector<float> scores(start + count);
 #pragma omp for collapse(2) schedule(dynamic)
     for (int64_t t = 0; t < count; ++t) {
-      for (int64_t h = 0; h < heads; ++h) {
+      for (int64_t kv_head = 0; kv_head < kv_heads; ++kv_head) {
         const int64_t position = start + t;
         // A sliding window of W lets a query see itself and the W-1 positions before it.
         const int64_t first = window > 0 ? std::max<int64_t>(0, position - window + 1) : 0;
-        const int64_t kv_head = h / group;
-        attend(q.data() + t * q_width + h * hd, cache.keys(layer_index, kv_head), hd,
-               cache.values(layer_index, kv_head), hd, first, position, scale, spec_.attn_softcap,
-               layer.sinks.empty() ? nullptr : layer.sinks.data() + h, scores.data(),
-               context.data() + t * q_width + h * hd);
+        // A kv head's query heads run on one thread, which reads the cached keys and values
+        // from memory once and then from its cache.
+        for (int64_t h = kv_head * group; h < (kv_head + 1) * group; ++h)
+          attend(q.data() + t * q_width + h * hd, cache.keys(layer_index, kv_head), hd,
+                 cache.values(layer_index, kv_head), hd, first, position, scale, spec_.attn_softcap,
+                 layer.sinks.empty() ? nullptr : layer.sinks.data() + h, scores.data(),
+                 context.data() + t * q_width + h * hd);
       }
     }
   }

@@ -132,6 +132,25 @@ TEST(CpuPrimitives, DotsOverRowsMatchDoubleSums) {
       }
 }
 
+TEST(CpuPrimitives, ShiftedExponentialsAndTheirSumMatchStdExp) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> scores(-30.0f, 5.0f);
+  for (const cpu::Primitives* p : primitive_sets())
+    for (const int64_t n : {1, 7, 8, 9, 100}) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (float& v : x) v = scores(rng);
+      const std::vector<float> original = x;
+      const double sum = p->exp_shifted(x.data(), n, 5.0f, 0.25);
+      double exact_sum = 0.25;
+      for (int64_t i = 0; i < n; ++i) {
+        const double exact = std::exp(static_cast<double>(original[i] - 5.0f));  // the shift is in f32
+        EXPECT_NEAR(x[i], exact, 4 * 0x1p-23 * exact + 1e-30) << n << " " << i;  // glibc's 4 ulp
+        exact_sum += exact;
+      }
+      EXPECT_NEAR(sum, exact_sum, 4 * 0x1p-23 * exact_sum) << n;
+    }
+}
+
 TEST(CpuPrimitives, WeightedSumsMatchDoubleSums) {
   std::mt19937 rng(5);
   for (const cpu::Primitives* p : primitive_sets()) {

@@ -11,7 +11,7 @@ void attend(const float* q, const float* keys, int64_t key_dim, const float* val
   const int64_t count = last - first + 1;
   p.dot_rows_f32(q, keys + first * key_dim, count, key_dim, scratch);
   for (int64_t i = 0; i < count; ++i) scratch[i] *= scale;
-  ref::normalize_scores(scratch, count, softcap, sink);
+  ref::normalize_scores(scratch, count, softcap, sink, p.exp_shifted);
   p.weighted_sum_f32(scratch, values + first * value_dim, count, value_dim, out);
 }
 

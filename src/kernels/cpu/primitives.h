@@ -14,6 +14,8 @@ struct Primitives {
   float (*dot_bf16)(const float* x, const uint16_t* w, int64_t n);
   // out[i] = dot(x, rows + i * n) for i < count (attention's scores over cached keys).
   void (*dot_rows_f32)(const float* x, const float* rows, int64_t count, int64_t n, float* out);
+  // ref::exp_shifted's contract (softmax's exponentials and their sum).
+  double (*exp_shifted)(float* x, int64_t n, float shift, double sum);
   // out[j] = sum over p < count of weights[p] * rows[p * n + j], for j < n (attention's
   // probabilities times the cached values), summed over p in order.
   void (*weighted_sum_f32)(const float* weights, const float* rows, int64_t count, int64_t n, float* out);

@@ -1,6 +1,7 @@
 // Plain C++ inner loops, for processors without AVX2+FMA: eight partial sums per dot product
 // so the adds do not wait on each other.
 #include "kernels/cpu/primitives.h"
+#include "kernels/ref/ops.h"
 
 #include <algorithm>
 
@@ -82,7 +83,7 @@ void panels_row(const float* x, int64_t n, const W* panels, int64_t count, int64
 }  // namespace
 
 const Primitives& portable_primitives() {
-  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, dot_rows_f32, weighted_sum_f32, tile,
+  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, dot_rows_f32, ref::exp_shifted, weighted_sum_f32, tile,
                                      panel<float>, panel<uint16_t>, panels_row<float>, panels_row<uint16_t>};
   return primitives;
 }

@@ -47,14 +47,18 @@ void clamped_swiglu(const float* gate, const float* up, int64_t n, float alpha, 
   }
 }
 
+double exp_shifted(float* x, int64_t n, float shift, double sum) {
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - shift);
+    sum += x[i];
+  }
+  return sum;
+}
+
 void softmax(float* x, int64_t n) {
   float max_value = x[0];
   for (int64_t i = 1; i < n; ++i) max_value = x[i] > max_value ? x[i] : max_value;
-  double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - max_value);
-    sum += x[i];
-  }
+  const double sum = exp_shifted(x, n, max_value, 0.0);
   const float inv = static_cast<float>(1.0 / sum);
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }

@@ -4,19 +4,12 @@
 
 namespace canrun::ref {
 
-void normalize_scores(float* scores, int64_t count, float cap, const float* sink) {
+void normalize_scores(float* scores, int64_t count, float cap, const float* sink, ExpShifted exp) {
   if (cap > 0) softcap(scores, count, cap);
-  if (sink == nullptr) {
-    softmax(scores, count);
-    return;
-  }
-  float max_value = *sink;
+  // A sink takes part in the maximum and the sum, and then has no output of its own.
+  float max_value = sink != nullptr ? *sink : scores[0];
   for (int64_t p = 0; p < count; ++p) max_value = scores[p] > max_value ? scores[p] : max_value;
-  double sum = std::exp(*sink - max_value);
-  for (int64_t p = 0; p < count; ++p) {
-    scores[p] = std::exp(scores[p] - max_value);
-    sum += scores[p];
-  }
+  const double sum = exp(scores, count, max_value, sink != nullptr ? std::exp(*sink - max_value) : 0.0);
   const float inv = static_cast<float>(1.0 / sum);
   for (int64_t p = 0; p < count; ++p) scores[p] *= inv;
 }

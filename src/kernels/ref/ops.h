@@ -38,10 +38,15 @@ void softcap(float* x, int64_t n, float cap);
 // In-place softmax over n values, computed stably.
 void softmax(float* x, int64_t n);
 
+// x[i] = exp(x[i] - shift) for i < n; returns `sum` plus their sum, added in order in double.
+double exp_shifted(float* x, int64_t n, float shift, double sum);
+// The same contract for another backend's vector exp (the sum's order may differ).
+using ExpShifted = double (*)(float* x, int64_t n, float shift, double sum);
+
 // Attention scores[count] to probabilities in place: `cap` (0: none) caps each score first;
 // `sink` (null: none) is one more logit in the softmax whose probability is then dropped
-// (gpt-oss's attention sinks).
-void normalize_scores(float* scores, int64_t count, float cap, const float* sink);
+// (gpt-oss's attention sinks). `exp` computes the exponentials and their sum.
+void normalize_scores(float* scores, int64_t count, float cap, const float* sink, ExpShifted exp = exp_shifted);
 
 // One query head of key_dim against keys [positions, key_dim] and values [positions,
 // value_dim]; attends to positions [first, last] inclusive; writes value_dim outputs.
