@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include "checkpoint/config_reader.h"
 #include "lab/planner.h"
@@ -101,25 +102,25 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
     row.prompt = check_prompt(source, read_model_spec(source.dir).vocab_size).description;
   }
   TestedRun tested;
+  std::optional<CheckFailure> failure;
   if (plan.cores == 1) {
     try {
       run_tested(source, options, single_process_communicator(), tested, stage);
     } catch (...) {
-      record_tested_run(tested, row);
-      throw;
+      failure = current_failure(stage);
     }
   } else {
     check_shardable(read_model_spec(source.dir), static_cast<int>(plan.cores));
     ShardedTestedRun sharded = run_tested_sharded(source, options, static_cast<int>(plan.cores));
     tested = std::move(sharded.run);
     row.peak_host_memory_bytes = sharded.peak_worker_bytes;
-    if (sharded.failure) {
-      record_tested_run(tested, row);
-      fail_row(row, sharded.failure->status, sharded.failure->type, sharded.failure->message);
-      return;
-    }
+    failure = std::move(sharded.failure);
   }
-  record_tested_run(tested, row);
+  record_tested_run(tested, row);  // what the tested run measured before any failure is kept
+  if (failure) {
+    fail_row(row, failure->status, failure->type, failure->message);
+    return;
+  }
   CheckPrompt prompt;
   const GenerationTrace reference = run_reference(source, prompt, stage);
   const Verdict verdict = compare_generations(tested.trace, reference);

@@ -46,26 +46,38 @@ std::string last_said(const fs::path& path) {
 
 }  // namespace
 
+ShardedTestedRun read_worker_reports(const std::string& dir, int cores) {
+  ShardedTestedRun sharded;
+  for (int rank = 0; rank < cores; ++rank) {
+    const fs::path path = rank_file(dir, rank);
+    if (!fs::exists(path)) continue;
+    const std::string who = "rank " + std::to_string(rank) + " of " + std::to_string(cores);
+    try {
+      const Json report = read_json_file(path.string(), ErrorKind::kRuntime);
+      sharded.peak_worker_bytes = std::max(sharded.peak_worker_bytes, report.value("peak_resident_bytes", int64_t{0}));
+      if (rank == 0) sharded.run = tested_run_from_json(report.at("run"));
+      if (report.contains("failure") && !sharded.failure) {
+        const Json& failure = report.at("failure");
+        const std::optional<Status> status = parse_status(failure.at("result").get<std::string>());
+        sharded.failure = CheckFailure{status.value_or(Status::kFailRuntime), failure.at("error_type").get<std::string>(),
+                                       who + ": " + failure.at("error_message").get<std::string>()};
+      }
+    } catch (const std::exception& e) {
+      // A report the check cannot read says nothing about the model's stage: the run failed.
+      if (!sharded.failure)
+        sharded.failure = CheckFailure{Status::kFailRuntime, "workers_failed",
+                                       who + " left a report that cannot be read: " + e.what()};
+    }
+  }
+  return sharded;
+}
+
 ShardedTestedRun run_tested_sharded(const ModelSource& source, const CheckOptions& options, int cores) {
   const TemporaryDirectory dir("canrun-check-workers-");
   const fs::path stderr_path = dir.path() / "workers.stderr";
   const int status = run_workers(cores, worker_arguments(source, options, dir.path()), stderr_path.string());
 
-  ShardedTestedRun sharded;
-  for (int rank = 0; rank < cores; ++rank) {
-    const fs::path path = rank_file(dir.path(), rank);
-    if (!fs::exists(path)) continue;
-    const Json report = read_json_file(path.string(), ErrorKind::kRuntime);
-    sharded.peak_worker_bytes = std::max(sharded.peak_worker_bytes, report.value("peak_resident_bytes", int64_t{0}));
-    if (rank == 0) sharded.run = tested_run_from_json(report.at("run"));
-    if (report.contains("failure") && !sharded.failure) {
-      const Json& failure = report.at("failure");
-      const std::optional<Status> status = parse_status(failure.at("result").get<std::string>());
-      sharded.failure = CheckFailure{status.value_or(Status::kFailRuntime), failure.at("error_type").get<std::string>(),
-                                     "rank " + std::to_string(rank) + " of " + std::to_string(cores) + ": " +
-                                         failure.at("error_message").get<std::string>()};
-    }
-  }
+  ShardedTestedRun sharded = read_worker_reports(dir.path().string(), cores);
   if (!sharded.failure && (status != 0 || !fs::exists(rank_file(dir.path(), 0)))) {
     const std::string said = last_said(stderr_path);
     sharded.failure = CheckFailure{Status::kFailRuntime, "workers_failed",

@@ -24,6 +24,11 @@ struct ShardedTestedRun {
 // Runs the tested half of the check of `source` as `cores` workers.
 ShardedTestedRun run_tested_sharded(const ModelSource& source, const CheckOptions& options, int cores);
 
+// What the workers wrote into `dir` (rank<R>.json): rank 0's run, the first failure a worker
+// reported (or FAIL_RUNTIME for a report that cannot be read), the largest peak memory.
+// Missing reports are skipped; run_tested_sharded judges those by how mpirun ended.
+ShardedTestedRun read_worker_reports(const std::string& dir, int cores);
+
 // The worker's side (the hidden `check --shard-worker DIR`): runs this rank's tested run and
 // writes DIR/rank<R>.json. Never throws for the model's failures: they go into the file, and
 // the other workers are ended (they may be waiting for this one in a collective).
