@@ -9,16 +9,10 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/ref/ops.h"
+#include "random_values.h"
 
 namespace canrun {
 namespace {
-
-std::vector<float> random_values(int64_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 struct Case {
   int64_t key_dim, value_dim, first, last;

@@ -14,6 +14,7 @@
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/primitives.h"
 #include "kernels/ref/ops.h"
+#include "random_values.h"
 
 namespace canrun {
 namespace {
@@ -22,13 +23,6 @@ struct Problem {
   int64_t rows, out, in;
 };
 const Problem kProblems[] = {{1, 1, 1}, {1, 7, 13}, {3, 33, 67}, {17, 40, 257}, {1, 129, 1000}, {17, 19, 8}};
-
-std::vector<float> random_values(int64_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // Rounds to bf16 by truncation: any bf16 values will do, and these are exact in both forms.
 std::vector<uint16_t> to_bf16(const std::vector<float>& v) {
@@ -193,7 +187,7 @@ TEST(CpuPrimitives, PanelRowsGiveTheBitsOfOnePanelAtATime) {
   std::mt19937 rng(6);
   const int64_t in = 37;
   for (const cpu::Primitives* p : primitive_sets())
-    for (const int64_t count : {1, 3, 4, 5, 9}) {
+    for (const int64_t count : {1, 2, 3, 4, 5, 6, 7, 9}) {
       const std::vector<float> x = random_values(in, rng), w = random_values(count * 16 * in, rng);
       const std::vector<uint16_t> bits = to_bf16(w);
       for (const int64_t outputs : {count * 16, count * 16 - 15}) {

@@ -17,6 +17,7 @@
 #include "kernels/cpu/primitives.h"
 #include "kernels/ref/ops.h"
 #include "util/error.h"
+#include "random_values.h"
 
 namespace canrun {
 namespace {
@@ -25,13 +26,6 @@ struct Problem {
   int64_t rows, out, in;
 };
 const Problem kProblems[] = {{1, 1, 1}, {1, 7, 13}, {3, 33, 67}, {17, 40, 257}, {1, 129, 1000}, {13, 16, 8}};
-
-std::vector<float> random_values(int64_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // A row-major matrix and its packed copy; bf16 values are truncated f32s, exact in both forms.
 struct Packed {

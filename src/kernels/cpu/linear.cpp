@@ -1,5 +1,7 @@
 #include "kernels/cpu/linear.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -73,22 +75,21 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
   }
 }
 
-// Decode (one row of x): threads take contiguous runs of panels, each streamed once, a few
-// panels side by side so that several loads and accumulator chains are in flight.
+// Decode (one row of x): each thread streams one contiguous run of panels, the runs as even
+// as whole panels allow (a product is memory-bound, and the slowest thread sets its time).
 void panels_row_product(const Primitives& p, const float* x, const WeightMatrix& w, float* y) {
-  constexpr int64_t kGroup = 4;
   const int64_t out = w.rows(), in = w.cols(), panels = w.panel_count();
   const int64_t panel_elements = WeightMatrix::kPanelWidth * in;
   const bool bf16 = w.dtype() == DType::kBF16;
-  const int64_t groups = (panels + kGroup - 1) / kGroup;
-#pragma omp parallel for schedule(static) if (out * in > kParallelWork)
-  for (int64_t g = 0; g < groups; ++g) {
-    const int64_t first = g * kGroup, count = std::min(kGroup, panels - first);
+#pragma omp parallel if (out * in > kParallelWork)
+  {
+    const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    const int64_t first = panels * thread / threads, count = panels * (thread + 1) / threads - first;
     const int64_t offset = first * WeightMatrix::kPanelWidth;
-    if (bf16)
+    if (count > 0 && bf16)
       p.panels_row_bf16(x, in, static_cast<const uint16_t*>(w.panel_data()) + first * panel_elements, count,
                         out - offset, y + offset);
-    else
+    else if (count > 0)
       p.panels_row_f32(x, in, static_cast<const float*>(w.panel_data()) + first * panel_elements, count,
                        out - offset, y + offset);
   }

@@ -229,13 +229,16 @@ CANRUN_AVX2 void panels_row_block(const float* x, int64_t n, const W* panels, in
   }
 }
 
+// Four panels at a time (more would spill accumulators), then two, then one.
 template <typename W>
 CANRUN_AVX2 void panels_row(const float* x, int64_t n, const W* panels, int64_t count, int64_t outputs, float* y) {
-  constexpr int kPanels = 4;
   int64_t q = 0;
-  for (; q + kPanels <= count; q += kPanels)
-    panels_row_block<kPanels>(x, n, panels + q * 16 * n, outputs - q * 16, y + q * 16);
-  for (; q < count; ++q) panels_row_block<1>(x, n, panels + q * 16 * n, outputs - q * 16, y + q * 16);
+  const auto run = [&]<int P>() {
+    for (; q + P <= count; q += P) panels_row_block<P>(x, n, panels + q * 16 * n, outputs - q * 16, y + q * 16);
+  };
+  run.template operator()<4>();
+  run.template operator()<2>();
+  run.template operator()<1>();
 }
 
 CANRUN_AVX2 void panels_row_f32(const float* x, int64_t n, const float* panels, int64_t count, int64_t outputs,

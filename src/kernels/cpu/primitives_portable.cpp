@@ -1,10 +1,10 @@
 // Plain C++ inner loops, for processors without AVX2+FMA: eight partial sums per dot product
 // so the adds do not wait on each other.
 #include "kernels/cpu/primitives.h"
-#include "kernels/ref/ops.h"
 
 #include <algorithm>
 
+#include "kernels/ref/ops.h"
 #include "tensor/dtype.h"
 
 namespace canrun::cpu {
@@ -13,24 +13,22 @@ namespace {
 constexpr int64_t kLanes = 8;
 
 template <typename W>
+float widened(W value) {
+  if constexpr (sizeof(W) == 2)
+    return bf16_to_f32(value);
+  else
+    return value;
+}
+
+template <typename W>
 float dot(const float* x, const W* w, int64_t n) {
   float partial[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (int64_t lane = 0; lane < kLanes; ++lane) {
-      if constexpr (sizeof(W) == 2)
-        partial[lane] += x[i + lane] * bf16_to_f32(w[i + lane]);
-      else
-        partial[lane] += x[i + lane] * w[i + lane];
-    }
+    for (int64_t lane = 0; lane < kLanes; ++lane) partial[lane] += x[i + lane] * widened(w[i + lane]);
   float sum =
       ((partial[0] + partial[1]) + (partial[2] + partial[3])) + ((partial[4] + partial[5]) + (partial[6] + partial[7]));
-  for (; i < n; ++i) {
-    if constexpr (sizeof(W) == 2)
-      sum += x[i] * bf16_to_f32(w[i]);
-    else
-      sum += x[i] * w[i];
-  }
+  for (; i < n; ++i) sum += x[i] * widened(w[i]);
   return sum;
 }
 
@@ -53,14 +51,6 @@ float dot_bf16(const float* x, const uint16_t* w, int64_t n) { return dot(x, w, 
 void tile(const float* x, int64_t x_rows, const float* w, int64_t w_rows, int64_t n, float* y, int64_t ldy) {
   for (int64_t r = 0; r < x_rows; ++r)
     for (int64_t o = 0; o < w_rows; ++o) y[r * ldy + o] = dot(x + r * n, w + o * n, n);
-}
-
-template <typename W>
-float widened(W value) {
-  if constexpr (sizeof(W) == 2)
-    return bf16_to_f32(value);
-  else
-    return value;
 }
 
 // rows_per_block only shapes the vector kernels' register use; plain loops ignore it.
