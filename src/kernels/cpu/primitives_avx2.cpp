@@ -3,6 +3,8 @@
 // linear.cpp has checked the processor.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "kernels/cpu/primitives.h"
 #include "kernels/ref/ops.h"
 #include "tensor/dtype.h"
@@ -182,6 +184,14 @@ CANRUN_AVX2 inline void load_panel_column(const uint16_t* panel, int64_t k, __m2
   high = load_bf16(panel + k * 16 + 8);
 }
 
+// A panel's 16 outputs from its two accumulators; the first `width` are kept.
+CANRUN_AVX2 inline void store_panel_outputs(__m256 low, __m256 high, int64_t width, float* y) {
+  alignas(32) float out[16];
+  _mm256_store_ps(out, low);
+  _mm256_store_ps(out + 8, high);
+  for (int64_t j = 0; j < width; ++j) y[j] = out[j];
+}
+
 // R rows of x against one panel: 2R accumulators, each weight load feeds R FMAs.
 template <int R, typename W>
 CANRUN_AVX2 void panel_block(const float* x, int64_t n, const W* panel, int64_t width, float* y, int64_t ldy) {
@@ -196,12 +206,8 @@ CANRUN_AVX2 void panel_block(const float* x, int64_t n, const W* panel, int64_t 
       acc[r][1] = _mm256_fmadd_ps(xv, high, acc[r][1]);
     }
   }
-  UNROLLED for (int r = 0; r < R; ++r) {  // unrolled, or acc would live in memory (see block)
-    alignas(32) float out[16];
-    _mm256_store_ps(out, acc[r][0]);
-    _mm256_store_ps(out + 8, acc[r][1]);
-    for (int64_t j = 0; j < width; ++j) y[r * ldy + j] = out[j];
-  }
+  // Unrolled, or acc would live in memory (see block).
+  UNROLLED for (int r = 0; r < R; ++r) store_panel_outputs(acc[r][0], acc[r][1], width, y + r * ldy);
 }
 
 // One row of x against P consecutive panels: 2P accumulator chains and P weight streams in
@@ -221,12 +227,8 @@ CANRUN_AVX2 void panels_row_block(const float* x, int64_t n, const W* panels, in
       acc[p][1] = _mm256_fmadd_ps(xv, high, acc[p][1]);
     }
   }
-  UNROLLED for (int p = 0; p < P; ++p) {  // unrolled, or acc would live in memory (see block)
-    alignas(32) float out[16];
-    _mm256_store_ps(out, acc[p][0]);
-    _mm256_store_ps(out + 8, acc[p][1]);
-    for (int64_t j = 0; j < 16 && p * 16 + j < outputs; ++j) y[p * 16 + j] = out[j];
-  }
+  UNROLLED for (int p = 0; p < P; ++p)  // unrolled, or acc would live in memory (see block)
+    store_panel_outputs(acc[p][0], acc[p][1], std::min<int64_t>(16, outputs - p * 16), y + p * 16);
 }
 
 // Four panels at a time (more would spill accumulators), then two, then one.
