@@ -8,7 +8,6 @@
 #include <mutex>
 #include <thread>
 
-#include "runtime/generate.h"
 
 namespace canrun {
 namespace {
@@ -19,21 +18,23 @@ double seconds_between(Clock::time_point start, Clock::time_point end) {
   return std::chrono::duration<double>(end - start).count();
 }
 
-RequestMeasurement run_request(const DecoderModel& model, const BenchRequest& request) {
+RequestMeasurement run_request(Session& session, const BenchRequest& request) {
   RequestMeasurement measurement;
   measurement.prompt_tokens = static_cast<int64_t>(request.prompt.size());
-  GenerationOptions options;
-  options.max_new_tokens = request.output_tokens;  // no eos ids: always the full length
+  GenerateRequest options;
+  options.max_new_tokens = request.output_tokens;
+  options.eos_token_ids = std::vector<int32_t>{};  // always the full length
   const Clock::time_point start = Clock::now();
   Clock::time_point previous = start;
+  options.on_token = [&](int32_t) {
+    const Clock::time_point now = Clock::now();
+    if (measurement.generated_tokens == 0) measurement.first_token_s = seconds_between(start, now);
+    else measurement.token_latencies_s.push_back(seconds_between(previous, now));
+    previous = now;
+    ++measurement.generated_tokens;
+  };
   try {
-    const GenerationResult result = generate_greedy(model, request.prompt, options, [&](int32_t) {
-      const Clock::time_point now = Clock::now();
-      if (measurement.generated_tokens == 0) measurement.first_token_s = seconds_between(start, now);
-      else measurement.token_latencies_s.push_back(seconds_between(previous, now));
-      previous = now;
-      ++measurement.generated_tokens;
-    });
+    const GenerationResult result = session.generate(request.prompt, options);
     measurement.prefill_s = result.prefill_seconds;
     measurement.decode_s = result.decode_seconds;
   } catch (const std::exception& e) {
@@ -43,7 +44,7 @@ RequestMeasurement run_request(const DecoderModel& model, const BenchRequest& re
 }
 
 // Runs requests [first, last) `concurrency` at a time; returns their measurements in order.
-std::vector<RequestMeasurement> run_requests(const DecoderModel& model, const std::vector<BenchRequest>& requests,
+std::vector<RequestMeasurement> run_requests(Session& session, const std::vector<BenchRequest>& requests,
                                              size_t first, size_t last, int64_t concurrency, int threads_each,
                                              const std::function<void()>& on_done) {
   std::vector<RequestMeasurement> measurements(last - first);
@@ -52,7 +53,7 @@ std::vector<RequestMeasurement> run_requests(const DecoderModel& model, const st
   const auto worker = [&] {
     omp_set_num_threads(threads_each);  // this thread's own OpenMP setting
     for (size_t i = next++; i < last; i = next++) {
-      measurements[i - first] = run_request(model, requests[i]);
+      measurements[i - first] = run_request(session, requests[i]);
       const std::lock_guard lock(done_mutex);
       if (on_done) on_done();
     }
@@ -66,7 +67,7 @@ std::vector<RequestMeasurement> run_requests(const DecoderModel& model, const st
 
 }  // namespace
 
-BenchRun run_bench(const DecoderModel& model, const std::vector<BenchRequest>& requests, const Workload& workload,
+BenchRun run_bench(Session& session, const std::vector<BenchRequest>& requests, const Workload& workload,
                    int threads, const std::function<void(int64_t, int64_t)>& on_done) {
   BenchRun run;
   run.threads_per_request = std::max(1, threads / static_cast<int>(std::max<int64_t>(1, workload.concurrency)));
@@ -77,9 +78,9 @@ BenchRun run_bench(const DecoderModel& model, const std::vector<BenchRequest>& r
     if (on_done) on_done(done, total);
   };
   const size_t warmup = static_cast<size_t>(std::min<int64_t>(workload.warmup, total));
-  run_requests(model, requests, 0, warmup, workload.concurrency, run.threads_per_request, count_done);
+  run_requests(session, requests, 0, warmup, workload.concurrency, run.threads_per_request, count_done);
   const Clock::time_point start = Clock::now();
-  run.measured = run_requests(model, requests, warmup, requests.size(), workload.concurrency,
+  run.measured = run_requests(session, requests, warmup, requests.size(), workload.concurrency,
                               run.threads_per_request, count_done);
   run.wall_s = seconds_between(start, Clock::now());
   return run;

@@ -1,4 +1,4 @@
-// Runs a bench workload on a loaded model: warm-up requests, then the measured ones, a fixed
+// Runs a bench workload on an open session: warm-up requests, then the measured ones, a fixed
 // number at a time, and the times a migration decision needs from each.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "bench/statistics.h"
 #include "bench/workload.h"
-#include "runtime/decoder_model.h"
+#include "runtime/session.h"
 
 namespace canrun {
 
@@ -31,7 +31,7 @@ struct BenchRun {
 
 // `threads` OpenMP threads are shared equally by the `workload.concurrency` requests in flight.
 // `on_done(done, total)` follows every finished request, warm-up included.
-BenchRun run_bench(const DecoderModel& model, const std::vector<BenchRequest>& requests, const Workload& workload,
+BenchRun run_bench(Session& session, const std::vector<BenchRequest>& requests, const Workload& workload,
                    int threads, const std::function<void(int64_t done, int64_t total)>& on_done = {});
 
 struct BenchResults {

@@ -138,6 +138,15 @@ void WeightStore::drop_resident_pages() const {
   for (const auto& file : files_) release_pages(file->mapping().bytes());
 }
 
+void WeightStore::release_if_mapped(std::span<const std::byte> bytes) const {
+  if (bytes.empty()) return;
+  for (const auto& file : files_) {
+    const std::span<const std::byte> mapped = file->mapping().bytes();
+    if (bytes.data() >= mapped.data() && bytes.data() + bytes.size() <= mapped.data() + mapped.size())
+      return release_pages(bytes);
+  }
+}
+
 WeightStore WeightStore::open_folder(const std::string& model_dir, bool populate) {
   namespace fs = std::filesystem;
   WeightStore store;

@@ -48,6 +48,9 @@ class WeightStore {
   static WeightStore open_folder(const std::string& model_dir, bool populate = true);
   // release_pages (util/mapped_file.h) over every file: its matrices were replaced by packed copies.
   void drop_resident_pages() const;
+  // release_pages over `bytes` when they lie inside one of the files' mappings (a tensor read in
+  // place); anything else (a copy on the heap) is left alone.
+  void release_if_mapped(std::span<const std::byte> bytes) const;
 
   bool contains(const std::string& name) const { return records_.count(name) > 0; }
   // Throws Error(kCheckpoint) naming the tensor when it is missing or its shape differs.

@@ -20,7 +20,8 @@
 #include "cli/cores_option.h"
 #include "cli/table.h"
 #include "lab/software_stack.h"
-#include "runtime/loaded_model.h"
+#include "runtime/model_config.h"
+#include "runtime/session.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/process_stats.h"
@@ -33,7 +34,7 @@ struct BenchArgs {
   std::string model_dir;
   std::string prompt_tokens = "128";
   std::string output_tokens = "32";
-  std::string backend = "ref";
+  std::string backend = "cpu";
   CompileFlags compile;
   Workload workload;
   int threads = 0;  // 0: every core (a worker's share of them when sharded)
@@ -193,48 +194,37 @@ void check_fits(const BenchArgs& args, const DecoderSpec& spec) {
                                 std::to_string(spec.max_positions));
 }
 
-std::chrono::steady_clock::time_point load_into(const BenchArgs& args, Backend backend,
-                                                const std::shared_ptr<Communicator>& comm, LoadedModel& loaded,
-                                                bool populate = true) {
-  const auto start = std::chrono::steady_clock::now();
-  loaded = load_model(args.model_dir, backend, comm, populate);
-  check_fits(args, loaded.model->spec());
-  return start;
-}
-
 double seconds_to(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // Every prompt bucket the workload's lengths reach, compiled up front so that no request
 // waits for a compilation inside the measurement.
-void prepare_buckets(const BenchArgs& args, CompiledModel& compiled) {
+void prepare_buckets(const BenchArgs& args, Session& session) {
   for (int64_t length = args.workload.prompt.low;;) {
-    const CompiledModel::Shape shape = compiled.prepare(length, args.workload.output.high);
-    if (shape.bucket >= args.workload.prompt.high) break;
-    length = shape.bucket + 1;
+    const int64_t bucket = session.prepare(length, args.workload.output.high).bucket;
+    if (bucket >= args.workload.prompt.high) break;
+    length = bucket + 1;
   }
 }
 
-// Leaves `loaded` compiled from the warm plan cache; `compiled` keeps its packed weights mapped.
-CompileMeasurement measure_compile(const BenchArgs& args, const CompileOptions& options,
-                                   const std::shared_ptr<Communicator>& comm, LoadedModel& loaded, double& load_s,
-                                   std::unique_ptr<CompiledModel>& compiled) {
+// Opens the model twice, compiling into an empty plan cache and then from it; leaves `session`
+// open from the warm plan cache.
+CompileMeasurement measure_compile(const BenchArgs& args, const SessionOptions& options,
+                                   std::unique_ptr<Session>& session) {
   CompileMeasurement m;
   {
-    LoadedModel cold;
-    m.cold_load_s = seconds_to(load_into(args, Backend::kCpu, comm, cold, false));
     const auto start = std::chrono::steady_clock::now();
-    auto compiled = compile_loaded(cold, options);
-    prepare_buckets(args, *compiled);
-    m.cold_s = seconds_to(start);
+    Session cold(args.model_dir, options);
+    prepare_buckets(args, cold);
+    m.cold_load_s = cold.load_seconds();
+    m.cold_s = seconds_to(start) - m.cold_load_s;
   }
-  load_s = seconds_to(load_into(args, Backend::kCpu, comm, loaded, false));
   const auto start = std::chrono::steady_clock::now();
-  compiled = compile_loaded(loaded, options);
-  prepare_buckets(args, *compiled);
-  m.warm_s = seconds_to(start);
-  m.warm = compiled->stats();
+  session = std::make_unique<Session>(args.model_dir, options);
+  prepare_buckets(args, *session);
+  m.warm_s = seconds_to(start) - session->load_seconds();
+  m.warm = session->compiled()->stats();
   return m;
 }
 
@@ -250,26 +240,30 @@ void run(BenchArgs& args) {
   const bool reports = comm->rank() == 0;
   if (args.threads == 0) args.threads = omp_get_max_threads();
 
-  std::optional<CompileOptions> compile = compile_options(args.compile, backend);
+  SessionOptions options;
+  options.backend = backend;
+  options.compile = compile_options(args.compile, backend);
+  options.comm = comm;
+  check_fits(args, read_model_spec(args.model_dir));
   Measured measured;
-  LoadedModel loaded;
-  std::unique_ptr<CompiledModel> compiled;
-  if (compile) {
+  std::unique_ptr<Session> session;
+  if (options.compile) {
     // A throwaway plan cache: the cold compile always starts from nothing. The warm plan stays
     // mapped after the folder goes.
     const TemporaryDirectory folder("canrun-bench-plans-");
-    compile->cache_dir = folder.path().string();
-    measured.compile = measure_compile(args, *compile, comm, loaded, measured.load_s, compiled);
+    options.compile->cache_dir = folder.path().string();
+    measured.compile = measure_compile(args, options, session);
   } else {
-    measured.load_s = seconds_to(load_into(args, backend, comm, loaded));
+    session = std::make_unique<Session>(args.model_dir, options);
   }
-  const DecoderSpec& spec = loaded.model->spec();
+  measured.load_s = session->load_seconds();
+  const DecoderSpec& spec = session->spec();
   measured.architecture = spec.model_type;
-  measured.weights_dtype = std::string(dtype_name(loaded.stored_dtype));
+  measured.weights_dtype = std::string(dtype_name(session->stored_dtype()));
 
   const std::vector<BenchRequest> requests = make_requests(args.workload, spec.vocab_size);
   const bool terminal = reports && isatty(STDERR_FILENO);
-  measured.run = run_bench(*loaded.model, requests, args.workload, args.threads, [&](int64_t done, int64_t total) {
+  measured.run = run_bench(*session, requests, args.workload, args.threads, [&](int64_t done, int64_t total) {
     if (terminal) std::cerr << "\rbench: " << done << "/" << total << " requests done" << std::flush;
   });
   if (terminal) std::cerr << "\n";
@@ -299,8 +293,8 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length: N or LOW-HIGH (default 128)");
   command->add_option("--output-tokens", args->output_tokens, "Generated tokens: N or LOW-HIGH (default 32)");
   command->add_option("--backend", args->backend,
-                      "Kernels: ref (f32 weights, double accumulation; default) or cpu (compiled: measured "
-                      "cold and from a warm plan cache; bf16 kept as bf16, f32 accumulation, AVX2)")
+                      "Kernels: cpu (default; compiled: measured cold and from a warm plan cache; bf16 kept "
+                      "as bf16, f32 accumulation, AVX2) or ref (the yardstick: f32 weights, double accumulation)")
       ->check(CLI::IsMember({"ref", "cpu"}));
   add_compile_flags(command, args->compile, /*cache_flags=*/false);
   command->add_option("--requests", args->workload.requests, "Measured requests (default 5)")

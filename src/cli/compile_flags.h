@@ -8,7 +8,7 @@
 #include <string>
 
 #include "compile/compiler.h"
-#include "runtime/backend.h"
+#include "kernels/backend.h"
 
 namespace canrun {
 

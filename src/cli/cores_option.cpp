@@ -1,8 +1,8 @@
 #include "cli/cores_option.h"
 
-#include "runtime/loaded_model.h"
-#include "runtime/shard_launcher.h"
-#include "runtime/shard_layout.h"
+#include "parallel/shard_launcher.h"
+#include "parallel/shard_layout.h"
+#include "runtime/model_config.h"
 
 namespace canrun {
 

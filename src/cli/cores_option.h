@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "runtime/communicator.h"
+#include "parallel/communicator.h"
 
 namespace canrun {
 

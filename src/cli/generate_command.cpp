@@ -11,9 +11,8 @@
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
 #include "cli/cores_option.h"
-#include "lab/verify.h"
-#include "runtime/generate.h"
-#include "runtime/loaded_model.h"
+#include "runtime/activation_dump.h"
+#include "runtime/session.h"
 #include "tokenizer/tokenizer.h"
 #include "util/json.h"
 #include "util/process_stats.h"
@@ -28,20 +27,13 @@ struct GenerateArgs {
   int64_t max_new_tokens = 32;
   int64_t cache_tokens = 0;
   int64_t top_logits = 0;
-  std::string backend = "ref";
+  std::string backend = "cpu";
   CompileFlags compile;
   int cores = 1;
   bool json = false;
+  std::string dump_dir;
+  std::vector<std::string> dump_steps;
 };
-
-// The k largest logits after the prompt, highest first: where to look when a
-// generation differs from another implementation's.
-Json top_logits(const std::vector<float>& logits, int64_t k) {
-  const std::vector<int32_t> ids = top_k_ids(logits, static_cast<int>(k));
-  Json top = Json::array();
-  for (int32_t id : ids) top.push_back({{"id", id}, {"logit", logits[id]}});
-  return top;
-}
 
 double per_second(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
 
@@ -52,50 +44,51 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 void run_generate(const GenerateArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   const Backend backend = parse_backend(args.backend, "--backend");
-  const std::optional<CompileOptions> compile = compile_options(args.compile, backend);
+  if (!args.dump_dir.empty() && args.cores > 1)
+    fail(ErrorKind::kUsage, "--dump: dumps are written by one process (--cores 1)");
+  if (args.dump_dir.empty() && !args.dump_steps.empty()) fail(ErrorKind::kUsage, "--dump-steps needs --dump DIR");
+  SessionOptions options;
+  options.backend = backend;
+  options.compile = compile_options(args.compile, backend);
   const std::string prompt = args.prompt_file.empty() ? args.prompt : read_text_file(args.prompt_file);
-  std::shared_ptr<Communicator> comm = communicator_for(args.cores, args.model_dir);
-  const bool prints = comm->rank() == 0;
-  LoadedModel loaded = load_model(args.model_dir, backend, std::move(comm), /*populate_weights=*/!compile);
+  options.comm = communicator_for(args.cores, args.model_dir);
+  const bool prints = options.comm->rank() == 0;
+  Session session(args.model_dir, options);
   const Tokenizer tokenizer =
       Tokenizer::from_file((std::filesystem::path(args.model_dir) / "tokenizer.json").string());
-  const double load_seconds = seconds_since(start);
+  const double load_seconds = session.load_seconds();
 
   const std::vector<int32_t> prompt_ids = tokenizer.encode(prompt).ids;
-  GenerationOptions options;
-  options.max_new_tokens = args.max_new_tokens;
-  options.eos_token_ids = loaded.generation.eos_token_ids;
-  options.cache_capacity = args.cache_tokens;
+  std::optional<ActivationDump> dump;
+  if (!args.dump_dir.empty()) dump.emplace(args.dump_dir, session.program(), args.dump_steps, "--dump-steps");
+  GenerateRequest request;
+  request.max_new_tokens = args.max_new_tokens;
+  request.cache_capacity = args.cache_tokens;
   // With --top-logits: the top ids at every generated position, what the top-5 rule compares.
-  std::vector<std::vector<int32_t>> generated_top_ids;
-  if (args.top_logits > 0)
-    options.on_logits = [&](std::span<const float> logits) {
-      generated_top_ids.push_back(top_k_ids(logits, static_cast<int>(args.top_logits)));
-    };
-  std::unique_ptr<CompiledModel> compiled;
-  if (compile) {
-    compiled = compile_loaded(loaded, *compile);
-    const CompiledModel::Shape shape =
-        compiled->prepare(static_cast<int64_t>(prompt_ids.size()), args.max_new_tokens);
-    if (args.cache_tokens == 0) options.cache_capacity = shape.cache_capacity;
-  }
+  request.top_ids = args.top_logits;
+  request.prefill_observer = dump ? &*dump : nullptr;
+  // Compiling the prompt's bucket counts towards the time to the first token, not towards prefill.
+  if (!prompt_ids.empty()) session.prepare(static_cast<int64_t>(prompt_ids.size()), args.max_new_tokens);
   const double before_prefill = seconds_since(start);
-  const GenerationResult result = generate_greedy(*loaded.model, prompt_ids, options);
+  const GenerationResult result = session.generate(prompt_ids, request);
   // From the command's start to the first generated token: load, compile and prefill.
   const double first_token_seconds = before_prefill + result.prefill_seconds;
   const std::string text = tokenizer.decode(result.tokens);
+  if (dump)
+    dump->finish({{"model", args.model_dir}, {"backend", args.backend}, {"prompt", prompt}, {"prompt_ids", prompt_ids}});
 
   const double prompt_count = static_cast<double>(prompt_ids.size());
   const double decode_steps = result.tokens.empty() ? 0.0 : static_cast<double>(result.tokens.size() - 1);
   const int64_t peak_rss = peak_resident_bytes();
   if (!prints) return;
+  const CompiledModel* compiled = session.compiled();
   if (args.json) {
     Json out = {
         {"model", args.model_dir},
         {"backend", args.backend},
         {"cores", args.cores},
-        {"model_type", loaded.model->spec().model_type},
-        {"stored_dtype", std::string(dtype_name(loaded.stored_dtype))},
+        {"model_type", session.spec().model_type},
+        {"stored_dtype", std::string(dtype_name(session.stored_dtype()))},
         {"prompt", prompt},
         {"prompt_ids", prompt_ids},
         {"generated_ids", result.tokens},
@@ -112,11 +105,16 @@ void run_generate(const GenerateArgs& args) {
           {"decode_tokens_per_s", per_second(decode_steps, result.decode_seconds)}}},
         {"plan", compiled ? compiled->stats_json() : Json(nullptr)},
         {"kv_cache_bytes", result.kv_cache_bytes},
+        {"activation_bytes", result.activation_bytes},
         {"peak_rss_bytes", peak_rss},
     };
-    if (args.top_logits > 0) {
-      out["prompt_top_logits"] = top_logits(result.prompt_logits, args.top_logits);
-      out["generated_top_ids"] = generated_top_ids;
+    if (args.top_logits > 0 && !result.top_ids.empty()) {
+      // The k largest logits after the prompt, highest first: where to look when a generation
+      // differs from another implementation's.
+      Json top = Json::array();
+      for (int32_t id : result.top_ids.front()) top.push_back({{"id", id}, {"logit", result.prompt_logits[id]}});
+      out["prompt_top_logits"] = top;
+      out["generated_top_ids"] = result.top_ids;
     }
     std::cout << out.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
     return;
@@ -153,12 +151,19 @@ void add_generate_command(CLI::App& app) {
                       "KV cache capacity in positions (default: prompt + max new tokens)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   command->add_option("--backend", args->backend,
-                      "Kernels: ref (f32 weights, double accumulation; default) or cpu (compiled: weights packed "
-                      "for its kernels, bf16 kept as bf16, f32 accumulation, AVX2)")
+                      "Kernels: cpu (default; compiled: weights packed for its kernels, bf16 kept as bf16, f32 "
+                      "accumulation, AVX2) or ref (the yardstick: f32 weights, double accumulation)")
       ->check(CLI::IsMember({"ref", "cpu"}));
   add_compile_flags(command, args->compile);
   add_cores_option(*command, args->cores);
   command->add_flag("--json", args->json, "Print text, token ids and timings as JSON");
+  command->add_option("--dump", args->dump_dir,
+                      "Write the values every step of the prompt's forward pass computes to this folder (one .npy "
+                      "per value, and manifest.json), to compare with transformers (tools/compare_steps.py)");
+  command->add_option("--dump-steps", args->dump_steps,
+                      "With --dump: only these steps, comma-separated, by full name (layers.3.q_proj) or within "
+                      "every layer (q_proj, attention, mlp_residual)")
+      ->delimiter(',');
   command->add_option("--top-logits", args->top_logits,
                       "With --json: also print the K largest logits after the prompt, and the ids of the K "
                       "largest at every generated position")

@@ -14,12 +14,12 @@
 #include <set>
 
 #include "compile/fingerprint.h"
-#include "compile/forward_graph.h"
-#include "compile/matrix_walk.h"
 #include "compile/panel_tuner.h"
+#include "compile/plan_file.h"
 #include "compile/weight_packing.h"
 #include "plan/plan_cache.h"
 #include "util/error.h"
+#include "util/mapped_file.h"
 #include "util/temporary_directory.h"
 #include "util/version.h"
 
@@ -51,15 +51,18 @@ void write_json_file(const fs::path& path, const Json& json) {
 }
 
 // Writes every matrix as panels into one file, mapped for writing so nothing is copied twice.
-Json write_packed_weights(DecoderWeights& weights, const fs::path& path) {
+// Matrix by matrix, the packed pages go to the page cache and the checkpoint pages the matrix
+// was read from are let go, so the process never holds the model twice.
+Json write_packed_weights(const std::vector<NamedMatrix>& matrices, const fs::path& path, const WeightStore* store) {
   Json slots = Json::array();
   int64_t size = 0;
-  for_each_matrix(weights, [&](const std::string& name, WeightMatrix& m) {
+  for (const NamedMatrix& named : matrices) {
+    const WeightMatrix& m = *named.matrix;
     const int64_t bytes = WeightMatrix::panel_bytes(m.dtype(), m.rows(), m.cols());
-    slots.push_back({{"name", name}, {"dtype", std::string(dtype_name(m.dtype()))}, {"rows", m.rows()},
+    slots.push_back({{"name", named.name}, {"dtype", std::string(dtype_name(m.dtype()))}, {"rows", m.rows()},
                      {"cols", m.cols()}, {"offset", size}, {"bytes", bytes}});
     size += (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  });
+  }
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(ErrorKind::kIo, path.string() + ": cannot create: " + std::strerror(errno));
   if (size > 0 && ::ftruncate(fd, size) != 0) {
@@ -71,10 +74,14 @@ Json write_packed_weights(DecoderWeights& weights, const fs::path& path) {
   ::close(fd);
   if (mapping == MAP_FAILED) fail(ErrorKind::kIo, path.string() + ": cannot map: " + std::strerror(errno));
   auto* base = static_cast<std::byte*>(mapping);
-  size_t index = 0;
-  for_each_matrix(weights, [&](const std::string&, WeightMatrix& m) {
-    pack_panels(m, base + slots[index++].at("offset").get<int64_t>());
-  });
+  for (size_t i = 0; i < matrices.size(); ++i) {
+    const WeightMatrix& m = *matrices[i].matrix;
+    std::byte* dst = base + slots[i].at("offset").get<int64_t>();
+    pack_panels(m, dst);
+    // A shared file mapping's dropped pages stay in the page cache, written back from there.
+    release_pages({dst, static_cast<size_t>(slots[i].at("bytes").get<int64_t>())});
+    if (store != nullptr) store->release_if_mapped(m.row_bytes());
+  }
   if (size > 0) ::munmap(mapping, static_cast<size_t>(size));
   return slots;
 }
@@ -117,14 +124,20 @@ std::vector<int64_t> parse_prompt_buckets(std::string_view text, std::string_vie
   return buckets;
 }
 
-CompiledModel::CompiledModel(DecoderModel& model, std::string model_dir, CompileOptions options)
-    : model_(model), model_dir_(std::move(model_dir)), options_(std::move(options)) {
-  if (model.backend() != Backend::kCpu)
-    fail(ErrorKind::kUsage, "compile: plans are made for the cpu backend, not " + std::string(backend_name(model.backend())));
+CompiledModel::CompiledModel(Program& program, int64_t max_positions, std::string model_dir, Shard shard,
+                             CompileOptions options, const WeightStore* store)
+    : program_(program),
+      max_positions_(max_positions),
+      model_dir_(std::move(model_dir)),
+      shard_(shard),
+      options_(std::move(options)) {
   const auto start = std::chrono::steady_clock::now();
-  config_fingerprint_ = config_fingerprint(model_dir_);
-  weights_fingerprint_ = weights_fingerprint(model_dir_);
-  load_weights();
+  if (options_.use_cache) {
+    const fs::path root = options_.cache_dir.empty() ? PlanCache::default_root() : options_.cache_dir;
+    config_fingerprint_ = config_fingerprint(model_dir_);
+    weights_fingerprint_ = weights_fingerprint(model_dir_, root / "file-digests");
+  }
+  load_weights(store);
   stats_.seconds += seconds_since(start);
 }
 
@@ -136,8 +149,7 @@ std::string CompiledModel::label() const {
 }
 
 std::string CompiledModel::shard_name() const {
-  const Shard shard = model_.shard();
-  return "tp" + std::to_string(shard.size) + ".rank" + std::to_string(shard.rank);
+  return "tp" + std::to_string(shard_.size) + ".rank" + std::to_string(shard_.rank);
 }
 
 std::string kernel_isa() {
@@ -168,13 +180,15 @@ void with_plan_files(const CompileOptions& options, const PlanKey& key, const st
 
 }  // namespace
 
-void CompiledModel::load_weights() {
+void CompiledModel::load_weights(const WeightStore* store) {
   PlanKey key{"weights", kVersion, kernel_isa(), "cpu", config_fingerprint_, weights_fingerprint_, "",
-              shard_name()};
-  DecoderWeights& weights = model_.mutable_weights();
+              shard_name(), matrices_fingerprint(program_)};
+  const std::vector<NamedMatrix>& matrices = program_.matrices();
   with_plan_files(
       options_, key, label(), stats_,
-      [&](const fs::path& dir) { write_json_file(dir / "matrices.json", write_packed_weights(weights, dir / "weights.bin")); },
+      [&](const fs::path& dir) {
+        write_json_file(dir / "matrices.json", write_packed_weights(matrices, dir / "weights.bin", store));
+      },
       [&](const fs::path& dir) {
         const Json slots = read_json_file(dir / "matrices.json");
         packed_ = std::make_unique<MappedFile>((dir / "weights.bin").string());
@@ -183,9 +197,10 @@ void CompiledModel::load_weights() {
         for (const Json& slot : slots) by_name[slot.at("name").get<std::string>()] = &slot;
         // Everything is checked before any matrix is swapped, so a bad plan leaves the model intact.
         std::vector<std::pair<WeightMatrix*, WeightMatrix>> packed;
-        for_each_matrix(weights, [&](const std::string& name, WeightMatrix& m) {
-          const auto found = by_name.find(name);
-          const std::string where = (dir / "matrices.json").string() + ": matrix '" + name + "'";
+        for (const NamedMatrix& named : matrices) {
+          const WeightMatrix& m = *named.matrix;
+          const auto found = by_name.find(named.name);
+          const std::string where = (dir / "matrices.json").string() + ": matrix '" + named.name + "'";
           if (found == by_name.end()) fail(ErrorKind::kRuntime, where + " is missing");
           const Json& slot = *found->second;
           const int64_t offset = slot.at("offset").get<int64_t>();
@@ -194,13 +209,14 @@ void CompiledModel::load_weights() {
               slot.at("dtype").get<std::string>() != dtype_name(m.dtype()) || offset % kAlignment != 0 ||
               offset < 0 || offset + size > static_cast<int64_t>(bytes.size()))
             fail(ErrorKind::kRuntime, where + " does not match the model (remove the entry with `canrun cache rm`)");
-          packed.push_back({&m, WeightMatrix::panels_borrowing(m.dtype(), bytes.data() + offset, m.rows(), m.cols())});
-        });
+          packed.push_back(
+              {named.matrix, WeightMatrix::panels_borrowing(m.dtype(), bytes.data() + offset, m.rows(), m.cols())});
+        }
         for (auto& [target, matrix] : packed) *target = std::move(matrix);
       });
 }
 
-CompiledModel::Shape CompiledModel::prepare(int64_t prompt_length, int64_t new_tokens) {
+const CompiledModel::Plans& CompiledModel::prepare(int64_t prompt_length, int64_t new_tokens) {
   const auto bucket = std::lower_bound(options_.buckets.begin(), options_.buckets.end(), prompt_length);
   if (bucket == options_.buckets.end())
     fail(ErrorKind::kUsage, "a prompt of " + std::to_string(prompt_length) +
@@ -210,41 +226,41 @@ CompiledModel::Shape CompiledModel::prepare(int64_t prompt_length, int64_t new_t
   // nearby lengths share a plan, and never past the model's positions.
   int64_t capacity = 1;
   while (capacity < *bucket + new_tokens) capacity *= 2;
-  capacity = std::max(std::min(capacity, model_.spec().max_positions), prompt_length + new_tokens);
-  const Shape shape{*bucket, capacity};
-  for (const Shape& done : compiled_)
-    if (done.bucket == shape.bucket && done.cache_capacity == shape.cache_capacity) return shape;
+  capacity = std::max(std::min(capacity, max_positions_), prompt_length + new_tokens);
+  for (const Plans& done : compiled_)
+    if (done.shape.bucket == *bucket && done.shape.cache_capacity == capacity) return done;
   const auto start = std::chrono::steady_clock::now();
   const int64_t built_before = stats_.compilations;
-  load_shape(shape);
+  Plans plans;
+  plans.shape = {*bucket, capacity};
+  load_shape(plans);
   if (!compiled_.empty() && stats_.compilations > built_before) ++stats_.recompilations;
-  compiled_.push_back(shape);
-  stats_.buckets.push_back(shape.bucket);
+  compiled_.push_back(std::move(plans));
+  stats_.buckets.push_back(*bucket);
   stats_.seconds += seconds_since(start);
-  return shape;
+  return compiled_.back();
 }
 
-void CompiledModel::load_shape(const Shape& shape) {
+void CompiledModel::load_shape(Plans& plans) {
+  const Shape& shape = plans.shape;
   PlanKey key{"graph", kVersion, kernel_isa(), "cpu", config_fingerprint_, weights_fingerprint_,
-              shapes_text(shape), shard_name()};
-  const DecoderSpec& spec = model_.spec();
-  const DecoderWeights& weights = model_.weights();
-  const int64_t shards = model_.shard().size;
+              shapes_text(shape), shard_name(), program_fingerprint(program_)};
   const auto build = [&](const fs::path& dir) {
-    const ForwardGraph prefill = build_forward_graph(spec, weights, shape.bucket, shape.bucket, shards);
-    const ForwardGraph decode = build_forward_graph(spec, weights, 1, shape.cache_capacity, shards);
+    const RunShape prefill{shape.bucket, shape.cache_capacity}, decode{1, shape.cache_capacity};
     // One tuning per distinct matrix shape of the prefill; experts run a row at a time.
     Json kernels = Json::array();
     std::set<std::tuple<int64_t, int64_t, DType>> tuned;
-    for_each_matrix(weights, [&](const std::string& name, const WeightMatrix& m) {
-      if (shape.bucket < 2 || name == "lm_head" || name.find(".experts.") != std::string::npos) return;
-      if (!tuned.insert({m.rows(), m.cols(), m.dtype()}).second) return;
+    for (const NamedMatrix& named : program_.matrices()) {
+      const WeightMatrix& m = *named.matrix;
+      if (shape.bucket < 2 || named.name == "lm_head" || named.name.find(".experts.") != std::string::npos) continue;
+      if (!tuned.insert({m.rows(), m.cols(), m.dtype()}).second) continue;
       kernels.push_back(tuned_json(tune_panel_product(m, shape.bucket)));
-    });
-    write_json_file(dir / "graph.json", {{"shapes", shapes_text(shape)},
-                                         {"prefill", graph_json(prefill, plan_buffers(prefill))},
-                                         {"decode", graph_json(decode, plan_buffers(decode))},
-                                         {"kernels", kernels}});
+    }
+    write_json_file(dir / "graph.json",
+                    {{"shapes", shapes_text(shape)},
+                     {"prefill", run_shape_json(program_, prefill, plan_buffers(program_, prefill.tokens))},
+                     {"decode", run_shape_json(program_, decode, plan_buffers(program_, decode.tokens))},
+                     {"kernels", kernels}});
   };
   with_plan_files(options_, key, label(), stats_, build, [&](const fs::path& dir) {
     const fs::path path = dir / "graph.json";
@@ -252,21 +268,16 @@ void CompiledModel::load_shape(const Shape& shape) {
     try {
       for (const Json& kernel : plan.at("kernels")) {
         const TunedProduct tuned = tuned_from_json(kernel, path.string());
-        cpu::set_panel_choice(tuned.shape, tuned.choice);
+        plans.prefill.choices.panels.set(tuned.shape, tuned.choice);
       }
-      stats_.peak_activation_bytes =
-          std::max({stats_.peak_activation_bytes, plan.at("prefill").at("arena_bytes").get<int64_t>(),
-                    plan.at("decode").at("arena_bytes").get<int64_t>()});
+      plans.prefill.buffers = buffer_plan_from_json(plan.at("prefill"), program_, shape.bucket, path.string());
+      plans.decode.buffers = buffer_plan_from_json(plan.at("decode"), program_, 1, path.string());
     } catch (const Json::exception& e) {
       fail(ErrorKind::kIo, path.string() + ": malformed plan: " + e.what());
     }
+    stats_.peak_activation_bytes = std::max(
+        {stats_.peak_activation_bytes, plans.prefill.buffers.arena_bytes, plans.decode.buffers.arena_bytes});
   });
-}
-
-std::unique_ptr<CompiledModel> compile_loaded(LoadedModel& loaded, const CompileOptions& options) {
-  auto compiled = std::make_unique<CompiledModel>(*loaded.model, loaded.dir, options);
-  loaded.store->drop_resident_pages();
-  return compiled;
 }
 
 Json CompiledModel::stats_json() const {

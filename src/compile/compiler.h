@@ -1,21 +1,25 @@
-// The compile step: turns a model loaded for the cpu backend into a plan for fixed shapes —
-// its linear weights repacked into the panels the kernels read (one file per shard), and per
-// prompt-length bucket the static graphs of prefill and of one decode step, their buffer plans
-// (peak activation memory) and the kernel choices tuned for the bucket's shapes — stored in the
-// plan cache, so the next run with the same compiler, ISA, model, shapes and shard loads it
-// instead. Prompts are rounded up to a bucket; a prompt in a bucket not compiled yet compiles
-// it (counted as a recompilation once the first bucket is in place).
+// The compile step: turns a model program built for the cpu backend into plans for fixed
+// shapes — its matrices repacked into the panels the kernels read (one file per shard, shared
+// by every bucket), and per prompt-length bucket the buffer plans of prefill and of one decode
+// step (derived from the program: what the executor allocates) with the kernel choices tuned
+// for the bucket's shapes — stored in the plan cache, so the next run with the same compiler,
+// ISA, model content, shapes and shard loads it instead. Prompts are rounded up to a bucket; a
+// prompt in a bucket not compiled yet compiles it (counted as a recompilation once the first
+// bucket is in place).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "runtime/decoder_model.h"
-#include "runtime/loaded_model.h"
+#include "checkpoint/safetensors.h"
+#include "parallel/shard.h"
+#include "program/buffer_plan.h"
+#include "program/program.h"
 #include "util/json.h"
 #include "util/mapped_file.h"
 
@@ -48,39 +52,46 @@ struct CompileStats {
 
 class CompiledModel {
  public:
-  // Packs `model`'s matrices (or maps the packed ones from the cache); `model` must be loaded
-  // for the cpu backend and outlive this object, which owns the packed weights' mapping.
-  CompiledModel(DecoderModel& model, std::string model_dir, CompileOptions options);
+  // Packs `program`'s matrices (or maps the packed ones from the cache) and swaps them in.
+  // `program` must be built for the cpu backend and outlive this object, which owns the packed
+  // weights' mapping. `store`, when given, holds the checkpoint the matrices were read from: the
+  // pages of each matrix are let go once it is packed, so compiling never holds the checkpoint
+  // and its packed copy at once.
+  CompiledModel(Program& program, int64_t max_positions, std::string model_dir, Shard shard, CompileOptions options,
+                const WeightStore* store = nullptr);
 
   struct Shape {
     int64_t bucket = 0;          // the prompt-length bucket
     int64_t cache_capacity = 0;  // the static KV cache the plan was made for
   };
-  // The shape a prompt of `prompt_length` tokens followed by `new_tokens` runs in, compiled
+  struct Plans {
+    Shape shape;
+    ExecutionPlan prefill;  // up to `bucket` tokens
+    ExecutionPlan decode;   // one token
+  };
+  // The plans a prompt of `prompt_length` tokens followed by `new_tokens` runs with, compiled
   // first when needed. Throws Error(kUsage) when the prompt is longer than the largest bucket.
-  Shape prepare(int64_t prompt_length, int64_t new_tokens);
+  const Plans& prepare(int64_t prompt_length, int64_t new_tokens);
 
   const CompileStats& stats() const { return stats_; }
   Json stats_json() const;
 
  private:
-  void load_weights();
-  void load_shape(const Shape& shape);
+  void load_weights(const WeightStore* store);
+  void load_shape(Plans& plans);
   std::string label() const;
   // The shard layout in the plan key: "tp<workers>.rank<rank>".
   std::string shard_name() const;
 
-  DecoderModel& model_;
+  Program& program_;
+  int64_t max_positions_;
   std::string model_dir_;
+  Shard shard_;
   CompileOptions options_;
   std::string config_fingerprint_, weights_fingerprint_;
   std::unique_ptr<MappedFile> packed_;
-  std::vector<Shape> compiled_;
+  std::deque<Plans> compiled_;  // stable addresses: runs hold on to their plans
   CompileStats stats_;
 };
-
-// Compiles `loaded` (best loaded without populating its weights) and lets the kernel drop the
-// checkpoint pages the packing read: the packed copies replace them.
-std::unique_ptr<CompiledModel> compile_loaded(LoadedModel& loaded, const CompileOptions& options);
 
 }  // namespace canrun

@@ -3,50 +3,71 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cstdint>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <vector>
 
 #include "plan/checksum.h"
 #include "util/error.h"
+#include <unistd.h>
 
 namespace canrun {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_prefix(const fs::path& path, std::streamsize count) {
+std::string read_all(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  std::string bytes(static_cast<size_t>(count), '\0');
-  if (!in.read(bytes.data(), count)) fail(ErrorKind::kIo, path.string() + ": cannot read its first bytes");
-  return bytes;
+  if (!in) fail(ErrorKind::kIo, path.string() + ": cannot open");
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// A safetensors header: its 8-byte length, then that many bytes of JSON.
-std::string safetensors_header(const fs::path& path) {
-  const std::string length_bytes = read_prefix(path, 8);
-  uint64_t length = 0;
-  std::memcpy(&length, length_bytes.data(), 8);
-  if (length > fs::file_size(path) - 8) fail(ErrorKind::kCheckpoint, path.string() + ": header length past the file");
-  return read_prefix(path, static_cast<std::streamsize>(8 + length));
-}
-
-std::string modification_time(const fs::path& path) {
+// Names the file's identity: a file rewritten, replaced or touched gets a new name.
+std::string identity(const fs::path& path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) fail(ErrorKind::kIo, path.string() + ": cannot stat");
-  return std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec);
+  const std::string text = std::to_string(info.st_dev) + ":" + std::to_string(info.st_ino) + ":" +
+                           std::to_string(info.st_size) + ":" + std::to_string(info.st_mtim.tv_sec) + "." +
+                           std::to_string(info.st_mtim.tv_nsec) + ":" + std::to_string(info.st_ctim.tv_sec) + "." +
+                           std::to_string(info.st_ctim.tv_nsec);
+  return xxh3_128_hex(text);
+}
+
+bool is_digest(const std::string& text) {
+  return text.size() == 32 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// The file's content digest, from the memo when it holds one for this identity.
+std::string content_digest(const fs::path& path, const fs::path& memo_dir) {
+  if (memo_dir.empty()) return file_xxh3_128_hex(path);
+  const fs::path memo = memo_dir / identity(path);
+  std::error_code error;
+  if (fs::is_regular_file(memo, error)) {
+    std::string remembered = read_all(memo);
+    if (is_digest(remembered)) return remembered;
+  }
+  const std::string digest = file_xxh3_128_hex(path);
+  // Written aside and renamed, so a reader never sees half a digest; a memo that cannot be
+  // written only costs the next run the hash again.
+  fs::create_directories(memo_dir, error);
+  const fs::path staged = memo_dir / (memo.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  {
+    std::ofstream out(staged, std::ios::binary);
+    out << digest;
+  }
+  fs::rename(staged, memo, error);
+  if (error) fs::remove(staged, error);
+  return digest;
 }
 
 }  // namespace
 
 std::string config_fingerprint(const std::string& model_dir) {
-  const fs::path path = fs::path(model_dir) / "config.json";
-  return xxh3_128_hex(read_prefix(path, static_cast<std::streamsize>(fs::file_size(path))));
+  return xxh3_128_hex(read_all(fs::path(model_dir) / "config.json"));
 }
 
-std::string weights_fingerprint(const std::string& model_dir) {
+std::string weights_fingerprint(const std::string& model_dir, const fs::path& memo_dir) {
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(model_dir)) {
     const std::string name = entry.path().filename().string();
@@ -54,11 +75,7 @@ std::string weights_fingerprint(const std::string& model_dir) {
   }
   std::sort(files.begin(), files.end());
   std::string summary;
-  for (const fs::path& file : files) {
-    summary += file.filename().string() + "\n" + std::to_string(fs::file_size(file)) + "\n" +
-               modification_time(file) + "\n";
-    if (file.extension() == ".safetensors") summary += safetensors_header(file);
-  }
+  for (const fs::path& file : files) summary += file.filename().string() + "\n" + content_digest(file, memo_dir) + "\n";
   return xxh3_128_hex(summary);
 }
 

@@ -22,11 +22,12 @@ std::vector<cpu::PanelChoice> candidates(int64_t rows) {
   return all;
 }
 
-double best_seconds(const WeightMatrix& w, const std::vector<float>& x, int64_t rows, std::vector<float>& y) {
+double best_seconds(const WeightMatrix& w, const KernelChoices& choices, const std::vector<float>& x, int64_t rows,
+                    std::vector<float>& y) {
   double best = std::numeric_limits<double>::infinity();
   for (int run = 0; run <= kRepeats; ++run) {
     const auto start = std::chrono::steady_clock::now();
-    cpu::linear(x.data(), rows, w, nullptr, y.data());
+    cpu::linear(x.data(), rows, w, nullptr, choices, y.data());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (run > 0) best = std::min(best, seconds);
   }
@@ -44,15 +45,15 @@ TunedProduct tune_panel_product(const WeightMatrix& w, int64_t rows) {
   for (float& v : x) v = dist(rng);
   double fastest = std::numeric_limits<double>::infinity();
   for (const cpu::PanelChoice& choice : candidates(rows)) {
-    cpu::set_panel_choice(tuned.shape, choice);
-    const double seconds = best_seconds(w, x, rows, y);
+    KernelChoices choices;
+    choices.panels.set(tuned.shape, choice);
+    const double seconds = best_seconds(w, choices, x, rows, y);
     tuned.seconds.push_back({choice, seconds});
     if (seconds < fastest) {
       fastest = seconds;
       tuned.choice = choice;
     }
   }
-  cpu::set_panel_choice(tuned.shape, tuned.choice);
   return tuned;
 }
 

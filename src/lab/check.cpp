@@ -15,8 +15,9 @@
 #include "lab/tested_run.h"
 #include "lab/verify.h"
 #include "models/registry.h"
-#include "runtime/loaded_model.h"
-#include "runtime/shard_layout.h"
+#include "parallel/shard_layout.h"
+#include "runtime/model_config.h"
+#include "runtime/session.h"
 #include "util/process_stats.h"
 
 namespace canrun {
@@ -61,10 +62,14 @@ void record_tested_run(const TestedRun& run, ResultRow& row) {
 // The reference run: the same checkpoint on the ref backend (f32, never compiled, one process).
 GenerationTrace run_reference(const ModelSource& source, CheckPrompt& prompt, CheckStage& stage) {
   stage = CheckStage::kLoad;
-  const LoadedModel loaded = load_model(source.dir, Backend::kRef);
-  prompt = check_prompt(source, loaded.model->spec().vocab_size);
+  Session session(source.dir, uncompiled(Backend::kRef));
+  prompt = check_prompt(source, session.spec().vocab_size);
   stage = CheckStage::kGenerate;
-  return generate_traced(*loaded.model, prompt.ids, kCheckNewTokens, loaded.generation.eos_token_ids);
+  GenerateRequest request;
+  request.max_new_tokens = kCheckNewTokens;
+  request.top_ids = kTopK;
+  const GenerationResult result = session.generate(prompt.ids, request);
+  return {result.tokens, result.top_ids};
 }
 
 // The protocol after resolution; `stage` tells the caller where an exception came from.

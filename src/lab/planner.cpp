@@ -4,9 +4,10 @@
 #include <initializer_list>
 #include <vector>
 
+#include "blocks/decoder_program.h"
 #include "checkpoint/config_reader.h"
 #include "models/registry.h"
-#include "runtime/decoder_weights.h"
+#include "program/buffer_plan.h"
 
 namespace canrun {
 namespace {
@@ -44,6 +45,7 @@ ModelShape shape_from_spec(const DecoderSpec& spec) {
   shape.num_kv_heads = spec.num_kv_heads;
   shape.head_dim = spec.head_dim;
   shape.vocab_size = spec.vocab_size;
+  shape.spec = spec;
   if (spec.moe.num_experts > 0) {
     shape.num_experts = spec.moe.num_experts;
     shape.intermediate_size = spec.moe.expert_ffn;
@@ -94,19 +96,45 @@ int64_t MemoryEstimate::per_core_bytes(int64_t cores) const {
   return (weight_bytes + cores - 1) / cores + kv_cache_bytes + activation_bytes + overhead_bytes;
 }
 
+namespace {
+
+// A Llama-layout decoder of the shape's sizes, for families canrun cannot read yet.
+DecoderSpec stand_in_spec(const ModelShape& shape, int64_t positions) {
+  DecoderSpec spec;
+  spec.model_type = shape.model_type;
+  spec.vocab_size = std::max<int64_t>(1, shape.vocab_size);
+  spec.hidden_size = shape.hidden_size;
+  spec.intermediate_size = shape.intermediate_size;
+  spec.num_layers = shape.num_layers;
+  spec.num_heads = shape.num_heads;
+  spec.num_kv_heads = shape.num_kv_heads;
+  spec.head_dim = shape.head_dim;
+  spec.max_positions = positions;
+  spec.rope.rotary_dim = shape.head_dim - shape.head_dim % 2;
+  spec.rotary = spec.rope.rotary_dim > 0;
+  spec.sliding_window.assign(static_cast<size_t>(shape.num_layers), 0);
+  if (shape.num_experts > 0) {
+    spec.moe.num_experts = shape.num_experts;
+    spec.moe.top_k = 1;
+    spec.moe.expert_ffn = shape.intermediate_size;
+    spec.moe_layers.assign(static_cast<size_t>(shape.num_layers), true);
+  }
+  return spec;
+}
+
+int64_t scaled(int64_t f32_bytes, DType dtype) {
+  return f32_bytes / static_cast<int64_t>(sizeof(float)) * static_cast<int64_t>(dtype_size(dtype));
+}
+
+}  // namespace
+
 MemoryEstimate estimate_memory(const ModelShape& shape, const PlannerOptions& options) {
   const int64_t tokens = options.prompt_tokens + options.new_tokens;
-  const int64_t q_width = shape.num_heads * shape.head_dim;
-  const int64_t kv_width = shape.num_kv_heads * shape.head_dim;
-  // Per token: residual and normed input, q/k/v, attention output, gate and up projections;
-  // then the attention scores of one layer and the logits of the last position.
-  const int64_t per_token = 2 * shape.hidden_size + q_width + 2 * kv_width + q_width + 2 * shape.intermediate_size;
-  const int64_t activations = tokens * per_token + shape.num_heads * tokens * tokens + shape.vocab_size;
+  const Program program = decoder_program_shape(shape.spec ? *shape.spec : stand_in_spec(shape, tokens));
   MemoryEstimate estimate;
   estimate.weight_bytes = shape.parameters * static_cast<int64_t>(dtype_size(options.weight_dtype));
-  estimate.kv_cache_bytes =
-      2 * shape.num_layers * kv_width * tokens * static_cast<int64_t>(dtype_size(options.kv_dtype));
-  estimate.activation_bytes = activations * static_cast<int64_t>(dtype_size(options.activation_dtype));
+  estimate.kv_cache_bytes = scaled(program.state_bytes(tokens), options.kv_dtype);
+  estimate.activation_bytes = scaled(plan_buffers(program, options.prompt_tokens).arena_bytes, options.activation_dtype);
   estimate.overhead_bytes = options.overhead_bytes;
   return estimate;
 }

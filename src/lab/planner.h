@@ -26,6 +26,9 @@ struct ModelShape {
   int64_t head_dim = 0;
   int64_t vocab_size = 0;  // 0 when the config lacks it and the parameter count was given
   int64_t num_experts = 0;  // 0 for dense models
+  // The family's spec when canrun can read it: its model program gives the KV cache and the
+  // activations. Without one, the program of a Llama-layout stand-in of these sizes does.
+  std::optional<DecoderSpec> spec;
 };
 
 // Exact parameter count of the decoder the spec describes (tied embeddings counted once).
@@ -49,10 +52,13 @@ struct PlannerOptions {
   int64_t overhead_bytes = int64_t{512} << 20;  // runtime, code, plan and collective buffers, per core
 };
 
+// Derived from the model program as the engine runs it: the per-sequence state for prompt + new
+// tokens, and the buffer plan of the prompt's prefill, each scaled from the engine's f32 to the
+// planned dtypes.
 struct MemoryEstimate {
   int64_t weight_bytes = 0;
   int64_t kv_cache_bytes = 0;    // prompt + new tokens
-  int64_t activation_bytes = 0;  // the largest prefill buffers live at once
+  int64_t activation_bytes = 0;  // the prefill's buffer plan: its values live at once
   int64_t overhead_bytes = 0;
   // Each core holds its share of the weights and, conservatively, the whole rest.
   int64_t per_core_bytes(int64_t cores) const;

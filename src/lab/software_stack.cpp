@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "compile/compiler.h"
-#include "runtime/communicator.h"
+#include "parallel/communicator.h"
 #include "util/version.h"
 
 namespace canrun {

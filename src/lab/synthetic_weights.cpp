@@ -12,9 +12,9 @@
 #include <fstream>
 #include <vector>
 
+#include "blocks/decoder_program.h"
 #include "checkpoint/config_reader.h"
 #include "models/registry.h"
-#include "runtime/decoder_weights.h"
 
 namespace canrun {
 namespace {

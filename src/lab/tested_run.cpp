@@ -10,8 +10,7 @@
 #include <memory>
 #include <sstream>
 
-#include "compile/compiler.h"
-#include "runtime/loaded_model.h"
+#include "runtime/session.h"
 
 namespace canrun {
 namespace {
@@ -115,19 +114,21 @@ TestedRun tested_run_from_json(const Json& json) {
 
 void run_tested(const ModelSource& source, const CheckOptions& options, std::shared_ptr<Communicator> comm,
                 TestedRun& run, CheckStage& stage) {
-  stage = CheckStage::kLoad;
   const auto load_start = Clock::now();
-  LoadedModel loaded = load_model(source.dir, Backend::kCpu, std::move(comm), /*populate_weights=*/false);
-  const CheckPrompt prompt = check_prompt(source, loaded.model->spec().vocab_size);
-  run.load_time_s = seconds_since(load_start);
-
-  stage = CheckStage::kCompile;
-  CompileOptions compile;
-  compile.cache_dir = options.cache_dir;
-  compile.use_cache = options.plan_cache;
-  const std::unique_ptr<CompiledModel> compiled = compile_loaded(loaded, compile);
-  const CompiledModel::Shape shape = compiled->prepare(static_cast<int64_t>(prompt.ids.size()), kCheckNewTokens);
-  const CompileStats& stats = compiled->stats();
+  SessionOptions open;
+  open.backend = Backend::kCpu;
+  open.compile = CompileOptions{};
+  open.compile->cache_dir = options.cache_dir;
+  open.compile->use_cache = options.plan_cache;
+  open.comm = std::move(comm);
+  open.on_phase = [&](SessionPhase phase) {
+    stage = phase == SessionPhase::kLoad ? CheckStage::kLoad : CheckStage::kCompile;
+    if (phase == SessionPhase::kCompile) run.load_time_s = seconds_since(load_start);
+  };
+  Session session(source.dir, open);
+  const CheckPrompt prompt = check_prompt(source, session.spec().vocab_size);
+  session.prepare(static_cast<int64_t>(prompt.ids.size()), kCheckNewTokens);
+  const CompileStats& stats = session.compiled()->stats();
   run.compile_time_s = stats.seconds;
   run.recompilations = static_cast<int32_t>(stats.recompilations);
   if (options.plan_cache) run.plan_cache_hit = stats.compilations == 0;
@@ -135,8 +136,11 @@ void run_tested(const ModelSource& source, const CheckOptions& options, std::sha
 
   stage = CheckStage::kGenerate;
   inject_fault_if_requested(source.model_id);
-  run.trace = generate_traced(*loaded.model, prompt.ids, kCheckNewTokens, loaded.generation.eos_token_ids,
-                              shape.cache_capacity);
+  GenerateRequest request;
+  request.max_new_tokens = kCheckNewTokens;
+  request.top_ids = kTopK;
+  const GenerationResult result = session.generate(prompt.ids, request);
+  run.trace = {result.tokens, result.top_ids};
 }
 
 }  // namespace canrun

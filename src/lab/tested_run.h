@@ -13,7 +13,7 @@
 #include "lab/model_source.h"
 #include "lab/status.h"
 #include "lab/verify.h"
-#include "runtime/communicator.h"
+#include "parallel/communicator.h"
 #include "tokenizer/tokenizer.h"
 #include "util/json.h"
 

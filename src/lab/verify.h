@@ -4,11 +4,10 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
+#include <string>
 #include <vector>
 
 #include "lab/status.h"
-#include "runtime/decoder_model.h"
 
 namespace canrun {
 
@@ -31,14 +30,5 @@ struct Verdict {
 // PASS_TOP5 and FAIL_MISMATCH. Sequences of different lengths that agree up to the shorter one
 // fail: one side stopped where the other did not.
 Verdict compare_generations(const GenerationTrace& tested, const GenerationTrace& reference);
-
-// The ids of the k largest values, highest first; ties go to the lower id, as argmax does.
-std::vector<int32_t> top_k_ids(std::span<const float> logits, int k);
-
-// Greedy generation as generate_greedy does it (same stop rule: max_new_tokens or any eos id),
-// also recording the top-5 ids at every position. `cache_capacity` sizes the KV cache (a
-// compiled model's shape); 0: exactly prompt + max_new_tokens.
-GenerationTrace generate_traced(const DecoderModel& model, std::span<const int32_t> prompt, int64_t max_new_tokens,
-                                const std::vector<int32_t>& eos_token_ids, int64_t cache_capacity = 0);
 
 }  // namespace canrun

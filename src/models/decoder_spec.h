@@ -6,11 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/activation.h"
 #include "models/rope.h"
 
 namespace canrun {
-
-enum class Activation { kSilu, kGeluTanh, kGelu, kRelu };
 
 // kRms: x * rsqrt(mean(x^2) + eps) * w. kLayerNorm: (x - mean) * rsqrt(var + eps) * w (+ b).
 // Gemma's (1 + w) RMSNorm is kRms with unit_offset: the 1 is folded into w once at load.
@@ -157,6 +156,9 @@ struct DecoderSpec {
   std::vector<int64_t> sliding_window;  // per layer; 0 means full causal attention
   MoeSpec moe;
   std::vector<bool> moe_layers;  // per layer: true = routed experts instead of the dense MLP
+  // Per layer, the block kinds of its token mixer and feed-forward block (blocks/block_kind.h);
+  // empty: attention or latent_attention, and dense_mlp or routed_experts as the flags say.
+  std::vector<std::string> mixer_kinds, ffn_kinds;
   WeightNames names;
 };
 
@@ -172,6 +174,16 @@ inline int64_t value_head_dim(const DecoderSpec& spec) {
 
 inline bool layer_is_moe(const DecoderSpec& spec, int64_t layer) {
   return !spec.moe_layers.empty() && spec.moe_layers[static_cast<size_t>(layer)];
+}
+
+inline std::string mixer_kind(const DecoderSpec& spec, int64_t layer) {
+  if (!spec.mixer_kinds.empty()) return spec.mixer_kinds[static_cast<size_t>(layer)];
+  return spec.latent_attention ? "latent_attention" : "attention";
+}
+
+inline std::string ffn_kind(const DecoderSpec& spec, int64_t layer) {
+  if (!spec.ffn_kinds.empty()) return spec.ffn_kinds[static_cast<size_t>(layer)];
+  return layer_is_moe(spec, layer) ? "routed_experts" : "dense_mlp";
 }
 
 }  // namespace canrun

@@ -6,8 +6,10 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "util/error.h"
 
@@ -40,9 +42,16 @@ std::string xxh3_128_hex(std::string_view bytes) {
 
 std::string xxh3_64_hex(std::string_view bytes) { return hex64(XXH3_64bits(bytes.data(), bytes.size())); }
 
-FileDigest digest_file(const std::filesystem::path& path) {
-  // Hashed through a mapping, not read(): packed weights run to gigabytes and are checked on
-  // every warm start, so the copy into a buffer would cost as much as the hash.
+namespace {
+
+constexpr uint64_t kWindow = uint64_t{64} << 20;
+
+// Calls update(data, size) over the whole file in order, one mapped window at a time: packed
+// weights and checkpoints run to gigabytes, so a copy into a buffer would cost as much as the
+// hash, and a window unmapped after use keeps them out of this process's resident memory.
+// Returns the file's size.
+template <typename Update>
+uint64_t hash_windows(const std::filesystem::path& path, const Update& update) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(ErrorKind::kIo, path.string() + ": cannot open: " + std::strerror(errno));
   struct stat info {};
@@ -50,21 +59,46 @@ FileDigest digest_file(const std::filesystem::path& path) {
     ::close(fd);
     fail(ErrorKind::kIo, path.string() + ": cannot stat: " + std::strerror(errno));
   }
-  FileDigest digest;
-  digest.bytes = static_cast<uint64_t>(info.st_size);
-  if (digest.bytes == 0) {
-    ::close(fd);
-    digest.xxh3 = hex64(XXH3_64bits(nullptr, 0));
-    return digest;
+  const auto size = static_cast<uint64_t>(info.st_size);
+  for (uint64_t offset = 0; offset < size; offset += kWindow) {
+    const uint64_t length = std::min(kWindow, size - offset);
+    void* mapping = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(offset));
+    if (mapping == MAP_FAILED) {
+      const int saved = errno;
+      ::close(fd);
+      fail(ErrorKind::kIo, path.string() + ": cannot map: " + std::strerror(saved));
+    }
+    ::madvise(mapping, length, MADV_SEQUENTIAL);
+    update(mapping, length);
+    ::munmap(mapping, length);
   }
-  void* mapping = ::mmap(nullptr, digest.bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int saved = errno;
   ::close(fd);
-  if (mapping == MAP_FAILED) fail(ErrorKind::kIo, path.string() + ": cannot map: " + std::strerror(saved));
-  ::madvise(mapping, digest.bytes, MADV_SEQUENTIAL);
-  digest.xxh3 = hex64(XXH3_64bits(mapping, digest.bytes));
-  ::munmap(mapping, digest.bytes);
+  return size;
+}
+
+struct StateFree {
+  void operator()(XXH3_state_t* state) const { XXH3_freeState(state); }
+};
+using State = std::unique_ptr<XXH3_state_t, StateFree>;
+
+}  // namespace
+
+FileDigest digest_file(const std::filesystem::path& path) {
+  const State state(XXH3_createState());
+  XXH3_64bits_reset(state.get());
+  FileDigest digest;
+  digest.bytes = hash_windows(path, [&](const void* data, size_t size) { XXH3_64bits_update(state.get(), data, size); });
+  digest.xxh3 = hex64(XXH3_64bits_digest(state.get()));
   return digest;
+}
+
+std::string file_xxh3_128_hex(const std::filesystem::path& path) {
+  const State state(XXH3_createState());
+  XXH3_128bits_reset(state.get());
+  hash_windows(path, [&](const void* data, size_t size) { XXH3_128bits_update(state.get(), data, size); });
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, XXH3_128bits_digest(state.get()));
+  return hex(canonical.digest, sizeof canonical.digest);
 }
 
 }  // namespace canrun

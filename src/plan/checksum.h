@@ -22,5 +22,7 @@ struct FileDigest {
 
 // Streams the file through XXH3-64; throws Error(kIo) naming the path.
 FileDigest digest_file(const std::filesystem::path& path);
+// 32 lowercase hex chars: XXH3-128 of the whole file; throws Error(kIo) naming the path.
+std::string file_xxh3_128_hex(const std::filesystem::path& path);
 
 }  // namespace canrun

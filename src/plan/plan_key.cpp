@@ -9,7 +9,7 @@ namespace canrun {
 namespace {
 
 // Every field with its JSON name, so to_json and from_json cannot drift apart.
-std::array<std::pair<const char*, std::string PlanKey::*>, 8> fields() {
+std::array<std::pair<const char*, std::string PlanKey::*>, 9> fields() {
   return {{{"kind", &PlanKey::kind},
            {"compiler_version", &PlanKey::compiler_version},
            {"isa", &PlanKey::isa},
@@ -17,7 +17,8 @@ std::array<std::pair<const char*, std::string PlanKey::*>, 8> fields() {
            {"config_fingerprint", &PlanKey::config_fingerprint},
            {"weights_fingerprint", &PlanKey::weights_fingerprint},
            {"shapes", &PlanKey::shapes},
-           {"shard", &PlanKey::shard}}};
+           {"shard", &PlanKey::shard},
+           {"program", &PlanKey::program}}};
 }
 
 }  // namespace

@@ -16,6 +16,9 @@ struct PlanKey {
   std::string weights_fingerprint;  // hex digest of the weights
   std::string shapes;               // "" for kind "weights"; e.g. "prefill=64;cache=2048"
   std::string shard;                // e.g. "tp1.rank0"
+  // What the model program looks like: the fingerprint of its steps and values (kind "graph") or
+  // of its matrices' names and shapes (kind "weights"), so a changed engine never reads an old plan.
+  std::string program = {};
 
   Json to_json() const;
   // Reads every field as a string; throws Error(kIo) naming `where` and the field at fault.

@@ -59,6 +59,13 @@ WeightMatrix stack_of(std::span<const WeightMatrix> parts) {
 
 }  // namespace
 
+std::span<const std::byte> WeightMatrix::row_bytes() const {
+  if (layout_ != MatrixLayout::kRows || empty()) return {};
+  const size_t count = static_cast<size_t>(rows_ * cols_);
+  if (dtype_ == DType::kBF16) return std::as_bytes(std::span<const uint16_t>(bf16_, count));
+  return std::as_bytes(std::span<const float>(f32_.data(), count));
+}
+
 WeightMatrix WeightMatrix::f32(FloatBuffer values, int64_t rows, int64_t cols) {
   WeightMatrix m;
   m.dtype_ = DType::kF32;

@@ -9,6 +9,7 @@
 // of weights serves several rows of input.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -47,6 +48,9 @@ class WeightMatrix {
   const uint16_t* bf16_data() const { return bf16_; }     // kRows, dtype() == kBF16
   const void* panel_data() const { return panels_; }     // kPanels
   int64_t panel_count() const { return (rows_ + kPanelWidth - 1) / kPanelWidth; }
+
+  // The row-major values' bytes, wherever they live (empty for panels).
+  std::span<const std::byte> row_bytes() const;
 
   // The following need the row-major layout.
   // The same values, borrowed: valid while this matrix (or the mapping it borrows) is.

@@ -17,9 +17,13 @@ def canrun_bin() -> str:
 
 
 @pytest.fixture(scope="session")
-def run_canrun(canrun_bin):
-    """Runs `canrun ARGS...` and returns the CompletedProcess (text mode)."""
+def run_canrun(canrun_bin, tmp_path_factory):
+    """Runs `canrun ARGS...` and returns the CompletedProcess (text mode). Plans compiled by
+    the default cpu backend go to one plan cache for the session, not the user's."""
+    env = dict(os.environ)
+    env.setdefault("CANRUN_CACHE_DIR", str(tmp_path_factory.mktemp("plans")))
+
     def run(*args, check=False):
         return subprocess.run([canrun_bin, *map(str, args)], capture_output=True, text=True,
-                              check=check, timeout=600)
+                              check=check, timeout=600, env=env)
     return run

@@ -24,7 +24,8 @@ def digest(key):
 
 def plan_key(version, shard):
     return {"kind": "weights", "compiler_version": version, "isa": "portable", "backend": "cpu",
-            "config_fingerprint": "c0ffee", "weights_fingerprint": "beef", "shapes": "", "shard": shard}
+            "config_fingerprint": "c0ffee", "weights_fingerprint": "beef", "shapes": "", "shard": shard,
+            "program": "5eed"}
 
 
 def make_remote(base: Path, version: str, shards=("tp2.rank0", "tp2.rank1")):

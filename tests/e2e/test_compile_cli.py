@@ -69,7 +69,7 @@ def test_no_plan_cache_writes_nothing(run_canrun, tmp_path):
 @pytest.mark.parametrize("args, words", [
     (["--backend", "cpu", "--buckets", "0,8"], "--buckets '0,8'"),
     (["--backend", "cpu", "--buckets", "2"], "longer than the largest prompt bucket, 2"),
-    (["--cache-dir", "x"], "--cache-dir has no effect with the ref backend"),
+    (["--backend", "ref", "--cache-dir", "x"], "--cache-dir has no effect with the ref backend"),
     (["--backend", "cpu", "--no-compile", "--no-plan-cache"], "--no-plan-cache has no effect with --no-compile"),
 ])
 def test_bad_compile_options_are_usage_errors(run_canrun, args, words):

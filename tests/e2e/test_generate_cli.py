@@ -31,6 +31,17 @@ def test_generate_matches_transformers(run_canrun, name, backend):
         assert out["stopped_at_eos"] == (len(case["generated_ids"]) < 32)
 
 
+def test_the_compiled_cpu_backend_is_the_default(run_canrun):
+    result = run_canrun("generate", FIXTURES / "llama_f32", "--prompt", "Hello world", "-n", "4", "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["backend"] == "cpu" and out["plan"]["buckets"] == [16]
+    reference = run_canrun("generate", FIXTURES / "llama_f32", "--prompt", "Hello world", "-n", "4", "--json",
+                           "--backend", "ref")
+    assert json.loads(reference.stdout)["plan"] is None
+    assert json.loads(reference.stdout)["generated_ids"] == out["generated_ids"]
+
+
 def test_plain_output_has_text_and_timing_line(run_canrun):
     result = run_canrun("generate", FIXTURES / "llama_f32", "--prompt", "Once upon a time",
                         "--max-new-tokens", 8)

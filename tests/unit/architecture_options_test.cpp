@@ -7,7 +7,7 @@
 
 #include "checkpoint/config_reader.h"
 #include "models/registry.h"
-#include "runtime/loaded_model.h"
+#include "runtime/session.h"
 #include "util/json.h"
 
 namespace canrun {
@@ -29,7 +29,7 @@ class ArchitectureOptions : public testing::Test {
   void expect_load_error(const Json& config, ErrorKind kind, std::initializer_list<std::string> fragments) {
     std::ofstream(dir_ / "config.json") << config.dump();
     try {
-      load_model(dir_.string());
+      Session(dir_.string(), uncompiled(Backend::kRef));
       FAIL() << "no error was thrown";
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), kind) << e.what();

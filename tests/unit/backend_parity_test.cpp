@@ -10,8 +10,7 @@
 #include <filesystem>
 
 #include "lab/synthetic_weights.h"
-#include "runtime/generate.h"
-#include "runtime/loaded_model.h"
+#include "runtime/session.h"
 #include "util/json.h"
 
 namespace canrun {
@@ -38,13 +37,14 @@ TEST_P(BackendParity, CpuMatchesRefOnBf16Weights) {
   const Json config = read_json_file((fixture / "config.json").string(), ErrorKind::kIo);
   const fs::path dir = fs::path(testing::TempDir()) / ("canrun_bf16_" + GetParam());
   make_synthetic_checkpoint(config, kSyntheticSeed, dir.string());
-  const LoadedModel ref = load_model(dir.string(), Backend::kRef);
-  const LoadedModel cpu = load_model(dir.string(), Backend::kCpu);
+  Session ref(dir.string(), uncompiled(Backend::kRef));
+  Session cpu(dir.string(), uncompiled(Backend::kCpu));
   const std::vector<int32_t> prompt = {1, 5, 9, 14, 2, 7, 3};
-  GenerationOptions options;
-  options.max_new_tokens = 8;
-  const GenerationResult expected = generate_greedy(*ref.model, prompt, options);
-  const GenerationResult actual = generate_greedy(*cpu.model, prompt, options);
+  GenerateRequest request;
+  request.max_new_tokens = 8;
+  request.eos_token_ids = std::vector<int32_t>{};
+  const GenerationResult expected = ref.generate(prompt, request);
+  const GenerationResult actual = cpu.generate(prompt, request);
   EXPECT_EQ(actual.tokens, expected.tokens);
   // Measured: at most 2e-7 on logits up to 1.3 in magnitude.
   float max_diff = 0;

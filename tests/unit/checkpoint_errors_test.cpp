@@ -7,8 +7,7 @@
 #include <fstream>
 
 #include "checkpoint/safetensors.h"
-#include "runtime/generate.h"
-#include "runtime/loaded_model.h"
+#include "runtime/session.h"
 #include "util/json.h"
 
 namespace canrun {
@@ -121,7 +120,7 @@ TEST_F(CheckpointErrors, TruncatedCheckpointFile) {
   const std::string model = copy_fixture();
   const fs::path weights = fs::path(model) / "model.safetensors";
   fs::resize_file(weights, fs::file_size(weights) / 2);
-  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"model.safetensors", "run past the end"});
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint, {"model.safetensors", "run past the end"});
 }
 
 TEST_F(CheckpointErrors, MissingTensor) {
@@ -136,38 +135,38 @@ TEST_F(CheckpointErrors, MissingTensor) {
   header.erase("model.norm.weight");
   write_safetensors("model/model.safetensors", header.dump(), 0);
   std::ofstream(path, std::ios::binary | std::ios::app) << bytes.substr(8 + header_length);
-  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"missing tensor 'model.norm.weight'"});
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint, {"missing tensor 'model.norm.weight'"});
 }
 
 TEST_F(CheckpointErrors, MisshapedTensor) {
   const std::string model = copy_fixture();
   edit_config(model, [](Json& c) { c["intermediate_size"] = c["intermediate_size"].get<int>() * 2; });
-  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"mlp.gate_proj.weight", "has shape", "expected"});
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint, {"mlp.gate_proj.weight", "has shape", "expected"});
 }
 
 TEST_F(CheckpointErrors, UnknownModelType) {
   const std::string model = copy_fixture();
   edit_config(model, [](Json& c) { c["model_type"] = "frobnicator"; });
-  expect_error([&] { load_model(model); }, ErrorKind::kUnsupportedArchitecture,
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kUnsupportedArchitecture,
                {"UNSUPPORTED_ARCHITECTURE: frobnicator", "llama", "qwen3"});
 }
 
 TEST_F(CheckpointErrors, AbsurdSizes) {
   const std::string model = copy_fixture();
   edit_config(model, [](Json& c) { c["hidden_size"] = 1000000000000LL; });
-  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"config.json", "'hidden_size'", "outside"});
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint, {"config.json", "'hidden_size'", "outside"});
 }
 
 TEST_F(CheckpointErrors, WrongFieldType) {
   const std::string model = copy_fixture();
   edit_config(model, [](Json& c) { c["num_hidden_layers"] = "two"; });
-  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"'num_hidden_layers'", "integer"});
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint, {"'num_hidden_layers'", "integer"});
 }
 
 TEST_F(CheckpointErrors, KvHeadsMustDivideHeads) {
   const std::string model = copy_fixture();
   edit_config(model, [](Json& c) { c["num_key_value_heads"] = 3; });
-  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"'num_key_value_heads'", "divide"});
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint, {"'num_key_value_heads'", "divide"});
 }
 
 TEST_F(CheckpointErrors, UnknownRopeType) {
@@ -176,35 +175,35 @@ TEST_F(CheckpointErrors, UnknownRopeType) {
     c.erase("rope_parameters");
     c["rope_scaling"] = {{"rope_type", "warp"}, {"factor", 2.0}};
   });
-  expect_error([&] { load_model(model); }, ErrorKind::kUnsupportedOption, {"rope_scaling", "'warp'", "llama3"});
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kUnsupportedOption, {"rope_scaling", "'warp'", "llama3"});
 }
 
 TEST_F(CheckpointErrors, ConfigIsNotJson) {
   const std::string model = copy_fixture();
   write_file("model/config.json", "{\"model_type\": ");
-  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"config.json", "invalid JSON"});
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint, {"config.json", "invalid JSON"});
 }
 
 TEST_F(CheckpointErrors, IndexNamesMissingShard) {
   const std::string model = copy_fixture();
   fs::remove(fs::path(model) / "model.safetensors");
   write_file("model/model.safetensors.index.json", R"({"weight_map":{"model.norm.weight":"gone.safetensors"}})");
-  expect_error([&] { load_model(model); }, ErrorKind::kIo, {"gone.safetensors", "cannot open"});
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kIo, {"gone.safetensors", "cannot open"});
 }
 
 TEST_F(CheckpointErrors, EosIdOutsideVocabulary) {
   const std::string model = copy_fixture();
   write_file("model/generation_config.json", R"({"eos_token_id": [2, 99999999]})");
-  expect_error([&] { load_model(model); }, ErrorKind::kCheckpoint, {"generation_config.json", "'eos_token_id'"});
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint, {"generation_config.json", "'eos_token_id'"});
 }
 
 TEST_F(CheckpointErrors, PromptLongerThanCache) {
-  const LoadedModel loaded = load_model(kFixture.string());
+  Session session(kFixture.string(), uncompiled(Backend::kRef));
   const std::vector<int32_t> prompt(10, 1);
-  GenerationOptions options;
-  options.max_new_tokens = 8;
-  options.cache_capacity = 12;
-  expect_error([&] { generate_greedy(*loaded.model, prompt, options); }, ErrorKind::kUsage,
+  GenerateRequest request;
+  request.max_new_tokens = 8;
+  request.cache_capacity = 12;
+  expect_error([&] { session.generate(prompt, request); }, ErrorKind::kUsage,
                {"18 positions", "KV cache of 12"});
 }
 

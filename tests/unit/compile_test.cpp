@@ -1,18 +1,16 @@
 // The compile step on the committed tiny checkpoints: plans go to the plan cache and come back
 // from it bit for bit; a corrupt plan is rebuilt, never used; a new prompt bucket is one
-// recompilation (the shard layout is part of the key: tests/e2e/test_sharded_parity.py); the graphs account for every weight and the buffer plan never lets two live
-// activations share memory.
+// recompilation (the shard layout is part of the key: tests/e2e/test_sharded_parity.py); keys
+// are the model's content, so a copy of the model in another folder hits and a changed weight
+// misses; the packed weights are one entry shared by every bucket.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "compile/compiler.h"
-#include "compile/forward_graph.h"
-#include "kernels/cpu/panel_choices.h"
 #include "plan/plan_cache.h"
-#include "runtime/generate.h"
+#include "runtime/session.h"
 #include "util/error.h"
 
 namespace canrun {
@@ -24,49 +22,57 @@ const fs::path kFixtures = fs::path(CANRUN_SOURCE_DIR) / "tests/fixtures/models"
 class CompileTest : public testing::Test {
  protected:
   void SetUp() override {
-    cache_ = fs::temp_directory_path() /
-             ("canrun_compile_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
-              std::to_string(::getpid()));
-    fs::remove_all(cache_);
-    cpu::clear_panel_choices();
+    root_ = fs::temp_directory_path() /
+            ("canrun_compile_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+             std::to_string(::getpid()));
+    fs::remove_all(root_);
+    cache_ = root_ / "plans";
   }
-  void TearDown() override { fs::remove_all(cache_); }
+  void TearDown() override { fs::remove_all(root_); }
 
-  CompileOptions options() const {
-    CompileOptions o;
-    o.cache_dir = cache_;
-    o.buckets = {8, 16, 64};
+  SessionOptions options() const {
+    SessionOptions o;
+    o.compile = CompileOptions{};
+    o.compile->cache_dir = cache_;
+    o.compile->buckets = {8, 16, 64};
     return o;
   }
 
-  // Greedy tokens and prompt logits of `fixture` compiled with `o`, and the compile stats.
+  // Greedy tokens and prompt logits of the model in `dir` compiled with `o`, and the compile stats.
   struct Run {
     GenerationResult result;
     CompileStats stats;
   };
-  Run run(const std::string& fixture, const CompileOptions& o, std::span<const int32_t> prompt) const {
-    LoadedModel loaded = load_model((kFixtures / fixture).string(), Backend::kCpu, single_process_communicator(), false);
-    auto compiled = compile_loaded(loaded, o);
-    GenerationOptions g;
-    g.max_new_tokens = 8;
-    g.cache_capacity = compiled->prepare(static_cast<int64_t>(prompt.size()), 8).cache_capacity;
-    return {generate_greedy(*loaded.model, prompt, g), compiled->stats()};
+  Run run(const fs::path& dir, const SessionOptions& o, std::span<const int32_t> prompt) const {
+    Session session(dir.string(), o);
+    GenerateRequest request;
+    request.max_new_tokens = 8;
+    GenerationResult result = session.generate(prompt, request);
+    return {std::move(result), session.compiled()->stats()};
   }
 
-  fs::path cache_;
+  // A copy of fixture `name` under this test's folder.
+  fs::path copy_of(const std::string& name, const std::string& folder) const {
+    const fs::path dir = root_ / folder;
+    fs::create_directories(dir);
+    fs::copy(kFixtures / name, dir, fs::copy_options::recursive);
+    return dir;
+  }
+
+  fs::path root_, cache_;
 };
 
 const std::vector<int32_t> kPrompt = {1, 5, 9, 13, 2};
 
 TEST_F(CompileTest, SecondRunLoadsThePlanFromTheCacheWithTheSameResults) {
-  const Run cold = run("qwen3_bf16", options(), kPrompt);
-  EXPECT_EQ(cold.stats.compilations, 2);  // packed weights + the bucket's graph
+  const Run cold = run(kFixtures / "qwen3_bf16", options(), kPrompt);
+  EXPECT_EQ(cold.stats.compilations, 2);  // packed weights + the bucket's plans
   EXPECT_EQ(cold.stats.cache_hits, 0);
   EXPECT_GT(cold.stats.plan_bytes, 0);
   EXPECT_GT(cold.stats.peak_activation_bytes, 0);
   EXPECT_EQ(cold.stats.buckets, std::vector<int64_t>{8});
 
-  const Run warm = run("qwen3_bf16", options(), kPrompt);
+  const Run warm = run(kFixtures / "qwen3_bf16", options(), kPrompt);
   EXPECT_EQ(warm.stats.compilations, 0);
   EXPECT_EQ(warm.stats.cache_hits, 2);
   EXPECT_EQ(warm.stats.plan_bytes, cold.stats.plan_bytes);
@@ -75,8 +81,36 @@ TEST_F(CompileTest, SecondRunLoadsThePlanFromTheCacheWithTheSameResults) {
   EXPECT_EQ(PlanCache(cache_).list(false, true).size(), 2u);
 }
 
+TEST_F(CompileTest, ACopyOfTheModelInAnotherFolderFindsItsPlans) {
+  const fs::path first = copy_of("llama_f32", "first");
+  const Run cold = run(first, options(), kPrompt);
+  EXPECT_EQ(cold.stats.compilations, 2);
+  // Byte for byte the same model, in another folder with other times: the same plans.
+  const fs::path second = copy_of("llama_f32", "elsewhere/second");
+  fs::last_write_time(second / "model.safetensors", fs::last_write_time(first / "model.safetensors") - std::chrono::hours(1));
+  const Run copied = run(second, options(), kPrompt);
+  EXPECT_EQ(copied.stats.compilations, 0);
+  EXPECT_EQ(copied.stats.cache_hits, 2);
+  EXPECT_EQ(copied.result.prompt_logits, cold.result.prompt_logits);
+}
+
+TEST_F(CompileTest, AChangedWeightMissesEvenWithItsOldTime) {
+  const fs::path dir = copy_of("llama_f32", "model");
+  run(dir, options(), kPrompt);
+  const fs::path weights = dir / "model.safetensors";
+  const auto time = fs::last_write_time(weights);
+  {
+    std::fstream file(weights, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(fs::file_size(weights) - 4));  // the last weight's last byte
+    file.put('\x3f');
+  }
+  fs::last_write_time(weights, time);
+  const Run changed = run(dir, options(), kPrompt);
+  EXPECT_EQ(changed.stats.compilations, 2);  // new content: new packed weights and plans
+}
+
 TEST_F(CompileTest, CorruptPackedWeightsAreRebuiltNotUsed) {
-  const Run cold = run("llama_f32", options(), kPrompt);
+  const Run cold = run(kFixtures / "llama_f32", options(), kPrompt);
   for (const PlanEntryInfo& entry : PlanCache(cache_).list(false, false)) {
     const fs::path weights = entry.dir / "weights.bin";
     if (!fs::exists(weights)) continue;
@@ -84,25 +118,29 @@ TEST_F(CompileTest, CorruptPackedWeightsAreRebuiltNotUsed) {
     file.seekp(100);
     file.put('\x7f');
   }
-  const Run again = run("llama_f32", options(), kPrompt);
-  EXPECT_EQ(again.stats.compilations, 1);  // the weights; the graph entry was intact
+  const Run again = run(kFixtures / "llama_f32", options(), kPrompt);
+  EXPECT_EQ(again.stats.compilations, 1);  // the weights; the bucket's entry was intact
   EXPECT_EQ(again.stats.cache_hits, 1);
   EXPECT_EQ(again.result.prompt_logits, cold.result.prompt_logits);
 }
 
-TEST_F(CompileTest, ANewBucketIsOneRecompilation) {
-  LoadedModel loaded = load_model((kFixtures / "llama_f32").string(), Backend::kCpu, single_process_communicator(), false);
-  auto compiled = compile_loaded(loaded, options());
-  EXPECT_EQ(compiled->prepare(5, 8).bucket, 8);
-  EXPECT_EQ(compiled->prepare(8, 8).bucket, 8);  // same bucket: nothing new
-  EXPECT_EQ(compiled->stats().recompilations, 0);
-  const CompiledModel::Shape longer = compiled->prepare(20, 8);
+TEST_F(CompileTest, ANewBucketIsOneRecompilationSharingThePackedWeights) {
+  Session session((kFixtures / "llama_f32").string(), options());
+  EXPECT_EQ(session.prepare(5, 8).bucket, 8);
+  EXPECT_EQ(session.prepare(8, 8).bucket, 8);  // same bucket: nothing new
+  EXPECT_EQ(session.compiled()->stats().recompilations, 0);
+  const CompiledModel::Shape longer = session.prepare(20, 8);
   EXPECT_EQ(longer.bucket, 64);
   EXPECT_GE(longer.cache_capacity, 64 + 8);
-  EXPECT_EQ(compiled->stats().recompilations, 1);
-  EXPECT_EQ(compiled->stats().buckets, (std::vector<int64_t>{8, 64}));
+  EXPECT_EQ(session.compiled()->stats().recompilations, 1);
+  EXPECT_EQ(session.compiled()->stats().buckets, (std::vector<int64_t>{8, 64}));
+  int weights = 0, shapes = 0;
+  for (const PlanEntryInfo& entry : PlanCache(cache_).list(false, false))
+    ++(entry.manifest.at("key").at("kind") == "weights" ? weights : shapes);
+  EXPECT_EQ(weights, 1);  // one packed copy for both buckets
+  EXPECT_EQ(shapes, 2);
   try {
-    compiled->prepare(65, 1);
+    session.prepare(65, 1);
     FAIL() << "a prompt past the largest bucket must be refused";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUsage);
@@ -111,16 +149,19 @@ TEST_F(CompileTest, ANewBucketIsOneRecompilation) {
 }
 
 TEST_F(CompileTest, WithoutTheCacheNothingIsWritten) {
-  CompileOptions o = options();
-  o.use_cache = false;
-  const Run r = run("llama_f32", o, kPrompt);
+  SessionOptions o = options();
+  o.compile->use_cache = false;
+  const Run r = run(kFixtures / "llama_f32", o, kPrompt);
   EXPECT_EQ(r.stats.compilations, 2);
   EXPECT_FALSE(fs::exists(cache_));
 }
 
 TEST_F(CompileTest, TheRefBackendIsNotCompiled) {
-  LoadedModel loaded = load_model((kFixtures / "llama_f32").string(), Backend::kRef);
-  EXPECT_THROW(compile_loaded(loaded, options()), Error);
+  SessionOptions o = options();
+  o.backend = Backend::kRef;
+  const Session session((kFixtures / "llama_f32").string(), o);
+  EXPECT_EQ(session.compiled(), nullptr);
+  EXPECT_FALSE(fs::exists(cache_));
 }
 
 TEST(PromptBuckets, ParseAscendingPositiveLengths) {
@@ -128,37 +169,6 @@ TEST(PromptBuckets, ParseAscendingPositiveLengths) {
   for (const char* bad : {"", "32,,64", "64,32", "0,4", "-1", "12x", "32,32"})
     EXPECT_THROW(parse_prompt_buckets(bad, "--buckets"), Error) << bad;
   EXPECT_EQ(default_prompt_buckets().front(), 16);
-}
-
-TEST(ForwardGraph, AccountsForEveryWeightAndPlansNonOverlappingBuffers) {
-  for (const char* fixture : {"llama_f32", "qwen3_moe", "gpt_neox", "deepseek_v2"}) {
-    SCOPED_TRACE(fixture);
-    LoadedModel loaded = load_model((kFixtures / fixture).string(), Backend::kCpu);
-    const DecoderModel& model = *loaded.model;
-    const ForwardGraph prefill = build_forward_graph(model.spec(), model.weights(), 16, 16, 1);
-    const ForwardGraph decode = build_forward_graph(model.spec(), model.weights(), 1, 64, 1);
-    EXPECT_EQ(prefill.weight_bytes(), decode.weight_bytes());  // every weight read once per forward
-    EXPECT_GT(prefill.flops(), 8 * decode.flops());
-    for (const ForwardGraph* graph : {&prefill, &decode}) {
-      const BufferPlan plan = plan_buffers(*graph);
-      EXPECT_LE(plan.arena_bytes, plan.total_bytes);
-      int64_t widest_op = 0;  // what one op's live values need at once: a lower bound
-      for (size_t op = 0; op < graph->ops.size(); ++op) {
-        int64_t live = 0;
-        for (const GraphValue& v : graph->values)
-          if (v.first <= static_cast<int>(op) && static_cast<int>(op) <= v.last) live += v.bytes;
-        widest_op = std::max(widest_op, live);
-      }
-      EXPECT_GE(plan.arena_bytes, widest_op);
-      for (size_t a = 0; a < graph->values.size(); ++a)
-        for (size_t b = a + 1; b < graph->values.size(); ++b) {
-          const GraphValue &va = graph->values[a], &vb = graph->values[b];
-          const bool live_together = va.first <= vb.last && vb.first <= va.last;
-          const bool share = plan.offsets[a] < plan.offsets[b] + vb.bytes && plan.offsets[b] < plan.offsets[a] + va.bytes;
-          ASSERT_FALSE(live_together && share) << va.name << " and " << vb.name;
-        }
-    }
-  }
 }
 
 }  // namespace

@@ -48,7 +48,7 @@ void expect_close_to_ref(const Problem& p, const std::vector<float>& x, const st
   std::vector<float> expected(p.rows * p.out), actual(p.rows * p.out);
   const float* b = bias.empty() ? nullptr : bias.data();
   ref::linear(x.data(), p.rows, p.in, w_f32.data(), b, p.out, expected.data());
-  cpu::linear(x.data(), p.rows, w, b, actual.data());
+  cpu::linear(x.data(), p.rows, w, b, {}, actual.data());
   for (int64_t r = 0; r < p.rows; ++r)
     for (int64_t o = 0; o < p.out; ++o) {
       const float tol = tolerance(x.data() + r * p.in, w_f32.data() + o * p.in, p.in, b ? b[o] : 0.0f);

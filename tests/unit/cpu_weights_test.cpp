@@ -6,8 +6,7 @@
 #include <filesystem>
 
 #include "lab/synthetic_weights.h"
-#include "runtime/decoder_weights.h"
-#include "runtime/loaded_model.h"
+#include "runtime/session.h"
 #include "util/json.h"
 
 namespace canrun {
@@ -26,14 +25,13 @@ fs::path bf16_checkpoint(const std::string& name) {
 
 void expect_linear_dtype(const std::string& name, Backend backend, DType expected) {
   SCOPED_TRACE(name + " on " + std::string(backend_name(backend)));
-  const fs::path dir = bf16_checkpoint(name);
-  const WeightStore store = WeightStore::open_folder(dir.string());
-  const DecoderSpec spec = load_model(dir.string(), Backend::kRef).model->spec();
-  const DecoderWeights weights = DecoderWeights::load(spec, store, backend);
-  const LayerWeights& layer = weights.layers.front();
-  for (const WeightMatrix* m : {&layer.q_proj, &layer.k_proj, &layer.v_proj, &layer.o_proj, &layer.up_proj,
-                                &layer.down_proj, &weights.lm_head})
-    EXPECT_EQ(m->dtype(), expected);
+  const Session session(bf16_checkpoint(name).string(), uncompiled(backend));
+  for (const char* matrix : {"layers.0.q_proj", "layers.0.k_proj", "layers.0.v_proj", "layers.0.o_proj",
+                             "layers.0.up_proj", "layers.0.down_proj", "lm_head"}) {
+    const WeightMatrix* m = session.program().find_matrix(matrix);
+    ASSERT_NE(m, nullptr) << matrix;
+    EXPECT_EQ(m->dtype(), expected) << matrix;
+  }
 }
 
 TEST(CpuWeights, Bf16CheckpointsStayBf16OnCpuOnly) {

@@ -11,9 +11,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "compile/compiler.h"
-#include "runtime/generate.h"
-#include "runtime/loaded_model.h"
+#include "runtime/session.h"
 #include "util/json.h"
 
 namespace canrun {
@@ -45,15 +43,13 @@ TEST_P(GoldenParity, GreedyTokensAndLogitsMatchTransformers) {
   const auto& [engine, name] = GetParam();
   const Json golden =
       read_json_file((kSourceDir / "tests/goldens/models" / (name + ".json")).string(), ErrorKind::kIo);
-  LoadedModel loaded = load_model((kSourceDir / "tests/fixtures/models" / name).string(),
-                                  engine == Engine::kRef ? Backend::kRef : Backend::kCpu);
-  std::unique_ptr<CompiledModel> compiled;
+  SessionOptions options = uncompiled(engine == Engine::kRef ? Backend::kRef : Backend::kCpu);
   if (engine == Engine::kCpuCompiled) {
-    CompileOptions compile;
-    compile.use_cache = false;  // nothing written outside the test
-    compile.buckets = {4, 8, 16, 128};
-    compiled = compile_loaded(loaded, compile);
+    options.compile = CompileOptions{};
+    options.compile->use_cache = false;  // nothing written outside the test
+    options.compile->buckets = {4, 8, 16, 128};
   }
+  Session session((kSourceDir / "tests/fixtures/models" / name).string(), options);
   ASSERT_FALSE(golden["cases"].empty());
   for (const Json& c : golden["cases"]) {
     SCOPED_TRACE("prompt: " + c["prompt"].get<std::string>());
@@ -61,11 +57,9 @@ TEST_P(GoldenParity, GreedyTokensAndLogitsMatchTransformers) {
     const std::vector<int32_t> expected = c["generated_ids"].get<std::vector<int32_t>>();
     const std::vector<float> expected_logits = c["last_logits"].get<std::vector<float>>();
 
-    GenerationOptions options;
-    options.max_new_tokens = 32;
-    options.eos_token_ids = loaded.generation.eos_token_ids;
-    if (compiled) options.cache_capacity = compiled->prepare(static_cast<int64_t>(prompt.size()), 32).cache_capacity;
-    const GenerationResult result = generate_greedy(*loaded.model, prompt, options);
+    GenerateRequest request;
+    request.max_new_tokens = 32;
+    const GenerationResult result = session.generate(prompt, request);
 
     EXPECT_EQ(result.tokens, expected);
     ASSERT_EQ(result.prompt_logits.size(), expected_logits.size());

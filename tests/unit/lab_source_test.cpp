@@ -11,7 +11,7 @@
 #include "lab/hf_cache.h"
 #include "lab/model_source.h"
 #include "lab/synthetic_weights.h"
-#include "runtime/loaded_model.h"
+#include "runtime/session.h"
 
 namespace canrun {
 namespace {
@@ -129,9 +129,9 @@ TEST(LabSynthetic, SameSeedSameBytesOtherSeedOtherBytes) {
 TEST(LabSynthetic, LoadsAsTheArchitectureWithBf16Weights) {
   TempDir dir;
   make_synthetic_checkpoint(tiny_config(), kSyntheticSeed, dir.path().string() + "/m");
-  const LoadedModel loaded = load_model(dir.path().string() + "/m");
-  EXPECT_EQ(loaded.model->spec().model_type, "qwen2");
-  EXPECT_EQ(loaded.stored_dtype, DType::kBF16);
+  const Session session(dir.path().string() + "/m", uncompiled(Backend::kRef));
+  EXPECT_EQ(session.spec().model_type, "qwen2");
+  EXPECT_EQ(session.stored_dtype(), DType::kBF16);
   // A second call with the same config and seed keeps the folder as it is.
   const auto written = fs::last_write_time(dir.path() / "m/model.safetensors");
   make_synthetic_checkpoint(tiny_config(), kSyntheticSeed, dir.path().string() + "/m");

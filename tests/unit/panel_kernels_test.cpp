@@ -63,7 +63,7 @@ void expect_panels_match_ref(DType dtype) {
     const std::vector<float> x = random_values(p.rows * p.in, rng), bias = random_values(p.out, rng);
     std::vector<float> expected(p.rows * p.out), actual(p.rows * p.out);
     ref::linear(x.data(), p.rows, p.in, m.reference.data(), bias.data(), p.out, expected.data());
-    cpu::linear(x.data(), p.rows, m.panels, bias.data(), actual.data());
+    cpu::linear(x.data(), p.rows, m.panels, bias.data(), {}, actual.data());
     for (int64_t r = 0; r < p.rows; ++r)
       for (int64_t o = 0; o < p.out; ++o) {
         double magnitude = std::abs(bias[o]);
@@ -85,16 +85,15 @@ TEST(PanelProducts, EveryTuningChoiceGivesTheSameBits) {
     const Packed m = make_packed(p, dtype, rng);
     const std::vector<float> x = random_values(p.rows * p.in, rng);
     std::vector<float> baseline(p.rows * p.out);
-    cpu::clear_panel_choices();
-    cpu::linear(x.data(), p.rows, m.panels, nullptr, baseline.data());
+    cpu::linear(x.data(), p.rows, m.panels, nullptr, {}, baseline.data());
     for (int rows_per_block : cpu::kPanelRowBlocks)
       for (int64_t chunk : {int64_t{0}, int64_t{1}, int64_t{5}, int64_t{64}}) {
-        cpu::set_panel_choice({p.rows, p.out, p.in, dtype}, {rows_per_block, chunk});
+        KernelChoices choices;
+        choices.panels.set({p.rows, p.out, p.in, dtype}, {rows_per_block, chunk});
         std::vector<float> y(p.rows * p.out);
-        cpu::linear(x.data(), p.rows, m.panels, nullptr, y.data());
+        cpu::linear(x.data(), p.rows, m.panels, nullptr, choices, y.data());
         EXPECT_EQ(y, baseline) << "rows_per_block " << rows_per_block << " row_chunk " << chunk;
       }
-    cpu::clear_panel_choices();
   }
 }
 
@@ -107,21 +106,21 @@ TEST(PanelProducts, SameBitsAsPrefillRowForOneRow) {
       const Packed m = make_packed(p, dtype, rng);
       const std::vector<float> x = random_values(p.rows * p.in, rng);
       std::vector<float> all(p.rows * p.out), last(p.out);
-      cpu::linear(x.data(), p.rows, m.panels, nullptr, all.data());
-      cpu::linear(x.data() + (p.rows - 1) * p.in, 1, m.panels, nullptr, last.data());
+      cpu::linear(x.data(), p.rows, m.panels, nullptr, {}, all.data());
+      cpu::linear(x.data() + (p.rows - 1) * p.in, 1, m.panels, nullptr, {}, last.data());
       EXPECT_EQ(std::vector<float>(all.end() - p.out, all.end()), last) << p.out << " x " << p.in;
     }
 }
 
 TEST(PanelChoices, SmallestRecordedBucketHoldingTheRowsWins) {
-  cpu::clear_panel_choices();
-  cpu::set_panel_choice({128, 10, 20, DType::kF32}, {6, 64});
-  cpu::set_panel_choice({32, 10, 20, DType::kF32}, {2, 0});
-  EXPECT_EQ(cpu::panel_choice(20, 10, 20, DType::kF32), (cpu::PanelChoice{2, 0}));
-  EXPECT_EQ(cpu::panel_choice(33, 10, 20, DType::kF32), (cpu::PanelChoice{6, 64}));
-  EXPECT_EQ(cpu::panel_choice(500, 10, 20, DType::kF32), cpu::PanelChoice{});  // past every bucket
-  EXPECT_EQ(cpu::panel_choice(20, 10, 20, DType::kBF16), cpu::PanelChoice{});  // another dtype
-  cpu::clear_panel_choices();
+  cpu::PanelChoices choices;
+  EXPECT_TRUE(choices.empty());
+  choices.set({128, 10, 20, DType::kF32}, {6, 64});
+  choices.set({32, 10, 20, DType::kF32}, {2, 0});
+  EXPECT_EQ(choices.find(20, 10, 20, DType::kF32), (cpu::PanelChoice{2, 0}));
+  EXPECT_EQ(choices.find(33, 10, 20, DType::kF32), (cpu::PanelChoice{6, 64}));
+  EXPECT_EQ(choices.find(500, 10, 20, DType::kF32), cpu::PanelChoice{});  // past every bucket
+  EXPECT_EQ(choices.find(20, 10, 20, DType::kBF16), cpu::PanelChoice{});  // another dtype
 }
 
 TEST(WeightMatrix, PanelsRefuseRowMajorOperations) {

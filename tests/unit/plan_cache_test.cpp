@@ -81,12 +81,12 @@ TEST_F(PlanCacheTest, DigestChangesWithEveryKeyField) {
   EXPECT_EQ(test_key().digest(), base);
   for (std::string PlanKey::*field : {&PlanKey::kind, &PlanKey::compiler_version, &PlanKey::isa, &PlanKey::backend,
                                       &PlanKey::config_fingerprint, &PlanKey::weights_fingerprint, &PlanKey::shapes,
-                                      &PlanKey::shard}) {
+                                      &PlanKey::shard, &PlanKey::program}) {
     PlanKey key = test_key();
     key.*field += "x";
     EXPECT_NE(key.digest(), base) << key.to_json().dump();
   }
-  EXPECT_EQ(test_key().to_json().size(), 8u);
+  EXPECT_EQ(test_key().to_json().size(), 9u);
 }
 
 struct Corruption {

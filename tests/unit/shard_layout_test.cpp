@@ -4,9 +4,11 @@
 
 #include <filesystem>
 
-#include "runtime/decoder_weights.h"
-#include "runtime/loaded_model.h"
-#include "runtime/shard_layout.h"
+#include "blocks/decoder_program.h"
+#include "blocks/steps.h"
+#include "parallel/shard_layout.h"
+#include "program/checkpoint_loader.h"
+#include "runtime/model_config.h"
 #include "util/error.h"
 
 namespace canrun {
@@ -91,21 +93,28 @@ TEST(ShardLayout, RankWeightsHoldTheirPartOnly) {
   const WeightStore store = WeightStore::open_folder(dir);
   const Shard shard{1, 2};
   const ShardLayout layout = shard_layout(spec, shard);
-  const DecoderWeights weights = DecoderWeights::load(spec, store, Backend::kRef, shard);
-  const LayerWeights& layer = weights.layers.front();
-  EXPECT_EQ(layer.q_proj.rows(), layout.query_heads.count * spec.head_dim);
-  EXPECT_EQ(layer.k_proj.rows(), layout.kv_heads.count * spec.head_dim);
-  EXPECT_EQ(static_cast<int64_t>(layer.k_bias.size()), layout.kv_heads.count * spec.head_dim);
-  EXPECT_EQ(layer.o_proj.rows(), spec.hidden_size);
-  EXPECT_EQ(layer.o_proj.cols(), layout.query_heads.count * spec.head_dim);
-  EXPECT_EQ(layer.gate_proj.rows(), layout.ffn.count);
-  EXPECT_EQ(layer.down_proj.cols(), layout.ffn.count);
-  EXPECT_EQ(weights.lm_head.rows(), spec.vocab_size);
+  CheckpointLoader loader(store, spec.conv1d, /*keep_bf16=*/false);
+  const Program rank = build_decoder_program(spec, shard, loader);
+  const auto matrix = [](const Program& program, const char* name) -> const WeightMatrix& {
+    const WeightMatrix* m = program.find_matrix(name);
+    if (m == nullptr) throw std::runtime_error(std::string("no matrix ") + name);
+    return *m;
+  };
+  EXPECT_EQ(matrix(rank, "layers.0.q_proj").rows(), layout.query_heads.count * spec.head_dim);
+  EXPECT_EQ(matrix(rank, "layers.0.k_proj").rows(), layout.kv_heads.count * spec.head_dim);
+  const auto* k_proj = dynamic_cast<const LinearStep*>(rank.find_step("layers.0.k_proj"));
+  ASSERT_NE(k_proj, nullptr);
+  EXPECT_EQ(static_cast<int64_t>(k_proj->bias().size()), layout.kv_heads.count * spec.head_dim);
+  EXPECT_EQ(matrix(rank, "layers.0.o_proj").rows(), spec.hidden_size);
+  EXPECT_EQ(matrix(rank, "layers.0.o_proj").cols(), layout.query_heads.count * spec.head_dim);
+  EXPECT_EQ(matrix(rank, "layers.0.gate_proj").rows(), layout.ffn.count);
+  EXPECT_EQ(matrix(rank, "layers.0.down_proj").cols(), layout.ffn.count);
+  EXPECT_EQ(matrix(rank, "lm_head").rows(), spec.vocab_size);
 
-  const DecoderWeights whole = DecoderWeights::load(spec, store, Backend::kRef);
-  const WeightMatrix& full_down = whole.layers.front().down_proj;
+  const Program whole = build_decoder_program(spec, Shard{}, loader);
+  const WeightMatrix& full_down = matrix(whole, "layers.0.down_proj");
   const int64_t row = 1;
-  EXPECT_EQ(layer.down_proj.f32_data()[row * layout.ffn.count],
+  EXPECT_EQ(matrix(rank, "layers.0.down_proj").f32_data()[row * layout.ffn.count],
             full_down.f32_data()[row * spec.intermediate_size + layout.ffn.first]);
 }
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "runtime/loaded_model.h"
+#include "runtime/session.h"
 
 namespace canrun {
 namespace {
@@ -64,12 +64,16 @@ std::string fixture(const std::string& name) {
 }
 
 // Prefill of a few tokens, then one decode step: the logits of both.
-std::vector<float> run(const DecoderModel& model) {
+std::vector<float> run(const Session& session) {
   const std::vector<int32_t> prompt = {3, 17, 42, 5, 99};
-  KvCache cache = model.make_cache(8);
-  std::vector<float> logits = model.forward(prompt, 0, cache);
+  const Program& program = session.program();
+  const Executor executor(program, kernels_for(session.backend()), session.communicator());
+  SequenceState state = program.make_state(8);
+  Arena arena;
+  std::vector<float> logits = executor.run(prompt, 0, {plan_buffers(program, 5)}, state, arena);
   const int32_t next = 7;
-  const std::vector<float> step = model.forward({&next, 1}, static_cast<int64_t>(prompt.size()), cache);
+  const std::vector<float> step =
+      executor.run({&next, 1}, static_cast<int64_t>(prompt.size()), {plan_buffers(program, 1)}, state, arena);
   logits.insert(logits.end(), step.begin(), step.end());
   return logits;
 }
@@ -78,16 +82,15 @@ class ShardedForwardTest : public testing::TestWithParam<std::tuple<std::string,
 
 TEST_P(ShardedForwardTest, LogitsMatchTheUnshardedModel) {
   const auto& [name, cores] = GetParam();
-  const std::vector<float> expected = run(*load_model(fixture(name)).model);
+  const std::vector<float> expected = run(Session(fixture(name), uncompiled(Backend::kRef)));
   ThreadGroup group(cores);
   std::vector<std::vector<float>> got(static_cast<size_t>(cores));
   std::vector<std::thread> ranks;
   for (int rank = 0; rank < cores; ++rank)
     ranks.emplace_back([&, rank] {
-      const LoadedModel loaded = load_model(fixture(name), Backend::kRef,
-                                            std::make_shared<ThreadCommunicator>(group, rank));
-      EXPECT_EQ(loaded.model->shard().rank, rank);
-      got[static_cast<size_t>(rank)] = run(*loaded.model);
+      const Session session(fixture(name), uncompiled(Backend::kRef, std::make_shared<ThreadCommunicator>(group, rank)));
+      EXPECT_EQ(session.communicator().rank(), rank);
+      got[static_cast<size_t>(rank)] = run(session);
     });
   for (std::thread& rank : ranks) rank.join();
   for (int rank = 0; rank < cores; ++rank) {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/cpu/panel_choices.h"
 #include "kernels/cpu/primitives.h"
 
 namespace canrun::cpu {
@@ -97,12 +96,13 @@ void panels_row_product(const Primitives& p, const float* x, const WeightMatrix&
 
 }  // namespace
 
-void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, float* y) {
+void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, const KernelChoices& choices,
+            float* y) {
   const Primitives& p = primitives();
   if (w.layout() == MatrixLayout::kPanels && rows == 1)
     panels_row_product(p, x, w, y);
   else if (w.layout() == MatrixLayout::kPanels)
-    panel_product(p, x, rows, w, panel_choice(rows, w.rows(), w.cols(), w.dtype()), y);
+    panel_product(p, x, rows, w, choices.panels.find(rows, w.rows(), w.cols(), w.dtype()), y);
   else if (rows == 1)
     matvec(p, x, w, y);
   else

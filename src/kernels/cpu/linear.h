@@ -5,14 +5,16 @@
 
 #include <cstdint>
 
+#include "kernels/kernel_choices.h"
 #include "tensor/weight_matrix.h"
 
 namespace canrun::cpu {
 
 // y[rows, w.rows()] = x[rows, w.cols()] @ w^T (+ bias[w.rows()] when not null). Row-major
 // weights: one row (decode) streams each weight once; more rows (prefill) widen a tile of
-// weight rows to f32 once and reuse it for every row of x. Packed panels (compiled): the
-// choice tuned for the shape (panel_choices.h).
-void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, float* y);
+// weight rows to f32 once and reuse it for every row of x. Packed panels (compiled): as
+// `choices` say for the shape (panel_choices.h).
+void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, const KernelChoices& choices,
+            float* y);
 
 }  // namespace canrun::cpu

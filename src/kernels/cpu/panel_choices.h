@@ -1,9 +1,11 @@
-// How the cpu backend runs a product with a packed (panels) matrix, and the process-wide table
-// of choices the compile step tuned per shape. A product whose shape was never tuned uses the
-// default choice; every choice gives the same result, only the speed differs.
+// How the cpu backend runs a product with a packed (panels) matrix, and the choices a compiled
+// plan carries: per matrix shape and prompt bucket, the way the compile step found fastest. A
+// product whose shape was never tuned uses the default choice; every choice gives the same
+// result, only the speed differs.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "tensor/dtype.h"
 
@@ -25,12 +27,21 @@ struct PanelShape {
   bool operator==(const PanelShape&) const = default;
 };
 
-// Records `choice` for products of shape.out x shape.in weights of shape.dtype with at most
-// shape.rows rows of x (and more than the next smaller bucket recorded for that matrix shape).
-void set_panel_choice(const PanelShape& shape, PanelChoice choice);
-// The choice for a product with `rows` rows of x: the smallest recorded bucket that holds them.
-PanelChoice panel_choice(int64_t rows, int64_t out, int64_t in, DType dtype);
-// Forgets every recorded choice (tests, and a model replaced in the same process).
-void clear_panel_choices();
+class PanelChoices {
+ public:
+  // Records `choice` for products of shape.out x shape.in weights of shape.dtype with at most
+  // shape.rows rows of x (and more than the next smaller recorded row count for that matrix).
+  void set(const PanelShape& shape, PanelChoice choice);
+  // The choice for a product with `rows` rows of x: the smallest recorded row count that holds them.
+  PanelChoice find(int64_t rows, int64_t out, int64_t in, DType dtype) const;
+  bool empty() const { return entries_.empty(); }
+
+ private:
+  struct Entry {
+    PanelShape shape;
+    PanelChoice choice;
+  };
+  std::vector<Entry> entries_;  // sorted by rows, so the first match is the smallest
+};
 
 }  // namespace canrun::cpu

@@ -6,18 +6,18 @@
 namespace canrun::ref {
 namespace {
 
-float apply(Act act, float x) {
+float apply(Activation act, float x) {
   switch (act) {
-    case Act::kSilu:
+    case Activation::kSilu:
       return x / (1.0f + std::exp(-x));
-    case Act::kGeluTanh: {
+    case Activation::kGeluTanh: {
       const double v = x;
       const double inner = std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v);
       return static_cast<float>(0.5 * v * (1.0 + std::tanh(inner)));
     }
-    case Act::kGelu:
+    case Activation::kGelu:
       return static_cast<float>(0.5 * x * (1.0 + std::erf(static_cast<double>(x) / std::numbers::sqrt2)));
-    case Act::kRelu:
+    case Activation::kRelu:
       return x > 0 ? x : 0.0f;
   }
   return x;
@@ -25,16 +25,15 @@ float apply(Act act, float x) {
 
 }  // namespace
 
-void silu_mul(const float* gate, const float* up, int64_t n, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-}
-
-void act_mul(Act act, const float* gate, const float* up, int64_t n, float* y) {
-  if (act == Act::kSilu) return silu_mul(gate, up, n, y);
+void gated_activation(Activation act, const float* gate, const float* up, int64_t n, float* y) {
+  if (act == Activation::kSilu) {
+    for (int64_t i = 0; i < n; ++i) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) y[i] = apply(act, gate[i]) * up[i];
 }
 
-void act(Act act, const float* x, int64_t n, float* y) {
+void activation(Activation act, const float* x, int64_t n, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = apply(act, x[i]);
 }
 
@@ -55,12 +54,6 @@ double exp_shifted(float* x, int64_t n, float shift, double sum) {
   return sum;
 }
 
-void softmax(float* x, int64_t n) {
-  float max_value = x[0];
-  for (int64_t i = 1; i < n; ++i) max_value = x[i] > max_value ? x[i] : max_value;
-  const double sum = exp_shifted(x, n, max_value, 0.0);
-  const float inv = static_cast<float>(1.0 / sum);
-  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
-}
+void softmax(float* x, int64_t n) { normalize_scores(x, n, 0, nullptr); }
 
 }  // namespace canrun::ref

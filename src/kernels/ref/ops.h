@@ -5,6 +5,9 @@
 
 #include <cstdint>
 
+#include "kernels/activation.h"
+#include "kernels/kernel_table.h"
+
 namespace canrun::ref {
 
 // y[r] = x[r] * rsqrt(mean(x[r]^2) + eps) * weight, for `rows` rows of `dim`.
@@ -22,15 +25,9 @@ void linear(const float* x, int64_t rows, int64_t in, const float* w, const floa
 void apply_rotary(float* x, int64_t heads, int64_t head_dim, int64_t rotary_dim, const float* cos,
                   const float* sin);
 
-// x[i] = silu(gate[i]) * up[i]
-void silu_mul(const float* gate, const float* up, int64_t n, float* y);
-
-// y[i] = act(gate[i]) * up[i] (gated) or act(x[i]) (plain), for the activations of
-// decoder_spec.h: silu, gelu with the tanh approximation (gelu_new, gelu_pytorch_tanh),
-// exact gelu (erf) and relu.
-enum class Act { kSilu, kGeluTanh, kGelu, kRelu };
-void act_mul(Act act, const float* gate, const float* up, int64_t n, float* y);
-void act(Act act, const float* x, int64_t n, float* y);
+// y[i] = act(gate[i]) * up[i] (gated) or act(x[i]) (plain).
+void gated_activation(Activation act, const float* gate, const float* up, int64_t n, float* y);
+void activation(Activation act, const float* x, int64_t n, float* y);
 
 // x[i] = cap * tanh(x[i] / cap): gemma2's soft-capping of attention scores and logits.
 void softcap(float* x, int64_t n, float cap);
@@ -48,6 +45,15 @@ using ExpShifted = double (*)(float* x, int64_t n, float shift, double sum);
 // (gpt-oss's attention sinks). `exp` computes the exponentials and their sum.
 void normalize_scores(float* scores, int64_t count, float cap, const float* sink, ExpShifted exp = exp_shifted);
 
+// One query head's attention, the contract of ref::attend below (the cpu backend has its own).
+using HeadAttend = void (*)(const float* q, const float* keys, int64_t key_dim, const float* values,
+                            int64_t value_dim, int64_t first, int64_t last, float scale, float softcap,
+                            const float* sink, float* scratch, float* out);
+// Every (query, head) of `args` through `attend`: each pair computed alone, so results do not
+// depend on the thread count; a kv head's query heads run on one thread.
+void attention_with(const AttentionArgs& args, HeadAttend attend);
+void attention(const AttentionArgs& args);
+
 // One query head of key_dim against keys [positions, key_dim] and values [positions,
 // value_dim]; attends to positions [first, last] inclusive; writes value_dim outputs.
 // `softcap` (0: none) caps each score before the softmax; `sink` (null: none) is one more
@@ -63,7 +69,8 @@ void clamped_swiglu(const float* gate, const float* up, int64_t n, float alpha, 
 void apply_rotary_interleaved(float* x, int64_t heads, int64_t head_dim, int64_t rotary_dim, const float* cos,
                               const float* sin);
 
-// The k largest of n values, largest first (ties: lower index first, as torch.topk on CPU).
-void top_k(const float* x, int64_t n, int64_t k, int64_t* indices);
+// x[i] *= s; x[i] += y[i] * s (exactly x[i] += y[i] when s is 1).
+void scale(float* x, int64_t n, float s);
+void add_scaled(float* x, const float* y, int64_t n, float s);
 
 }  // namespace canrun::ref

@@ -1,0 +1,193 @@
+// The attention block kind: q/k/v projections (separate, or one fused projection split at
+// load), optional q/k norms, rotary positions, the static KV cache, causal (optionally
+// sliding-window, soft-capped, with sinks) attention and the output projection. Over this rank's
+// heads only: its output is this rank's partial sum of the output projection.
+#include <cmath>
+
+#include "blocks/block_kind.h"
+#include "blocks/cached_attention.h"
+#include "blocks/steps.h"
+#include "program/step_context.h"
+
+namespace canrun {
+namespace {
+
+// inputs {q, k, v, rope table}, outputs {q, k}: rotates q and k at their positions (when the
+// layer rotates) and writes k and v into the cache.
+class RotaryCacheWriteStep : public Step {
+ public:
+  RotaryCacheWriteStep(Info info, int slot, int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim,
+                       bool pairs)
+      : Step(std::move(info)), slot_(slot), heads_(heads), kv_heads_(kv_heads), head_dim_(head_dim),
+        rotary_dim_(rotary_dim), pairs_(pairs) {}
+  std::string_view kind() const override { return "rotary_cache_write"; }
+
+  void run(StepContext& c) const override {
+    KvState& cache = c.state().get<KvState>(slot_);
+    float* q = c.value(inputs()[0]);
+    float* k = c.value(inputs()[1]);
+    const float* v = c.value(inputs()[2]);
+    const float* table = inputs().size() > 3 ? c.value(inputs()[3]) : nullptr;
+    const auto rotary = pairs_ ? c.kernels().rotary_pairs : c.kernels().rotary_halves;
+    const int64_t q_width = heads_ * head_dim_, kv_width = kv_heads_ * head_dim_;
+    for (int64_t t = 0; t < c.count(); ++t) {
+      if (table != nullptr) {
+        const float* cos = table + t * rotary_dim_;
+        const float* sin = cos + rotary_dim_ / 2;
+        rotary(q + t * q_width, heads_, head_dim_, rotary_dim_, cos, sin);
+        rotary(k + t * kv_width, kv_heads_, head_dim_, rotary_dim_, cos, sin);
+      }
+      const int64_t position = c.start() + t;
+      for (int64_t h = 0; h < kv_heads_; ++h) {
+        std::copy_n(k + t * kv_width + h * head_dim_, head_dim_, cache.keys(h) + position * head_dim_);
+        std::copy_n(v + t * kv_width + h * head_dim_, head_dim_, cache.values(h) + position * head_dim_);
+      }
+    }
+  }
+
+ private:
+  int slot_;
+  int64_t heads_, kv_heads_, head_dim_, rotary_dim_;
+  bool pairs_;
+};
+
+class Attention : public Block {
+ public:
+  explicit Attention(const BlockPlace& place) : place_(place) {}
+
+  void visit(TensorVisitor& v) override {
+    const DecoderSpec& spec = place_.spec;
+    const WeightNames& n = spec.names;
+    const std::string& p = place_.tensors;
+    const int64_t hidden = spec.hidden_size, hd = spec.head_dim;
+    const int64_t q_width = spec.num_heads * hd, kv_width = spec.num_kv_heads * hd;
+    const IndexRange q_rows = head_range(place_.layout.query_heads, hd);
+    const IndexRange kv_rows = head_range(place_.layout.kv_heads, hd);
+    if (spec.fused_qkv == FusedQkv::kNone) {
+      q_ = v.matrix_part(p + n.q, q_width, hidden, rows_of(q_rows, hidden));
+      k_ = v.matrix_part(p + n.k, kv_width, hidden, rows_of(kv_rows, hidden));
+      v_ = v.matrix_part(p + n.v, kv_width, hidden, rows_of(kv_rows, hidden));
+      q_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.q, q_width), q_rows);
+      k_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.k, kv_width), kv_rows);
+      v_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.v, kv_width), kv_rows);
+    } else {
+      visit_fused(v, q_rows, kv_rows);
+    }
+    if (spec.attention_sinks)
+      sinks_ = slice(v.vector(p + n.sinks, spec.num_heads, TensorRole::kBias), place_.layout.query_heads);
+    o_ = v.matrix_part(p + n.o, hidden, q_width, cols_of(hidden, q_rows));
+    // A row-parallel output's bias is held by rank 0 alone, so the sum over ranks adds it once.
+    o_bias_ = bias_if(v, spec.o_bias && place_.shard.rank == 0, p + n.o, hidden);
+    if (spec.qk_norm_kind == QkNorm::kPerHead) {
+      q_norm_ = visit_norm(v, spec.qk_norm_spec, p + n.q_norm, hd);
+      k_norm_ = visit_norm(v, spec.qk_norm_spec, p + n.k_norm, hd);
+    } else if (spec.qk_norm_kind == QkNorm::kWhole) {
+      q_norm_ = visit_norm(v, spec.qk_norm_spec, p + n.q_norm, q_width);
+      k_norm_ = visit_norm(v, spec.qk_norm_spec, p + n.k_norm, kv_width);
+    }
+  }
+
+  void emit(ProgramBuilder& program, const BlockIo& io) override {
+    const DecoderSpec& spec = place_.spec;
+    const std::string& s = place_.steps;
+    const std::string module = place_.tensors;  // transformers' module names are the tensors' prefixes
+    const int64_t hd = spec.head_dim, hidden = spec.hidden_size;
+    const int64_t heads = place_.layout.query_heads.count, kv_heads = place_.layout.kv_heads.count;
+    if (heads == 0) {  // more ranks than kv heads: this one adds nothing
+      program.add<ZeroStep>(Step::Info{s + "attention_zero", {}, {io.out}});
+      return;
+    }
+    const WeightNames& n = spec.names;
+    const int64_t q_width = heads * hd, kv_width = kv_heads * hd;
+    const ValueId q = program.value(s + "q", q_width);
+    const ValueId k = program.value(s + "k", kv_width);
+    const ValueId v = program.value(s + "v", kv_width);
+    add_linear(program, s + "q_proj", io.in, q, q_, q_bias_, hidden, fused_match(module, n.q, 0, q_width));
+    add_linear(program, s + "k_proj", io.in, k, k_, k_bias_, hidden, fused_match(module, n.k, q_width, kv_width));
+    add_linear(program, s + "v_proj", io.in, v, v_, v_bias_, hidden,
+               fused_match(module, n.v, q_width + kv_width, kv_width));
+    if (spec.qk_norm_kind != QkNorm::kNone) {
+      const bool per_head = spec.qk_norm_kind == QkNorm::kPerHead;
+      program.add<NormStep>(Step::Info{s + "q_norm", {q}, {q}, {module + n.q_norm}}, q_norm_, spec.qk_norm_spec,
+                            per_head ? hd : q_width);
+      program.add<NormStep>(Step::Info{s + "k_norm", {k}, {k}, {module + n.k_norm}}, k_norm_, spec.qk_norm_spec,
+                            per_head ? hd : kv_width);
+    }
+    const int slot = declare_kv_cache(program, s + "kv_cache", kv_heads, hd, hd);
+    const bool rotates = io.rope >= 0 && layer_uses_rope(spec, place_.layer);
+    std::vector<ValueId> rotary_inputs = {q, k, v};
+    if (rotates) rotary_inputs.push_back(io.rope);
+    program.add<RotaryCacheWriteStep>(Step::Info{s + "rotary_cache_write", rotary_inputs, {q, k}}, slot, heads,
+                                      kv_heads, hd, rotates ? program.info(io.rope).width : 0, spec.rope_interleaved);
+    AttentionShape shape;
+    shape.heads = heads;
+    shape.kv_heads = kv_heads;
+    shape.key_dim = shape.value_dim = hd;
+    shape.window = spec.sliding_window[static_cast<size_t>(place_.layer)];
+    shape.scale = spec.attention_scale > 0 ? spec.attention_scale : 1.0f / std::sqrt(static_cast<float>(hd));
+    shape.softcap = spec.attn_softcap;
+    const ValueId context = program.value(s + "context", q_width);
+    program.add<AttentionStep>(Step::Info{s + "attention", {q}, {context}, {module + n.o, true}}, slot, shape,
+                               sinks_);
+    add_linear(program, s + "o_proj", context, io.out, o_, o_bias_, q_width, {module + n.o});
+  }
+
+ private:
+  void visit_fused(TensorVisitor& v, IndexRange q_rows, IndexRange kv_rows) {
+    const DecoderSpec& spec = place_.spec;
+    const std::string name = place_.tensors + spec.names.qkv;
+    const int64_t hd = spec.head_dim, q_width = spec.num_heads * hd, kv_width = spec.num_kv_heads * hd;
+    const int64_t total = q_width + 2 * kv_width;
+    const WeightMatrix fused = v.matrix(name, total, spec.hidden_size);
+    const FloatBuffer fused_bias = bias_if(v, spec.qkv_bias, name, total);
+    if (fused.empty()) return;  // listing only
+    const std::vector<float> b(fused_bias.data(), fused_bias.data() + fused_bias.size());
+    std::vector<WeightMatrix> q, k, val;
+    std::vector<float> qb, kb, vb;
+    const auto take = [&](std::vector<WeightMatrix>& dst, std::vector<float>& dst_bias, int64_t first, int64_t count) {
+      dst.push_back(fused.slice_rows(first, count));
+      if (!b.empty()) dst_bias.insert(dst_bias.end(), b.begin() + first, b.begin() + first + count);
+    };
+    if (spec.fused_qkv == FusedQkv::kConcat) {
+      take(q, qb, q_rows.first, q_rows.count);
+      take(k, kb, q_width + kv_rows.first, kv_rows.count);
+      take(val, vb, q_width + kv_width + kv_rows.first, kv_rows.count);
+    } else {  // per head [q_h; k_h; v_h], num_kv_heads == num_heads
+      for (int64_t h = place_.layout.query_heads.first; h < place_.layout.query_heads.end(); ++h) {
+        take(q, qb, h * 3 * hd, hd);
+        take(k, kb, h * 3 * hd + hd, hd);
+        take(val, vb, h * 3 * hd + 2 * hd, hd);
+      }
+    }
+    q_ = WeightMatrix::stack(q);
+    k_ = WeightMatrix::stack(k);
+    v_ = WeightMatrix::stack(val);
+    if (!b.empty()) {
+      q_bias_ = FloatBuffer::owning(std::move(qb));
+      k_bias_ = FloatBuffer::owning(std::move(kb));
+      v_bias_ = FloatBuffer::owning(std::move(vb));
+    }
+  }
+
+  // The transformers module a projection's output is: its own, or columns of the fused one
+  // (stacked [q; k; v] unsharded; per-head interleaving has no contiguous columns).
+  ModuleMatch fused_match(const std::string& module, const std::string& own, int64_t first, int64_t width) const {
+    const DecoderSpec& spec = place_.spec;
+    if (spec.fused_qkv == FusedQkv::kNone) return {module + own};
+    if (spec.fused_qkv == FusedQkv::kConcat && place_.shard.size == 1)
+      return {module + spec.names.qkv, false, first, first + width};
+    return {};
+  }
+
+  BlockPlace place_;
+  WeightMatrix q_, k_, v_, o_;
+  FloatBuffer q_bias_, k_bias_, v_bias_, o_bias_;
+  NormWeights q_norm_, k_norm_;
+  FloatBuffer sinks_;
+};
+
+const BlockKindRegistration registration("attention",
+                                         [](const BlockPlace& place) { return std::make_unique<Attention>(place); });
+
+}  // namespace
+}  // namespace canrun

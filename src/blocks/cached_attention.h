@@ -1,0 +1,59 @@
+// Attention over a static KV cache: the cache as a block state (one per attention layer,
+// [kv heads][positions][dim] for keys and values) and the step that attends to it. Shared by
+// the attention and latent attention block kinds, which differ in how they fill the cache.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "program/program.h"
+#include "program/sequence_state.h"
+#include "tensor/float_buffer.h"
+
+namespace canrun {
+
+class KvState : public BlockState {
+ public:
+  KvState(int64_t kv_heads, int64_t key_dim, int64_t value_dim, int64_t capacity);
+  // Rows of key_dim (value_dim) floats for one kv head, indexed by position.
+  float* keys(int64_t kv_head) { return keys_.data() + kv_head * capacity_ * key_dim_; }
+  float* values(int64_t kv_head) { return values_.data() + kv_head * capacity_ * value_dim_; }
+  int64_t bytes() const override { return static_cast<int64_t>((keys_.size() + values_.size()) * sizeof(float)); }
+  static int64_t bytes_for(int64_t kv_heads, int64_t key_dim, int64_t value_dim, int64_t capacity) {
+    return kv_heads * capacity * (key_dim + value_dim) * static_cast<int64_t>(sizeof(float));
+  }
+
+ private:
+  int64_t key_dim_, value_dim_, capacity_;
+  std::vector<float> keys_, values_;
+};
+
+// Declares a layer's KV cache; returns its slot.
+class ProgramBuilder;
+int declare_kv_cache(ProgramBuilder& program, const std::string& name, int64_t kv_heads, int64_t key_dim,
+                     int64_t value_dim);
+
+struct AttentionShape {
+  int64_t heads = 0, kv_heads = 0, key_dim = 0, value_dim = 0;
+  int64_t window = 0;  // 0: full causal
+  float scale = 1, softcap = 0;
+};
+
+// inputs {q [tokens, heads * key_dim]}, outputs {context [tokens, heads * value_dim]}: every query
+// attends to the cached positions up to its own (the cache already holds this run's keys).
+class AttentionStep : public Step {
+ public:
+  AttentionStep(Info info, int slot, AttentionShape shape, const FloatBuffer& sinks)
+      : Step(std::move(info)), slot_(slot), shape_(shape), sinks_(sinks) {}
+  std::string_view kind() const override { return "attention"; }
+  void run(StepContext& context) const override;
+  StepCost cost(const Program& program, const RunShape& shape) const override;
+
+ private:
+  int slot_;
+  AttentionShape shape_;
+  const FloatBuffer& sinks_;  // [heads] or empty
+};
+
+}  // namespace canrun

@@ -1,0 +1,208 @@
+#include "blocks/decoder_program.h"
+
+#include <string>
+
+#include "blocks/block_kind.h"
+#include "blocks/rope_table.h"
+#include "blocks/steps.h"
+#include "program/program_builder.h"
+#include "program/step_context.h"
+#include "util/error.h"
+
+namespace canrun {
+namespace {
+
+// The spec, kept by the program: block kinds read their settings from it while running.
+struct SpecPart : ProgramPart {
+  explicit SpecPart(DecoderSpec s) : spec(std::move(s)) {}
+  DecoderSpec spec;
+};
+
+// outputs {x [tokens, hidden]}: the tokens' embeddings (times the family's scale) plus their
+// learned positions.
+class EmbedStep : public Step {
+ public:
+  EmbedStep(Info info, const DecoderSpec& spec, const WeightMatrix& table, const FloatBuffer& positions)
+      : Step(std::move(info)), spec_(spec), table_(table), positions_(positions) {}
+  std::string_view kind() const override { return "embed"; }
+
+  void run(StepContext& c) const override {
+    const int64_t hidden = spec_.hidden_size, count = c.count();
+    if (!positions_.empty() && c.start() + count > spec_.max_positions)
+      fail(ErrorKind::kRuntime, "position " + std::to_string(c.start() + count - 1) + " is past the " +
+                                    std::to_string(spec_.max_positions) + " learned positions");
+    for (int32_t id : c.tokens())
+      if (id < 0 || id >= spec_.vocab_size)
+        fail(ErrorKind::kRuntime, "token id " + std::to_string(id) + " is outside the vocabulary of " +
+                                      std::to_string(spec_.vocab_size));
+    float* x = c.value(outputs()[0]);
+    c.kernels().embed(table_, c.tokens().data(), count, x);
+    if (spec_.embedding_scale != 1.0f) c.kernels().scale(x, count * hidden, spec_.embedding_scale);
+    if (positions_.empty()) return;
+    for (int64_t t = 0; t < count; ++t)
+      c.kernels().add_scaled(x + t * hidden, positions_.data() + (c.start() + t + spec_.position_offset) * hidden,
+                             hidden, 1.0f);
+  }
+
+ private:
+  const DecoderSpec& spec_;
+  const WeightMatrix& table_;
+  const FloatBuffer& positions_;
+};
+
+// What the decoder itself holds besides its blocks: embeddings, per-layer norms, final norm, head.
+struct LayerNorms {
+  NormWeights attn, post_attn, mlp, post_mlp;
+};
+struct DecoderWeights : ProgramPart {
+  WeightMatrix embed_tokens;    // [vocab, hidden]
+  FloatBuffer embed_positions;  // learned positions, empty when rotary
+  std::vector<LayerNorms> norms;
+  NormWeights final_norm;
+  WeightMatrix lm_head;  // when tied, embed_tokens viewed in place
+  FloatBuffer lm_head_bias;
+};
+
+std::string layer_name(const std::string& prefix, int64_t layer) { return prefix + "." + std::to_string(layer) + "."; }
+
+class DecoderAssembly {
+ public:
+  DecoderAssembly(const DecoderSpec& spec, Shard shard, TensorVisitor& tensors)
+      : spec_(spec), shard_(shard), tensors_(tensors) {}
+
+  Program build() {
+    const DecoderSpec& spec = program_.keep(std::make_unique<SpecPart>(spec_)).spec;
+    DecoderWeights& w = program_.keep(std::make_unique<DecoderWeights>());
+    const WeightNames& n = spec.names;
+    const int64_t hidden = spec.hidden_size;
+    w.embed_tokens = tensors_.embeddings(n.embed + ".weight", spec.vocab_size, hidden);
+    if (!n.positions.empty())
+      w.embed_positions = tensors_.tensor(n.positions + ".weight", {spec.max_positions + spec.position_offset, hidden});
+    const ValueId x = program_.value("x", hidden);
+    program_.add<EmbedStep>(Step::Info{"embed", {}, {x}, {n.layers + ".0", true}}, spec, w.embed_tokens,
+                            w.embed_positions);
+    ValueId rope = -1, local_rope = -1;
+    if (spec.rotary) {
+      rope = program_.value("rope", spec.rope.rotary_dim);
+      program_.add<RopeTableStep>(Step::Info{"rope", {}, {rope}}, spec.rope);
+    }
+    if (spec.rotary && spec.use_local_rope) {
+      local_rope = program_.value("rope_local", spec.local_rope.rotary_dim);
+      program_.add<RopeTableStep>(Step::Info{"rope_local", {}, {local_rope}}, spec.local_rope);
+    }
+    const ShardLayout layout = shard_layout(spec, shard_);
+    w.norms.resize(static_cast<size_t>(spec.num_layers));
+    for (int64_t i = 0; i < spec.num_layers; ++i) {
+      const bool local = spec.use_local_rope && spec.sliding_window[static_cast<size_t>(i)] > 0;
+      layer(spec, layout, i, x, local ? local_rope : rope, w.norms[static_cast<size_t>(i)]);
+    }
+    w.final_norm = visit_norm(tensors_, spec.norm, n.final_norm, hidden);
+    w.lm_head = spec.tie_embeddings ? tensors_.tied_head(n.embed + ".weight", w.embed_tokens)
+                                    : tensors_.plain_matrix(n.lm_head + ".weight", spec.vocab_size, hidden);
+    if (spec.lm_head_bias)
+      w.lm_head_bias = tensors_.vector(n.lm_head + ".bias", spec.vocab_size, TensorRole::kBias);
+
+    // Generation needs the last position's logits only.
+    ValueId last = program_.value("last", hidden, ValueRows::kLast);
+    program_.add<LastRowStep>(Step::Info{"last", {x}, {last}});
+    if (!n.final_norm.empty())
+      program_.add<NormStep>(Step::Info{"final_norm", {last}, {last}, {n.final_norm}}, w.final_norm, spec.norm, hidden);
+    const ValueId logits = program_.value("logits", spec.vocab_size, ValueRows::kLast);
+    add_linear(program_, "lm_head", last, logits, w.lm_head, w.lm_head_bias, hidden, {n.lm_head});
+    if (spec.logits_scale != 1.0f || spec.final_softcap > 0)
+      program_.add<ScaleSoftcapStep>(Step::Info{"logits", {logits}, {logits}}, spec.logits_scale, spec.final_softcap);
+    program_.set_output(logits);
+    return program_.finish();
+  }
+
+ private:
+  // Norms, token mixer and feed-forward block of layer i, updating the residual stream x.
+  void layer(const DecoderSpec& spec, const ShardLayout& layout, int64_t i, ValueId x, ValueId rope,
+             LayerNorms& norms) {
+    const WeightNames& n = spec.names;
+    const int64_t hidden = spec.hidden_size;
+    const std::string tensors = layer_name(n.layers, i), s = layer_name("layers", i);
+    const auto norm_name = [&](const std::string& name) { return name.empty() ? "" : tensors + name; };
+    const BlockPlace place{spec, i, shard_, layout, tensors, s};
+    std::unique_ptr<Block> mixer_block = make_block(mixer_kind(spec, i), place);
+    std::unique_ptr<Block> ffn_block = make_block(ffn_kind(spec, i), place);
+    // The checkpoint's order: attention norm, attention, its post norm, MLP norm, MLP, its post norm.
+    norms.attn = visit_norm(tensors_, spec.norm, norm_name(n.attn_norm), hidden);
+    mixer_block->visit(tensors_);
+    norms.post_attn = visit_norm(tensors_, spec.norm, norm_name(n.post_attn_norm), hidden);
+    norms.mlp = visit_norm(tensors_, spec.norm, norm_name(n.mlp_norm), hidden);
+    ffn_block->visit(tensors_);
+    norms.post_mlp = visit_norm(tensors_, spec.norm, norm_name(n.post_mlp_norm), hidden);
+    Block& mixer = program_.keep(std::move(mixer_block));
+    Block& ffn = program_.keep(std::move(ffn_block));
+
+    const bool sharded = shard_.size > 1;
+    // A norm step is named after its checkpoint tensor (e.g. "attn_norm" for input_layernorm).
+    const auto norm = [&](const std::string& step, const std::string& name, const NormWeights& weights, ValueId in,
+                          ValueId out) {
+      program_.add<NormStep>(Step::Info{s + step, {in}, {out}, {tensors + name}}, weights, spec.norm, hidden);
+    };
+    const auto normed = [&](const std::string& step, const std::string& name, const NormWeights& weights) {
+      const ValueId out = program_.value(s + step, hidden);
+      norm(step, name, weights, x, out);
+      return out;
+    };
+    const auto all_reduce = [&](const std::string& step, ValueId value) {
+      if (sharded) program_.add<AllReduceStep>(Step::Info{s + step, {value}, {value}});
+    };
+    const ModuleMatch layer_output{n.layers + "." + std::to_string(i)};
+
+    const ValueId attn_in = n.attn_norm.empty() ? x : normed("attn_norm", n.attn_norm, norms.attn);
+    const ValueId attn_out = program_.value(s + "attn_out", hidden);
+    mixer.emit(program_, {attn_in, attn_out, rope});
+    // A parallel residual sums attention and MLP partials first and reduces once.
+    const bool parallel = spec.residual == Residual::kParallel;
+    const bool reduce_once = parallel && n.post_attn_norm.empty();
+    if (!reduce_once) all_reduce("attn_all_reduce", attn_out);
+    if (!n.post_attn_norm.empty()) norm("post_attn_norm", n.post_attn_norm, norms.post_attn, attn_out, attn_out);
+    const ValueId mlp_out = program_.value(s + "mlp_out", hidden);
+    if (parallel) {
+      // x + attn(n1(x)) + mlp(n2(x)), n2 = n1 when the family has one norm per layer.
+      const ValueId mlp_in = n.mlp_norm.empty() ? attn_in : normed("mlp_norm", n.mlp_norm, norms.mlp);
+      ffn.emit(program_, {mlp_in, mlp_out, rope});
+      if (!reduce_once) all_reduce("mlp_all_reduce", mlp_out);
+      program_.add<AddStep>(Step::Info{s + "branch_sum", {mlp_out, attn_out}, {mlp_out}});
+      if (reduce_once) all_reduce("layer_all_reduce", mlp_out);
+      program_.add<AddStep>(Step::Info{s + "residual", {x, mlp_out}, {x}, layer_output});
+      return;
+    }
+    const float r = spec.residual_scale;
+    // The residual stream between the blocks is what the MLP norm reads in transformers.
+    const ModuleMatch mlp_norm_input = n.mlp_norm.empty() ? ModuleMatch{} : ModuleMatch{tensors + n.mlp_norm, true};
+    program_.add<AddStep>(Step::Info{s + "attn_residual", {x, attn_out}, {x}, mlp_norm_input}, r);
+    const ValueId mlp_in = n.mlp_norm.empty() ? x : normed("mlp_norm", n.mlp_norm, norms.mlp);
+    ffn.emit(program_, {mlp_in, mlp_out, rope});
+    all_reduce("mlp_all_reduce", mlp_out);
+    if (!n.post_mlp_norm.empty()) norm("post_mlp_norm", n.post_mlp_norm, norms.post_mlp, mlp_out, mlp_out);
+    program_.add<AddStep>(Step::Info{s + "mlp_residual", {x, mlp_out}, {x}, layer_output}, r);
+  }
+
+  const DecoderSpec& spec_;
+  Shard shard_;
+  TensorVisitor& tensors_;
+  ProgramBuilder program_;
+};
+
+}  // namespace
+
+Program build_decoder_program(const DecoderSpec& spec, Shard shard, TensorVisitor& tensors) {
+  return DecoderAssembly(spec, shard, tensors).build();
+}
+
+std::vector<TensorInfo> decoder_tensors(const DecoderSpec& spec) {
+  TensorLister lister(spec.conv1d);
+  build_decoder_program(spec, Shard{}, lister);
+  return lister.tensors;
+}
+
+Program decoder_program_shape(const DecoderSpec& spec, Shard shard) {
+  TensorLister lister(spec.conv1d);
+  return build_decoder_program(spec, shard, lister);
+}
+
+}  // namespace canrun

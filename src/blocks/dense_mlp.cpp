@@ -1,0 +1,74 @@
+// The dense MLP block kind: down(act(gate(x)) * up(x)), or down(act(up(x))) without a gate;
+// gate and up fused in one projection for some families (phi3). Sharded, a rank computes its
+// intermediate columns: its output is this rank's partial sum of the down projection.
+#include "blocks/block_kind.h"
+#include "blocks/steps.h"
+
+namespace canrun {
+namespace {
+
+class DenseMlp : public Block {
+ public:
+  explicit DenseMlp(const BlockPlace& place) : place_(place) {}
+
+  void visit(TensorVisitor& v) override {
+    const DecoderSpec& spec = place_.spec;
+    const WeightNames& n = spec.names;
+    const std::string& p = place_.tensors;
+    const int64_t hidden = spec.hidden_size, ffn = spec.intermediate_size;
+    const IndexRange mine = place_.layout.ffn;
+    if (spec.fused_gate_up) {
+      const WeightMatrix fused = v.matrix(p + n.gate_up, 2 * ffn, hidden);
+      if (!fused.empty()) {
+        gate_ = fused.slice_rows(mine.first, mine.count);
+        up_ = fused.slice_rows(ffn + mine.first, mine.count);
+      }
+    } else {
+      if (spec.gated_mlp) gate_ = v.matrix_part(p + n.gate, ffn, hidden, rows_of(mine, hidden));
+      up_ = v.matrix_part(p + n.up, ffn, hidden, rows_of(mine, hidden));
+      if (spec.gated_mlp) gate_bias_ = slice(bias_if(v, spec.mlp_bias, p + n.gate, ffn), mine);
+      up_bias_ = slice(bias_if(v, spec.mlp_bias, p + n.up, ffn), mine);
+    }
+    down_ = v.matrix_part(p + n.down, hidden, ffn, cols_of(hidden, mine));
+    down_bias_ = bias_if(v, spec.mlp_bias && place_.shard.rank == 0, p + n.down, hidden);
+  }
+
+  void emit(ProgramBuilder& program, const BlockIo& io) override {
+    const DecoderSpec& spec = place_.spec;
+    const WeightNames& n = spec.names;
+    const std::string& s = place_.steps;
+    const std::string& module = place_.tensors;
+    const int64_t ffn = place_.layout.ffn.count, hidden = spec.hidden_size;
+    if (ffn == 0) {  // more ranks than intermediate columns: this one adds nothing
+      program.add<ZeroStep>(Step::Info{s + "mlp_zero", {}, {io.out}});
+      return;
+    }
+    const bool fused = spec.fused_gate_up && place_.shard.size == 1;
+    const ValueId up = program.value(s + "up", ffn);
+    add_linear(program, s + "up_proj", io.in, up, up_, up_bias_, hidden,
+           fused ? ModuleMatch{module + n.gate_up, false, ffn, 2 * ffn}
+                 : ModuleMatch{spec.fused_gate_up ? "" : module + n.up});
+    if (spec.gated_mlp) {
+      const ValueId gate = program.value(s + "gate", ffn);
+      add_linear(program, s + "gate_proj", io.in, gate, gate_, gate_bias_, hidden,
+             fused ? ModuleMatch{module + n.gate_up, false, 0, ffn}
+                   : ModuleMatch{spec.fused_gate_up ? "" : module + n.gate});
+      program.add<ActivationStep>(Step::Info{s + "act_mul", {gate, up}, {up}, {module + n.down, true}},
+                                  spec.activation);
+    } else {
+      program.add<ActivationStep>(Step::Info{s + "act", {up}, {up}, {module + n.down, true}}, spec.activation);
+    }
+    add_linear(program, s + "down_proj", up, io.out, down_, down_bias_, ffn, {module + n.down});
+  }
+
+ private:
+  BlockPlace place_;
+  WeightMatrix gate_, up_, down_;
+  FloatBuffer gate_bias_, up_bias_, down_bias_;
+};
+
+const BlockKindRegistration registration("dense_mlp",
+                                         [](const BlockPlace& place) { return std::make_unique<DenseMlp>(place); });
+
+}  // namespace
+}  // namespace canrun

@@ -1,0 +1,270 @@
+// The routed-experts block kind: a router's softmax (optionally limited to the best groups),
+// top-k, optionally renormalised and scaled, then the weighted sum of those experts' gated MLPs,
+// plus an always-on shared expert (optionally scaled by sigmoid of a one-output gate). gpt-oss:
+// router bias, softmax over the k chosen logits, 3-D experts (optionally MXFP4) with biases and
+// the clamped SwiGLU. Sharded, a rank computes only its own experts for the tokens routed to
+// them and its columns of the shared expert: its output is this rank's partial sum.
+#include <algorithm>
+#include <cmath>
+
+#include "blocks/block_kind.h"
+#include "blocks/steps.h"
+#include "kernels/top_k.h"
+#include "program/step_context.h"
+
+namespace canrun {
+namespace {
+
+struct ExpertWeights {
+  WeightMatrix gate, up, down;                // [out, in]
+  FloatBuffer gate_bias, up_bias, down_bias;  // gpt-oss; deepseek_v2 shared experts with mlp_bias
+};
+
+// The intermediate columns `mine` of a gated MLP: gate and up rows, down columns.
+ExpertWeights visit_gated_mlp(TensorVisitor& v, const std::string& gate, const std::string& up,
+                              const std::string& down, int64_t hidden, int64_t ffn, IndexRange mine) {
+  ExpertWeights w;
+  w.gate = v.matrix_part(gate, ffn, hidden, rows_of(mine, hidden));
+  w.up = v.matrix_part(up, ffn, hidden, rows_of(mine, hidden));
+  w.down = v.matrix_part(down, hidden, ffn, cols_of(hidden, mine));
+  return w;
+}
+
+// deepseek_v2's group_limited_greedy: zeroes the probabilities outside the top_k_groups groups
+// with the highest best probability.
+void keep_top_groups(const MoeSpec& moe, float* probs) {
+  const int64_t size = moe.num_experts / moe.groups;
+  std::vector<float> best(static_cast<size_t>(moe.groups));
+  for (int64_t g = 0; g < moe.groups; ++g) best[g] = *std::max_element(probs + g * size, probs + (g + 1) * size);
+  const std::vector<int32_t> kept = top_k_indices(best, moe.top_k_groups);
+  for (int64_t g = 0; g < moe.groups; ++g)
+    if (std::find(kept.begin(), kept.end(), g) == kept.end()) std::fill_n(probs + g * size, size, 0.0f);
+}
+
+// inputs {x, router logits [tokens, experts]}, outputs {out}: each token's chosen experts, added
+// in ascending expert order as transformers does.
+class ExpertsStep : public Step {
+ public:
+  ExpertsStep(Info info, const MoeSpec& moe, Activation act, IndexRange mine, const std::vector<ExpertWeights>& experts)
+      : Step(std::move(info)), moe_(moe), act_(act), mine_(mine), experts_(experts) {}
+  std::string_view kind() const override { return "experts"; }
+
+  void run(StepContext& c) const override {
+    const ValueId x_id = inputs()[0];
+    const int64_t hidden = c.width(x_id);
+    const float* x = c.value(x_id);
+    float* router = c.value(inputs()[1]);
+    float* out = c.value(outputs()[0]);
+    std::vector<float> expert_out(hidden), weight(static_cast<size_t>(moe_.top_k));
+    std::vector<int32_t> chosen;
+    for (int64_t t = 0; t < c.count(); ++t) {
+      float* probs = router + t * moe_.num_experts;
+      if (moe_.softmax_after_top_k) {
+        // gpt-oss: top-k of the logits, then the softmax over those k.
+        chosen = top_k_indices({probs, static_cast<size_t>(moe_.num_experts)}, moe_.top_k);
+        for (int64_t j = 0; j < moe_.top_k; ++j) weight[j] = probs[chosen[j]];
+        c.kernels().softmax(weight.data(), moe_.top_k);
+      } else {
+        c.kernels().softmax(probs, moe_.num_experts);
+        if (moe_.groups > 0) keep_top_groups(moe_, probs);
+        chosen = top_k_indices({probs, static_cast<size_t>(moe_.num_experts)}, moe_.top_k);
+        float sum = 0.0f;
+        for (int64_t j = 0; j < moe_.top_k; ++j) sum += (weight[j] = probs[chosen[j]]);
+        if (moe_.normalize_top_k)
+          for (float& w : weight) w /= sum;
+        if (moe_.routed_scale != 1.0f)
+          for (float& w : weight) w *= moe_.routed_scale;
+      }
+      std::vector<int32_t> order(chosen.begin(), chosen.end());
+      std::sort(order.begin(), order.end());
+      float* y = out + t * hidden;
+      std::fill_n(y, hidden, 0.0f);
+      for (int32_t e : order) {
+        if (!mine_.contains(e)) continue;  // another rank's expert
+        const int64_t slot = std::find(chosen.begin(), chosen.end(), e) - chosen.begin();
+        expert(c, experts_[static_cast<size_t>(e - mine_.first)], x + t * hidden, expert_out.data());
+        c.kernels().add_scaled(y, expert_out.data(), hidden, weight[slot]);
+      }
+    }
+  }
+
+  StepCost cost(const Program& program, const RunShape& shape) const override {
+    if (experts_.empty()) return {};
+    const ExpertWeights& e = experts_.front();
+    const int64_t per_row = e.gate.rows() * e.gate.cols() + e.up.rows() * e.up.cols() + e.down.rows() * e.down.cols();
+    const int64_t element = e.gate.dtype() == DType::kBF16 ? 2 : 4;
+    return {2 * shape.tokens * moe_.top_k * per_row, per_row * element * static_cast<int64_t>(experts_.size())};
+  }
+
+ private:
+  // y = down(act(gate(x)) * up(x)) for one row, with the expert's biases.
+  void expert(StepContext& c, const ExpertWeights& w, const float* x, float* y) const {
+    const int64_t ffn = w.gate.rows();
+    const auto bias = [](const FloatBuffer& b) { return b.empty() ? nullptr : b.data(); };
+    std::vector<float> gate(ffn), up(ffn);
+    c.kernels().linear(x, 1, w.gate, bias(w.gate_bias), c.choices(), gate.data());
+    c.kernels().linear(x, 1, w.up, bias(w.up_bias), c.choices(), up.data());
+    if (moe_.clamped_swiglu)
+      c.kernels().clamped_swiglu(gate.data(), up.data(), ffn, moe_.swiglu_alpha, moe_.swiglu_limit, gate.data());
+    else
+      c.kernels().gated_activation(act_, gate.data(), up.data(), ffn, gate.data());
+    c.kernels().linear(gate.data(), 1, w.down, bias(w.down_bias), c.choices(), y);
+  }
+
+  const MoeSpec& moe_;
+  Activation act_;
+  IndexRange mine_;
+  const std::vector<ExpertWeights>& experts_;
+};
+
+// inputs {x, shared expert output}, outputs {out}: out += sigmoid(gate . x) * shared per token
+// (qwen2_moe's shared_expert_gate), or out += shared without a gate matrix.
+class SharedExpertAddStep : public Step {
+ public:
+  SharedExpertAddStep(Info info, const WeightMatrix& gate) : Step(std::move(info)), gate_(gate) {}
+  std::string_view kind() const override { return "shared_expert_add"; }
+
+  void run(StepContext& c) const override {
+    const ValueId x_id = inputs()[0];
+    const int64_t hidden = c.width(x_id);
+    for (int64_t t = 0; t < c.count(); ++t) {
+      float gate = 1.0f;
+      if (!gate_.empty()) {
+        float logit = 0;
+        c.kernels().linear(c.value(x_id) + t * hidden, 1, gate_, nullptr, c.choices(), &logit);
+        gate = 1.0f / (1.0f + std::exp(-logit));
+      }
+      c.kernels().add_scaled(c.value(outputs()[0]) + t * hidden, c.value(inputs()[1]) + t * hidden, hidden, gate);
+    }
+  }
+
+ private:
+  const WeightMatrix& gate_;
+};
+
+class RoutedExperts : public Block {
+ public:
+  explicit RoutedExperts(const BlockPlace& place) : place_(place) {}
+
+  void visit(TensorVisitor& v) override {
+    const DecoderSpec& spec = place_.spec;
+    const WeightNames& n = spec.names;
+    const MoeSpec& moe = spec.moe;
+    const std::string& p = place_.tensors;
+    const int64_t hidden = spec.hidden_size;
+    router_ = v.plain_matrix(p + n.router + ".weight", moe.num_experts, hidden);
+    if (moe.router_bias) router_bias_ = v.vector(p + n.router + ".bias", moe.num_experts, TensorRole::kBias);
+    if (moe.fused_3d_experts) return visit_fused_experts(v, p + n.experts + ".");
+    for (int64_t e = place_.layout.experts.first; e < place_.layout.experts.end(); ++e) {
+      const std::string ep = p + n.experts + "." + std::to_string(e) + ".";
+      experts_.push_back(visit_gated_mlp(v, ep + n.expert_gate, ep + n.expert_up, ep + n.expert_down, hidden,
+                                         moe.expert_ffn, {0, moe.expert_ffn}));
+    }
+    if (moe.shared_ffn == 0) return;
+    const std::string sp = p + n.shared_expert + ".";
+    const IndexRange mine = place_.layout.shared_ffn;
+    shared_ = visit_gated_mlp(v, sp + n.expert_gate, sp + n.expert_up, sp + n.expert_down, hidden, moe.shared_ffn,
+                              mine);
+    if (spec.mlp_bias) {
+      // deepseek_v2's shared experts are its dense MLP class, biases included.
+      shared_.gate_bias = slice(v.vector(sp + n.expert_gate + ".bias", moe.shared_ffn, TensorRole::kBias), mine);
+      shared_.up_bias = slice(v.vector(sp + n.expert_up + ".bias", moe.shared_ffn, TensorRole::kBias), mine);
+      shared_.down_bias = bias_if(v, place_.shard.rank == 0, sp + n.expert_down, hidden);
+    }
+    if (moe.shared_expert_gate) shared_gate_ = v.plain_matrix(p + n.shared_expert_gate + ".weight", 1, hidden);
+  }
+
+  void emit(ProgramBuilder& program, const BlockIo& io) override {
+    const DecoderSpec& spec = place_.spec;
+    const MoeSpec& moe = spec.moe;
+    const std::string& s = place_.steps;
+    const std::string& module = place_.tensors;
+    const int64_t hidden = spec.hidden_size;
+    // The experts' module in transformers holds the router ("mlp" of "mlp.gate").
+    const std::string moe_module = module + spec.names.router.substr(0, spec.names.router.rfind('.'));
+    const ValueId router = program.value(s + "router", moe.num_experts);
+    add_linear(program, s + "router", io.in, router, router_, router_bias_, hidden, {module + spec.names.router});
+    for (size_t e = 0; e < experts_.size(); ++e) {
+      const std::string ep = s + "experts." + std::to_string(place_.layout.experts.first + static_cast<int64_t>(e));
+      program.matrix(ep + ".gate", experts_[e].gate);
+      program.matrix(ep + ".up", experts_[e].up);
+      program.matrix(ep + ".down", experts_[e].down);
+    }
+    const bool shared = moe.shared_ffn > 0 && place_.layout.shared_ffn.count > 0;
+    program.add<ExpertsStep>(Step::Info{s + "experts", {io.in, router}, {io.out}, {shared ? "" : moe_module}}, moe,
+                             spec.activation, place_.layout.experts, experts_);
+    if (!shared) return;
+    const int64_t ffn = place_.layout.shared_ffn.count;
+    const std::string sp = s + "shared_expert.";
+    const ValueId gate = program.value(sp + "gate", ffn), up = program.value(sp + "up", ffn);
+    const ValueId out = program.value(sp + "out", hidden);
+    add_linear(program, sp + "gate_proj", io.in, gate, shared_.gate, shared_.gate_bias, hidden);
+    add_linear(program, sp + "up_proj", io.in, up, shared_.up, shared_.up_bias, hidden);
+    program.add<ActivationStep>(Step::Info{sp + "act_mul", {gate, up}, {gate}}, spec.activation);
+    add_linear(program, sp + "down_proj", gate, out, shared_.down, shared_.down_bias, ffn);
+    program.matrix(s + "shared_expert_gate", shared_gate_);
+    program.add<SharedExpertAddStep>(Step::Info{s + "shared_expert_add", {io.in, out}, {io.out}, {moe_module}},
+                                     shared_gate_);
+  }
+
+ private:
+  // gpt-oss experts: gate_up_proj [E, hidden, 2 ffn] (x @ W, gate and up interleaved) and
+  // down_proj [E, ffn, hidden] with biases; or, as published, MXFP4 "_blocks"/"_scales" holding
+  // the transposed [E, 2 ffn, hidden] and [E, hidden, ffn].
+  void visit_fused_experts(TensorVisitor& v, const std::string& p) {
+    const DecoderSpec& spec = place_.spec;
+    const int64_t experts = spec.moe.num_experts, hidden = spec.hidden_size, ffn = spec.moe.expert_ffn;
+    FloatBuffer gate_up, down;
+    bool transposed = false;  // true: per expert [out, in] already
+    if (spec.moe.mxfp4) {
+      gate_up = v.mxfp4(p + "gate_up_proj", experts, 2 * ffn, hidden);
+      down = v.mxfp4(p + "down_proj", experts, hidden, ffn);
+      transposed = true;
+    } else {
+      gate_up = v.tensor(p + "gate_up_proj", {experts, hidden, 2 * ffn});
+      down = v.tensor(p + "down_proj", {experts, ffn, hidden});
+    }
+    const FloatBuffer gate_up_bias = v.tensor(p + "gate_up_proj_bias", {experts, 2 * ffn});
+    const FloatBuffer down_bias = v.tensor(p + "down_proj_bias", {experts, hidden});
+    if (gate_up.empty()) return;  // listing only
+    const IndexRange mine = place_.layout.experts;
+    for (int64_t e = mine.first; e < mine.end(); ++e) {
+      const float* gu = gate_up.data() + e * hidden * 2 * ffn;
+      const float* dn = down.data() + e * ffn * hidden;
+      std::vector<float> gate(ffn * hidden), up(ffn * hidden), d(hidden * ffn);
+      for (int64_t j = 0; j < ffn; ++j)
+        for (int64_t i = 0; i < hidden; ++i) {
+          gate[j * hidden + i] = transposed ? gu[(2 * j) * hidden + i] : gu[i * 2 * ffn + 2 * j];
+          up[j * hidden + i] = transposed ? gu[(2 * j + 1) * hidden + i] : gu[i * 2 * ffn + 2 * j + 1];
+        }
+      for (int64_t o = 0; o < hidden; ++o)
+        for (int64_t j = 0; j < ffn; ++j) d[o * ffn + j] = transposed ? dn[o * ffn + j] : dn[j * hidden + o];
+      std::vector<float> gb(ffn), ub(ffn);
+      for (int64_t j = 0; j < ffn; ++j) {
+        gb[j] = gate_up_bias.data()[e * 2 * ffn + 2 * j];
+        ub[j] = gate_up_bias.data()[e * 2 * ffn + 2 * j + 1];
+      }
+      ExpertWeights w;
+      w.gate = WeightMatrix::f32(FloatBuffer::owning(std::move(gate)), ffn, hidden);
+      w.up = WeightMatrix::f32(FloatBuffer::owning(std::move(up)), ffn, hidden);
+      w.down = WeightMatrix::f32(FloatBuffer::owning(std::move(d)), hidden, ffn);
+      w.gate_bias = FloatBuffer::owning(std::move(gb));
+      w.up_bias = FloatBuffer::owning(std::move(ub));
+      w.down_bias = FloatBuffer::owning(
+          std::vector<float>(down_bias.data() + e * hidden, down_bias.data() + (e + 1) * hidden));
+      experts_.push_back(std::move(w));
+    }
+  }
+
+  BlockPlace place_;
+  WeightMatrix router_, shared_gate_;
+  FloatBuffer router_bias_;
+  std::vector<ExpertWeights> experts_;
+  ExpertWeights shared_;
+};
+
+const BlockKindRegistration registration("routed_experts",
+                                         [](const BlockPlace& place) { return std::make_unique<RoutedExperts>(place); });
+
+}  // namespace
+}  // namespace canrun

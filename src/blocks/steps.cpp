@@ -1,0 +1,101 @@
+#include "blocks/steps.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "program/step_context.h"
+
+namespace canrun {
+
+void LinearStep::run(StepContext& c) const {
+  const ValueId in = inputs()[0], out = outputs()[0];
+  c.kernels().linear(c.value(in), c.rows(in), w_, bias_.empty() ? nullptr : bias_.data(), c.choices(), c.value(out));
+}
+
+StepCost LinearStep::cost(const Program& program, const RunShape& shape) const {
+  const int64_t rows = program.rows(inputs()[0], shape.tokens);
+  const int64_t element = w_.dtype() == DType::kBF16 ? 2 : 4;
+  return {2 * rows * out_width_ * in_width_, out_width_ * in_width_ * element};
+}
+
+void add_linear(ProgramBuilder& program, const std::string& name, ValueId in, ValueId out, WeightMatrix& w,
+                const FloatBuffer& bias, int64_t in_width, ModuleMatch match) {
+  program.matrix(name, w);
+  program.add<LinearStep>(Step::Info{name, {in}, {out}, std::move(match)}, w, bias, program.info(out).width, in_width);
+}
+
+FloatBuffer bias_if(TensorVisitor& tensors, bool wanted, const std::string& name, int64_t size) {
+  return wanted ? tensors.vector(name + ".bias", size, TensorRole::kBias) : FloatBuffer();
+}
+
+FloatBuffer slice(FloatBuffer buffer, IndexRange part) {
+  if (buffer.empty() || (part.first == 0 && part.count == static_cast<int64_t>(buffer.size()))) return buffer;
+  return FloatBuffer::owning(std::vector<float>(buffer.data() + part.first, buffer.data() + part.end()));
+}
+
+NormWeights visit_norm(TensorVisitor& tensors, const NormSpec& spec, const std::string& name, int64_t size) {
+  NormWeights weights;
+  if (name.empty()) return weights;
+  weights.weight = tensors.vector(name + ".weight", size, TensorRole::kNorm);
+  if (spec.bias) weights.bias = tensors.vector(name + ".bias", size, TensorRole::kBias);
+  if (spec.unit_offset && !weights.weight.empty()) {
+    // Gemma's RMSNorm multiplies by (1 + w), computed in f32; fold the 1 in once.
+    std::vector<float> folded(weights.weight.data(), weights.weight.data() + weights.weight.size());
+    for (float& w : folded) w = 1.0f + w;
+    weights.weight = FloatBuffer::owning(std::move(folded));
+  }
+  return weights;
+}
+
+void NormStep::run(StepContext& c) const {
+  const ValueId in = inputs()[0], out = outputs()[0];
+  const int64_t groups = c.floats(in) / dim_;
+  if (spec_.kind == NormKind::kRms)
+    c.kernels().rms_norm(c.value(in), weights_.weight.data(), groups, dim_, spec_.eps, c.value(out));
+  else
+    c.kernels().layer_norm(c.value(in), weights_.weight.data(), weights_.bias.empty() ? nullptr : weights_.bias.data(),
+                           groups, dim_, spec_.eps, c.value(out));
+}
+
+void ActivationStep::run(StepContext& c) const {
+  const ValueId out = outputs()[0];
+  const int64_t n = c.floats(out);
+  if (inputs().size() == 1) return c.kernels().activation(act_, c.value(inputs()[0]), n, c.value(out));
+  const float* gate = c.value(inputs()[0]);
+  const float* up = c.value(inputs()[1]);
+  if (clamped_ != nullptr)
+    c.kernels().clamped_swiglu(gate, up, n, clamped_->swiglu_alpha, clamped_->swiglu_limit, c.value(out));
+  else
+    c.kernels().gated_activation(act_, gate, up, n, c.value(out));
+}
+
+void AddStep::run(StepContext& c) const {
+  c.kernels().add_scaled(c.value(outputs()[0]), c.value(inputs()[1]), c.floats(outputs()[0]), scale_);
+}
+
+void AllReduceStep::run(StepContext& c) const {
+  c.comm().all_reduce_sum(c.value(outputs()[0]), c.floats(outputs()[0]));
+}
+
+void ZeroStep::run(StepContext& c) const { std::fill_n(c.value(outputs()[0]), c.floats(outputs()[0]), 0.0f); }
+
+void CopyColumnsStep::run(StepContext& c) const {
+  const ValueId in = inputs()[0], out = outputs()[0];
+  const int64_t in_width = c.width(in), width = c.width(out);
+  for (int64_t r = 0; r < c.rows(out); ++r)
+    std::memcpy(c.value(out) + r * width, c.value(in) + r * in_width + first_, sizeof(float) * width);
+}
+
+void LastRowStep::run(StepContext& c) const {
+  const ValueId in = inputs()[0];
+  std::memcpy(c.value(outputs()[0]), c.value(in) + (c.rows(in) - 1) * c.width(in), sizeof(float) * c.width(in));
+}
+
+void ScaleSoftcapStep::run(StepContext& c) const {
+  float* x = c.value(outputs()[0]);
+  const int64_t n = c.floats(outputs()[0]);
+  if (scale_ != 1.0f) c.kernels().scale(x, n, scale_);
+  if (cap_ > 0) c.kernels().softcap(x, n, cap_);
+}
+
+}  // namespace canrun

@@ -1,0 +1,141 @@
+// The steps every block kind builds with: matrix products, norms, activations, residual adds,
+// sums over the ranks of a sharded run, and the small moves between them. Each runs through the
+// backend's kernel table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "models/decoder_spec.h"
+#include "program/program.h"
+#include "program/program_builder.h"
+#include "program/tensor_visitor.h"
+#include "tensor/float_buffer.h"
+#include "tensor/weight_matrix.h"
+
+namespace canrun {
+
+// out = in @ w^T (+ bias); reads `w` and `bias` where the block keeps them.
+class LinearStep : public Step {
+ public:
+  // `out_width` x `in_width`: the matrix's shape, known also when only listing tensors.
+  LinearStep(Info info, const WeightMatrix& w, const FloatBuffer& bias, int64_t out_width, int64_t in_width)
+      : Step(std::move(info)), w_(w), bias_(bias), out_width_(out_width), in_width_(in_width) {}
+  std::string_view kind() const override { return "linear"; }
+  void run(StepContext& context) const override;
+  StepCost cost(const Program& program, const RunShape& shape) const override;
+  const WeightMatrix& weights() const { return w_; }
+  const FloatBuffer& bias() const { return bias_; }
+
+ private:
+  const WeightMatrix& w_;
+  const FloatBuffer& bias_;
+  int64_t out_width_, in_width_;
+};
+
+// Registers `w` under `name` for packing and appends out = in @ w^T (+ bias).
+void add_linear(ProgramBuilder& program, const std::string& name, ValueId in, ValueId out, WeightMatrix& w,
+                const FloatBuffer& bias, int64_t in_width, ModuleMatch match = {});
+
+// "<name>.bias" when `wanted`, else empty.
+FloatBuffer bias_if(TensorVisitor& tensors, bool wanted, const std::string& name, int64_t size);
+// Elements `part` of a vector (a rank's share of a bias); empty stays empty.
+FloatBuffer slice(FloatBuffer buffer, IndexRange part);
+// The rows (or columns) of `heads` heads of `width` each.
+inline IndexRange head_range(IndexRange heads, int64_t width) { return {heads.first * width, heads.count * width}; }
+
+// The weights of a norm: bias empty for RMSNorm and bias-free LayerNorm.
+struct NormWeights {
+  FloatBuffer weight, bias;
+  bool present() const { return !weight.empty(); }
+};
+
+// Visits "<name>.weight" (and ".bias"), folding Gemma's (1 + w) into w once; absent when `name` is empty.
+NormWeights visit_norm(TensorVisitor& tensors, const NormSpec& spec, const std::string& name, int64_t size);
+
+// out = norm(in) over groups of `dim` floats (a row, or each head of a row).
+class NormStep : public Step {
+ public:
+  NormStep(Info info, const NormWeights& weights, NormSpec spec, int64_t dim)
+      : Step(std::move(info)), weights_(weights), spec_(spec), dim_(dim) {}
+  std::string_view kind() const override { return "norm"; }
+  void run(StepContext& context) const override;
+
+ private:
+  const NormWeights& weights_;
+  NormSpec spec_;
+  int64_t dim_;
+};
+
+// out = act(in), or with two inputs out = act(gate) * up; gpt-oss's clamped SwiGLU when `clamped`.
+class ActivationStep : public Step {
+ public:
+  ActivationStep(Info info, Activation act, const MoeSpec* clamped = nullptr)
+      : Step(std::move(info)), act_(act), clamped_(clamped) {}
+  std::string_view kind() const override { return "activation"; }
+  void run(StepContext& context) const override;
+
+ private:
+  Activation act_;
+  const MoeSpec* clamped_;
+};
+
+// inputs {x, y}, output x: x += y * scale.
+class AddStep : public Step {
+ public:
+  AddStep(Info info, float scale = 1.0f) : Step(std::move(info)), scale_(scale) {}
+  std::string_view kind() const override { return "add"; }
+  void run(StepContext& context) const override;
+
+ private:
+  float scale_;
+};
+
+// In place: the element-wise sum of every rank's value (a no-op unsharded).
+class AllReduceStep : public Step {
+ public:
+  using Step::Step;
+  std::string_view kind() const override { return "all_reduce"; }
+  void run(StepContext& context) const override;
+};
+
+// out = 0: the part of a sum a rank without heads or columns adds.
+class ZeroStep : public Step {
+ public:
+  using Step::Step;
+  std::string_view kind() const override { return "zero"; }
+  void run(StepContext& context) const override;
+};
+
+// out = columns [first, first + out width) of every row of in.
+class CopyColumnsStep : public Step {
+ public:
+  CopyColumnsStep(Info info, int64_t first) : Step(std::move(info)), first_(first) {}
+  std::string_view kind() const override { return "copy_columns"; }
+  void run(StepContext& context) const override;
+
+ private:
+  int64_t first_;
+};
+
+// out (one row) = the last row of in: what the logits are computed from.
+class LastRowStep : public Step {
+ public:
+  using Step::Step;
+  std::string_view kind() const override { return "last_row"; }
+  void run(StepContext& context) const override;
+};
+
+// In place: x *= scale, then x = cap * tanh(x / cap) when cap > 0 (the logits of granite,
+// cohere, gemma2).
+class ScaleSoftcapStep : public Step {
+ public:
+  ScaleSoftcapStep(Info info, float scale, float cap) : Step(std::move(info)), scale_(scale), cap_(cap) {}
+  std::string_view kind() const override { return "scale_softcap"; }
+  void run(StepContext& context) const override;
+
+ private:
+  float scale_, cap_;
+};
+
+}  // namespace canrun

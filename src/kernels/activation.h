@@ -1,0 +1,9 @@
+// The activations of feed-forward layers: silu, gelu with the tanh approximation (gelu_new,
+// gelu_pytorch_tanh), exact gelu (erf) and relu. One enum for the model specs and the kernels.
+#pragma once
+
+namespace canrun {
+
+enum class Activation { kSilu, kGeluTanh, kGelu, kRelu };
+
+}  // namespace canrun

@@ -1,0 +1,27 @@
+// The cpu backend's table: ref's, with the ops it has fast versions of (matrix products on
+// f32/bf16 rows or packed panels, attention) in their place.
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/linear.h"
+#include "kernels/ref/ops.h"
+
+namespace canrun {
+namespace {
+
+void attention(const AttentionArgs& args) { ref::attention_with(args, cpu::attend); }
+
+KernelTable make_table() {
+  KernelTable table = ref_kernels();
+  table.backend = Backend::kCpu;
+  table.linear = cpu::linear;
+  table.attention = attention;
+  return table;
+}
+
+}  // namespace
+
+const KernelTable& cpu_kernels() {
+  static const KernelTable table = make_table();
+  return table;
+}
+
+}  // namespace canrun

@@ -1,0 +1,71 @@
+// One kernel table per backend: every op a model program runs is looked up here. `ref`
+// implements all of them (kernels/ref); `cpu` starts from ref's table and overrides the ops it
+// has fast versions of (kernels/cpu/cpu_kernels.cpp); a later backend fills its own table.
+// Matrices are [out, in] as nn.Linear stores them; activations are row-major f32.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/activation.h"
+#include "kernels/backend.h"
+#include "kernels/kernel_choices.h"
+#include "tensor/weight_matrix.h"
+
+namespace canrun {
+
+// Causal attention of `tokens` queries at positions start .. start + tokens - 1 over a static
+// cache: query head h reads kv head h / (heads / kv_heads), whose cached rows (one per position)
+// begin at keys + kv_head * key_stride and values + kv_head * value_stride.
+struct AttentionArgs {
+  const float* q = nullptr;  // [tokens, heads * key_dim]
+  float* out = nullptr;      // [tokens, heads * value_dim]
+  int64_t tokens = 0, start = 0;
+  int64_t heads = 0, kv_heads = 0, key_dim = 0, value_dim = 0;
+  const float* keys = nullptr;
+  const float* values = nullptr;
+  int64_t key_stride = 0, value_stride = 0;
+  int64_t window = 0;  // a query sees itself and the window - 1 positions before it; 0: all before it
+  float scale = 1;
+  float softcap = 0;              // 0: none; else scores = cap * tanh(scores / cap)
+  const float* sinks = nullptr;   // [heads]: one more logit per head in each softmax (gpt-oss); null: none
+};
+
+struct KernelTable {
+  Backend backend = Backend::kRef;
+  // out[i] = row ids[i] of `table` ([vocab, width]) widened to f32.
+  void (*embed)(const WeightMatrix& table, const int32_t* ids, int64_t count, float* out);
+  // y[rows, w.rows()] = x[rows, w.cols()] @ w^T (+ bias when not null), run as `choices` say.
+  void (*linear)(const float* x, int64_t rows, const WeightMatrix& w, const float* bias,
+                 const KernelChoices& choices, float* y);
+  // y[r] = x[r] * rsqrt(mean(x[r]^2) + eps) * weight, for `rows` rows of `dim`.
+  void (*rms_norm)(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* y);
+  // y[r] = (x[r] - mean) * rsqrt(var + eps) * weight (+ bias when not null): torch's LayerNorm.
+  void (*layer_norm)(const float* x, const float* weight, const float* bias, int64_t rows, int64_t dim, float eps,
+                     float* y);
+  // Rotates the first rotary_dim dims of each of `heads` vectors of `head_dim` at one position:
+  // halves (transformers' rotate_half) or interleaved pairs (x0, x1), (x2, x3)...; cos and sin
+  // hold rotary_dim / 2 values.
+  void (*rotary_halves)(float* x, int64_t heads, int64_t head_dim, int64_t rotary_dim, const float* cos,
+                        const float* sin);
+  void (*rotary_pairs)(float* x, int64_t heads, int64_t head_dim, int64_t rotary_dim, const float* cos,
+                       const float* sin);
+  // y[i] = act(x[i]); y[i] = act(gate[i]) * up[i].
+  void (*activation)(Activation act, const float* x, int64_t n, float* y);
+  void (*gated_activation)(Activation act, const float* gate, const float* up, int64_t n, float* y);
+  // y[i] = (clamp(up[i], -limit, limit) + 1) * g * sigmoid(alpha * g), g = min(gate[i], limit):
+  // gpt-oss's clamped SwiGLU.
+  void (*clamped_swiglu)(const float* gate, const float* up, int64_t n, float alpha, float limit, float* y);
+  void (*attention)(const AttentionArgs& args);
+  // In place: a stable softmax over n values; x[i] = cap * tanh(x[i] / cap); x[i] *= s.
+  void (*softmax)(float* x, int64_t n);
+  void (*softcap)(float* x, int64_t n, float cap);
+  void (*scale)(float* x, int64_t n, float s);
+  // x[i] += y[i] * s (exactly x[i] += y[i] when s is 1).
+  void (*add_scaled)(float* x, const float* y, int64_t n, float s);
+};
+
+const KernelTable& ref_kernels();
+const KernelTable& cpu_kernels();
+const KernelTable& kernels_for(Backend backend);
+
+}  // namespace canrun

@@ -1,0 +1,31 @@
+#include "parallel/shard_layout.h"
+
+#include <algorithm>
+#include <string>
+
+#include "util/error.h"
+
+namespace canrun {
+
+ShardLayout shard_layout(const DecoderSpec& spec, Shard shard) {
+  ShardLayout layout;
+  layout.kv_heads = split_evenly(spec.num_kv_heads, shard);
+  const int64_t group = spec.num_kv_heads > 0 ? spec.num_heads / spec.num_kv_heads : 1;
+  layout.query_heads = {layout.kv_heads.first * group, layout.kv_heads.count * group};
+  layout.ffn = split_evenly(spec.intermediate_size, shard);
+  layout.shared_ffn = split_evenly(spec.moe.shared_ffn, shard);
+  layout.experts = split_evenly(spec.moe.num_experts, shard);
+  return layout;
+}
+
+void check_shardable(const DecoderSpec& spec, int cores) {
+  if (cores == 1) return;
+  const std::string remedy = ": it cannot be split over --cores " + std::to_string(cores) +
+                             "; --cores 1 runs it unsharded";
+  if (spec.qk_norm_kind == QkNorm::kWhole)
+    fail(ErrorKind::kUnsupportedOption, spec.model_type +
+                                            " normalises q and k over the whole projection width "
+                                            "(qk norm across all heads)" + remedy);
+}
+
+}  // namespace canrun

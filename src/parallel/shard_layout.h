@@ -1,0 +1,28 @@
+// Which part of a model one worker of a sharded run holds: contiguous ranges of kv heads
+// (with the query heads of their groups), of MLP intermediate columns and of experts, as even
+// as possible, the first ranks taking one more when a count does not divide. A rank may own
+// none of something (4 ranks over 3 kv heads): it then contributes zeros to that sum.
+#pragma once
+
+#include <cstdint>
+
+#include "models/decoder_spec.h"
+#include "parallel/shard.h"
+
+namespace canrun {
+
+struct ShardLayout {
+  IndexRange kv_heads;
+  IndexRange query_heads;  // the query heads of kv_heads' groups
+  IndexRange ffn;          // dense MLP intermediate columns
+  IndexRange shared_ffn;   // the shared expert's intermediate columns
+  IndexRange experts;      // routed experts (expert parallel)
+};
+
+ShardLayout shard_layout(const DecoderSpec& spec, Shard shard);
+
+// Throws Error(kUnsupportedOption) naming the config option that cannot be split over
+// `cores` workers (a q/k norm over the whole projection width).
+void check_shardable(const DecoderSpec& spec, int cores);
+
+}  // namespace canrun

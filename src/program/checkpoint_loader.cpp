@@ -1,0 +1,83 @@
+#include "program/checkpoint_loader.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "tensor/mxfp4.h"
+#include "util/error.h"
+#include "util/mapped_file.h"
+
+namespace canrun {
+
+WeightMatrix CheckpointLoader::matrix_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) {
+  if (!conv1d_) return plain_part(name + ".weight", out, in, part);
+  return plain_part(name + ".weight", in, out, {part.cols, part.rows}).transposed();
+}
+
+WeightMatrix CheckpointLoader::plain_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) {
+  const TensorRecord& record = store_.get(name, {out, in});
+  const int64_t rows = part.rows.count, cols = part.cols.count;
+  if (part.rows.first == 0 && rows == out && cols == in) {
+    if (!keep_bf16_ || record.dtype != DType::kBF16) return WeightMatrix::f32(read(name, {out, in}), out, in);
+    if (reinterpret_cast<uintptr_t>(record.data.data()) % alignof(uint16_t) == 0)
+      return WeightMatrix::bf16_borrowing(reinterpret_cast<const uint16_t*>(record.data.data()), out, in);
+  }
+  // A rank's block: only its rows and columns are copied (and widened), so each rank holds
+  // about 1/N of every split matrix; whole rows stored as computed are used in place.
+  const size_t element = dtype_size(*record.dtype);
+  const auto row_start = [&](int64_t r) {
+    return record.data.data() + ((part.rows.first + r) * in + part.cols.first) * static_cast<int64_t>(element);
+  };
+  const bool in_place = cols == in && reinterpret_cast<uintptr_t>(row_start(0)) % element == 0;
+  if (in_place && keep_bf16_ && record.dtype == DType::kBF16)
+    return WeightMatrix::bf16_borrowing(reinterpret_cast<const uint16_t*>(row_start(0)), rows, cols);
+  if (in_place && record.dtype == DType::kF32)
+    return WeightMatrix::f32(
+        FloatBuffer::borrowing(reinterpret_cast<const float*>(row_start(0)), static_cast<size_t>(rows * cols)),
+        rows, cols);
+  // Copied out, the tensor's mapped pages (all of them for a column block) are not needed.
+  if (keep_bf16_ && record.dtype == DType::kBF16) {
+    std::vector<uint16_t> copy(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r) std::memcpy(copy.data() + r * cols, row_start(r), cols * element);
+    release_pages(record.data);
+    return WeightMatrix::bf16_owning(std::move(copy), rows, cols);
+  }
+  std::vector<float> values(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    widen_to_f32(*record.dtype, row_start(r), static_cast<size_t>(cols), values.data() + r * cols);
+  release_pages(record.data);
+  return WeightMatrix::f32(FloatBuffer::owning(std::move(values)), rows, cols);
+}
+
+WeightMatrix CheckpointLoader::embeddings(const std::string& name, int64_t rows, int64_t cols) {
+  return plain_matrix(name, rows, cols);
+}
+
+WeightMatrix CheckpointLoader::tied_head(const std::string&, const WeightMatrix& embeddings) {
+  return embeddings.view();  // the same table, in place
+}
+
+FloatBuffer CheckpointLoader::vector(const std::string& name, int64_t size, TensorRole) { return read(name, {size}); }
+
+FloatBuffer CheckpointLoader::tensor(const std::string& name, std::vector<int64_t> shape) { return read(name, shape); }
+
+FloatBuffer CheckpointLoader::mxfp4(const std::string& name, int64_t prefix, int64_t rows, int64_t cols) {
+  if (cols % 32 != 0)
+    fail(ErrorKind::kCheckpoint, "tensor '" + name + "': MXFP4 needs a multiple of 32 inputs, got " +
+                                     std::to_string(cols));
+  const TensorRecord& blocks = store_.get_raw(name + "_blocks", {prefix, rows, cols / 32, 16}, "U8");
+  const TensorRecord& scales = store_.get_raw(name + "_scales", {prefix, rows, cols / 32}, "U8");
+  return FloatBuffer::owning(dequantize_mxfp4(blocks.data.data(), scales.data.data(), prefix * rows, cols));
+}
+
+FloatBuffer CheckpointLoader::read(const std::string& name, const std::vector<int64_t>& shape) {
+  const TensorRecord& record = store_.get(name, shape);
+  const bool aligned = reinterpret_cast<uintptr_t>(record.data.data()) % alignof(float) == 0;
+  if (record.dtype == DType::kF32 && aligned)
+    return FloatBuffer::borrowing(reinterpret_cast<const float*>(record.data.data()),
+                                  static_cast<size_t>(record.numel()));
+  return FloatBuffer::owning(store_.load_f32(name, shape));
+}
+
+}  // namespace canrun

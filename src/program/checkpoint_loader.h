@@ -1,0 +1,33 @@
+// Loads the tensors block kinds visit from a checkpoint's safetensors files, checking shapes.
+// f32 tensors are used in place from the mapping; bf16/f16 are widened once, except that the cpu
+// backend keeps bf16 matrices as bf16 (in place when aligned). A rank of a sharded run reads
+// only its part of each split matrix, letting go of the mapped pages it copied from.
+#pragma once
+
+#include "checkpoint/safetensors.h"
+#include "program/tensor_visitor.h"
+
+namespace canrun {
+
+class CheckpointLoader : public TensorVisitor {
+ public:
+  // `conv1d`: the family stores projections [in, out] (gpt2); `keep_bf16`: matrices stay bf16.
+  CheckpointLoader(const WeightStore& store, bool conv1d, bool keep_bf16)
+      : store_(store), conv1d_(conv1d), keep_bf16_(keep_bf16) {}
+
+  WeightMatrix matrix_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) override;
+  WeightMatrix plain_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) override;
+  WeightMatrix embeddings(const std::string& name, int64_t rows, int64_t cols) override;
+  WeightMatrix tied_head(const std::string& name, const WeightMatrix& embeddings) override;
+  FloatBuffer vector(const std::string& name, int64_t size, TensorRole role) override;
+  FloatBuffer tensor(const std::string& name, std::vector<int64_t> shape) override;
+  FloatBuffer mxfp4(const std::string& name, int64_t prefix, int64_t rows, int64_t cols) override;
+
+ private:
+  FloatBuffer read(const std::string& name, const std::vector<int64_t>& shape);
+  const WeightStore& store_;
+  bool conv1d_;
+  bool keep_bf16_;
+};
+
+}  // namespace canrun

@@ -1,0 +1,60 @@
+// Runs a model program on a backend: binds every value to its place in one arena as a buffer
+// plan says, then runs the steps in order. The program and its weights are only read, so one
+// program serves many sequences at once, each with its own state and arena.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "kernels/kernel_table.h"
+#include "parallel/communicator.h"
+#include "program/buffer_plan.h"
+#include "program/program.h"
+#include "program/step_context.h"
+
+namespace canrun {
+
+// Watches a run step by step (activation dumps).
+class StepObserver {
+ public:
+  virtual ~StepObserver() = default;
+  virtual void after_step(const Step& step, const StepContext& context) = 0;
+};
+
+// The activations' memory of one sequence: 64-byte aligned, grown when a plan needs more.
+class Arena {
+ public:
+  float* reserve(int64_t bytes);
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  struct Free {
+    void operator()(float* p) const;
+  };
+  std::unique_ptr<float, Free> data_;
+  int64_t bytes_ = 0;
+};
+
+class Executor {
+ public:
+  Executor(const Program& program, const KernelTable& kernels, Communicator& comm)
+      : program_(program), kernels_(kernels), comm_(comm) {}
+  const Program& program() const { return program_; }
+  const KernelTable& kernels() const { return kernels_; }
+  Communicator& communicator() const { return comm_; }
+
+  // Runs `tokens` at positions [start, start + tokens.size()) with `plan` (made for at least as
+  // many tokens), reading and extending `state`, and returns the program's output: the logits
+  // of the last token. Throws Error(kRuntime) when the positions exceed the state's capacity.
+  std::vector<float> run(std::span<const int32_t> tokens, int64_t start, const ExecutionPlan& plan,
+                         SequenceState& state, Arena& arena, StepObserver* observer = nullptr) const;
+
+ private:
+  const Program& program_;
+  const KernelTable& kernels_;
+  Communicator& comm_;
+};
+
+}  // namespace canrun

@@ -1,0 +1,102 @@
+// The engine's one entry point: a model folder opened on a backend (compiled on cpu unless told
+// otherwise, sharded over a communicator's ranks), and generation requests run on it with their
+// options and observers, timed. generate, bench, the lab's tested and reference runs and the
+// parity tests all go through it; it holds the one generation loop.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "checkpoint/safetensors.h"
+#include "compile/compiler.h"
+#include "kernels/backend.h"
+#include "parallel/communicator.h"
+#include "program/executor.h"
+#include "runtime/model_config.h"
+
+namespace canrun {
+
+// What opening a session does, in order: read config and weights, then compile.
+enum class SessionPhase { kLoad, kCompile };
+
+struct SessionOptions {
+  Backend backend = Backend::kCpu;
+  // The compile step on cpu; nullopt runs the weights as loaded (--no-compile). Never on ref.
+  std::optional<CompileOptions> compile = CompileOptions{};
+  // Sharded: this process is one rank of the communicator and holds its part of the model.
+  std::shared_ptr<Communicator> comm = single_process_communicator();
+  // Told as each phase starts, for callers that say where a failure came from.
+  std::function<void(SessionPhase)> on_phase;
+};
+
+// An uncompiled run on `backend`: the ref yardstick, or cpu --no-compile.
+SessionOptions uncompiled(Backend backend, std::shared_ptr<Communicator> comm = single_process_communicator());
+
+struct GenerateRequest {
+  int64_t max_new_tokens = 32;
+  std::optional<std::vector<int32_t>> eos_token_ids;  // none: the model's; empty: never stop early
+  int64_t cache_capacity = 0;  // KV cache positions; 0: the compiled shape's, else prompt + new tokens
+  int64_t top_ids = 0;         // > 0: the ids of that many largest logits at every generated position
+  std::function<void(int32_t)> on_token;     // each generated token as soon as it is chosen
+  StepObserver* prefill_observer = nullptr;  // sees every step of the prompt's forward pass
+};
+
+struct GenerationResult {
+  std::vector<int32_t> tokens;  // generated ids, ending with the eos id if one stopped it
+  bool stopped_at_eos = false;
+  std::vector<float> prompt_logits;           // logits after the last prompt token
+  std::vector<std::vector<int32_t>> top_ids;  // per generated token, with request.top_ids
+  double prefill_seconds = 0;
+  double decode_seconds = 0;  // for tokens after the first
+  int64_t kv_cache_bytes = 0;
+  int64_t activation_bytes = 0;  // the largest arena a forward pass used
+};
+
+class Session {
+ public:
+  // Reads config, generation config and weights (this rank's part), builds the model program
+  // and, compiling, packs its weights (or maps them from the plan cache). Errors name the file,
+  // field or option at fault.
+  Session(std::string model_dir, SessionOptions options);
+
+  const std::string& model_dir() const { return model_dir_; }
+  const DecoderSpec& spec() const { return config_.spec; }
+  const GenerationConfig& generation() const { return config_.generation; }
+  DType stored_dtype() const { return stored_dtype_; }
+  Backend backend() const { return options_.backend; }
+  Communicator& communicator() const { return *options_.comm; }
+  const Program& program() const { return program_; }
+  double load_seconds() const { return load_seconds_; }
+  // Null when the model runs uncompiled.
+  const CompiledModel* compiled() const { return compiled_.get(); }
+
+  // Compiles the prompt bucket of `prompt_length` for `new_tokens` more, as generate does on first
+  // use, and returns that shape (uncompiled: the prompt itself and exactly the cache it needs).
+  CompiledModel::Shape prepare(int64_t prompt_length, int64_t new_tokens);
+
+  // Greedy generation over a static KV cache, stopping at max_new_tokens or an eos id. Throws
+  // Error(kUsage) when the prompt is empty or does not fit the cache or the model's positions.
+  // Safe to call from several threads at once; each request has its own cache and activations.
+  GenerationResult generate(std::span<const int32_t> prompt, const GenerateRequest& request);
+
+ private:
+  std::string model_dir_;
+  SessionOptions options_;
+  ModelConfig config_;
+  std::unique_ptr<WeightStore> store_;  // owns the mappings the weights may borrow
+  DType stored_dtype_ = DType::kF32;
+  Program program_;
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<CompiledModel> compiled_;
+  ExecutionPlan decode_plan_;  // uncompiled: one token, default choices
+  double load_seconds_ = 0;
+  std::mutex compile_mutex_;
+};
+
+}  // namespace canrun
