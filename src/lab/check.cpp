@@ -84,10 +84,9 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
 
   const ModelShape shape = model_shape(config, source.entry ? published_parameters(*source.entry) : std::nullopt);
   row.parameter_count = shape.parameters;
-  // The two runs come one after the other, so the peak is the larger one. The ref reference keeps
-  // weights, KV cache and activations in f32 (4 bytes a parameter); compiling a bf16 checkpoint
-  // (every synthetic one) holds it and its packed copy, 2 + 2 bytes. Compiling an f32 checkpoint
-  // holds 4 + 4 bytes a parameter while packing, which this f32 plan does not count.
+  // The two runs come one after the other, so the peak is the larger one: the ref reference keeps
+  // weights, KV cache and activations in f32 (4 bytes a parameter); the compiled run holds the
+  // packed weights in their stored dtype (compiling streams them, so it holds no more).
   PlannerOptions planner;
   planner.weight_dtype = DType::kF32;
   planner.kv_dtype = DType::kF32;
