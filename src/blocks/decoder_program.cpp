@@ -137,7 +137,8 @@ class DecoderAssembly {
     Block& ffn = program_.keep(std::move(ffn_block));
 
     const bool sharded = shard_.size > 1;
-    // A norm step is named after its checkpoint tensor (e.g. "attn_norm" for input_layernorm).
+    // A norm step is named by its place in the layer ("attn_norm"); its module is the checkpoint's
+    // name for it ("input_layernorm").
     const auto norm = [&](const std::string& step, const std::string& name, const NormWeights& weights, ValueId in,
                           ValueId out) {
       program_.add<NormStep>(Step::Info{s + step, {in}, {out}, {tensors + name}}, weights, spec.norm, hidden);

@@ -53,6 +53,33 @@ def test_canrun_dump_agrees_with_transformers(canrun_dump):
     assert fail_lines(result) == []
 
 
+def test_canrun_dump_of_chosen_steps_on_the_compiled_backend(run_canrun, tmp_path):
+    folder = tmp_path / "dump"
+    result = run_canrun("generate", FIXTURE, "--prompt", PROMPT, "-n", 1, "--dump", folder,
+                        "--dump-steps", "q_proj,layers.1.mlp_residual", "--cache-dir", tmp_path / "plans")
+    assert result.returncode == 0, result.stderr
+    entries = json.loads((folder / "manifest.json").read_text())["entries"]
+    assert [e["step"] for e in entries] == ["layers.0.q_proj", "layers.1.q_proj", "layers.1.mlp_residual"]
+    assert json.loads((folder / "manifest.json").read_text())["backend"] == "cpu"
+    for entry in entries:
+        assert np.load(folder / entry["file"]).shape == tuple(entry["shape"]) == (5, 64)
+    # The compiled backend agrees with transformers on them too.
+    result = compare(folder, REFERENCE)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--dump-steps", "q_proj"], "--dump-steps needs --dump DIR"),
+    (["--dump", "{tmp}/d", "--dump-steps", "q_porj"], "--dump-steps: 'q_porj' is no step of this model (steps: embed,"),
+    (["--dump", "{tmp}/d", "--cores", "2"], "--dump: dumps are written by one process (--cores 1)"),
+])
+def test_bad_dump_options_are_usage_errors(run_canrun, tmp_path, args, words):
+    result = run_canrun("generate", FIXTURE, "--prompt", PROMPT, "-n", 1, "--backend", "ref",
+                        *[a.format(tmp=tmp_path) for a in args])
+    assert result.returncode == 2, result.stderr
+    assert words in result.stderr
+
+
 def test_canrun_perturbed_step_is_the_first_difference(canrun_dump, tmp_path):
     dump = tmp_path / "dump"
     shutil.copytree(canrun_dump, dump)
