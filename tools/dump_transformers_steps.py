@@ -50,13 +50,8 @@ import transformers
 from transformers import AutoModelForCausalLM
 from transformers.modeling_layers import GradientCheckpointingLayer
 
-FORMAT = "transformers-dump-1"
-CANRUN_FORMAT = "canrun-dump-1"
-CAPTURES = ("output", "input")
-
-
-class InputError(Exception):
-    """A bad argument or input file: reported as one line on stderr, exit status 2."""
+# The manifest formats, captures and bad-input error are compare_steps.py's (numpy only, beside this file).
+from compare_steps import CANRUN_FORMAT, CAPTURES, TRANSFORMERS_FORMAT as FORMAT, InputError, read_manifest
 
 
 class ModelError(Exception):
@@ -79,28 +74,13 @@ def parse_prompt_ids(text):
 
 def read_canrun_manifest(folder):
     """The prompt ids and the distinct (module, capture) pairs of canrun's dump, in entry order."""
-    if not folder.is_dir():
-        raise InputError(f"--canrun-dump {folder}: not a folder")
+    manifest = read_manifest(folder, CANRUN_FORMAT)
     path = folder / "manifest.json"
-    try:
-        manifest = json.loads(path.read_text())
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: not valid JSON: {e}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != CANRUN_FORMAT:
-        found = manifest.get("format") if isinstance(manifest, dict) else None
-        raise InputError(f"{path}: field format is {found!r}, expected {CANRUN_FORMAT!r}")
-    ids = manifest.get("prompt_ids")
-    if not isinstance(ids, list) or not ids or not all(type(i) is int and i >= 0 for i in ids):
+    ids = manifest["prompt_ids"]
+    if not ids or not all(type(i) is int and i >= 0 for i in ids):
         raise InputError(f"{path}: field prompt_ids must be a non-empty list of non-negative integers")
-    entries = manifest.get("entries")
-    if not isinstance(entries, list):
-        raise InputError(f"{path}: field entries must be a list")
     requests = []
-    for position, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise InputError(f"{path}: entries[{position}] is not an object")
+    for position, entry in enumerate(manifest["entries"]):
         module, capture = entry.get("module"), entry.get("capture")
         if module is None:
             continue
