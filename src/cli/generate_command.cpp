@@ -54,9 +54,11 @@ void run_generate(const GenerateArgs& args) {
   options.comm = communicator_for(args.cores, args.model_dir);
   const bool prints = options.comm->rank() == 0;
   Session session(args.model_dir, options);
+  const auto tokenizer_start = std::chrono::steady_clock::now();
   const Tokenizer tokenizer =
       Tokenizer::from_file((std::filesystem::path(args.model_dir) / "tokenizer.json").string());
-  const double load_seconds = session.load_seconds();
+  // The model folder's load: its config and weights, and its tokenizer.
+  const double load_seconds = session.load_seconds() + seconds_since(tokenizer_start);
 
   const std::vector<int32_t> prompt_ids = tokenizer.encode(prompt).ids;
   std::optional<ActivationDump> dump;
