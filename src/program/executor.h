@@ -41,9 +41,6 @@ class Executor {
  public:
   Executor(const Program& program, const KernelTable& kernels, Communicator& comm)
       : program_(program), kernels_(kernels), comm_(comm) {}
-  const Program& program() const { return program_; }
-  const KernelTable& kernels() const { return kernels_; }
-  Communicator& communicator() const { return comm_; }
 
   // Runs `tokens` at positions [start, start + tokens.size()) with `plan` (made for at least as
   // many tokens), reading and extending `state`, and returns the program's output: the logits
