@@ -1,0 +1,28 @@
+// A Jinja template as transformers renders chat templates: parsed once, rendered with the
+// template globals (raise_exception, strftime_now, namespace, dict, range) and the caller's
+// variables. Errors are TemplateError with the template's line.
+#pragma once
+
+#include <ctime>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "jinja/nodes.h"
+
+namespace canrun::jinja {
+
+class Template {
+ public:
+  explicit Template(std::string_view source);
+
+  // `now` is the time strftime_now formats (local time when rendering for real).
+  std::string render(const std::vector<std::pair<std::string, Value>>& variables, std::function<std::tm()> now) const;
+
+ private:
+  Body body_;
+};
+
+}  // namespace canrun::jinja
