@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 bash tools/fetch_smollm2.sh
+bash tools/fetch_chat_templates.sh
 bash scripts/build.sh build
 bash scripts/build.sh build-asan -DCANRUN_SANITIZE=ON
 
