@@ -1,0 +1,29 @@
+// The text of generated tokens as they arrive, for printing while generation runs: each token
+// gives what it adds to the decoded text, and a character whose UTF-8 bytes are split over
+// tokens is held back until its last byte arrives, so it is printed whole.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tokenizer/tokenizer.h"
+
+namespace canrun {
+
+class TextStream {
+ public:
+  explicit TextStream(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+
+  // The text `id` completes; empty while a character is still incomplete.
+  std::string push(int32_t id);
+  // At the end: what is still held back (an incomplete character decodes as U+FFFD).
+  std::string finish();
+
+ private:
+  const Tokenizer& tokenizer_;
+  std::vector<int32_t> ids_;
+  size_t emitted_ = 0;  // bytes of the decoded text already returned
+};
+
+}  // namespace canrun

@@ -1,0 +1,65 @@
+// Streamed text: the pieces printed as tokens arrive add up to the whole decode, and a
+// character split over tokens (byte-level BPE, byte fallback) is printed whole, never as U+FFFD.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tokenizer/text_stream.h"
+#include "tokenizer/unicode.h"
+
+namespace canrun {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kTokenizers = fs::path(CANRUN_SOURCE_DIR) / "tests/fixtures/tokenizers";
+
+struct Streamed {
+  std::string text;
+  int held = 0;  // tokens after which nothing could be printed yet
+};
+
+Streamed stream(const Tokenizer& tokenizer, const std::vector<int32_t>& ids) {
+  TextStream stream(tokenizer);
+  Streamed out;
+  for (int32_t id : ids) {
+    const std::string piece = stream.push(id);
+    EXPECT_EQ(unicode::to_valid_utf8(piece), piece) << "a piece is not whole UTF-8";
+    EXPECT_EQ(piece.find("\xEF\xBF\xBD"), std::string::npos) << "a split character was printed as U+FFFD";
+    out.held += piece.empty();
+    out.text += piece;
+  }
+  out.text += stream.finish();
+  return out;
+}
+
+class TextStreamTest : public testing::TestWithParam<const char*> {};
+
+TEST_P(TextStreamTest, PiecesAddUpToTheDecodeAndSplitCharactersArePrintedWhole) {
+  const Tokenizer tokenizer = Tokenizer::from_file((kTokenizers / GetParam() / "tokenizer.json").string());
+  for (const std::string text : {"Hello world, this is a test.", "Café ☕ au lait — 日本語のテキスト 🙂!", "  spaced   out \n lines"}) {
+    const std::vector<int32_t> ids = tokenizer.encode(text, false).ids;
+    const Streamed streamed = stream(tokenizer, ids);
+    EXPECT_EQ(streamed.text, tokenizer.decode(ids)) << text;
+  }
+  // Multi-byte characters outside these small vocabularies are spelled in bytes, one per token.
+  const std::vector<int32_t> emoji = tokenizer.encode("☕🙂", false).ids;
+  ASSERT_GT(emoji.size(), 2u);
+  EXPECT_GT(stream(tokenizer, emoji).held, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(ByteLevelAndByteFallback, TextStreamTest, testing::Values("gpt2", "llama2"));
+
+TEST(TextStream, AnIncompleteCharacterAtTheEndIsGivenByFinish) {
+  const Tokenizer tokenizer = Tokenizer::from_file((kTokenizers / "gpt2" / "tokenizer.json").string());
+  std::vector<int32_t> ids = tokenizer.encode("☕", false).ids;
+  ASSERT_GT(ids.size(), 1u);
+  ids.pop_back();  // the character's last byte never arrives
+  TextStream stream(tokenizer);
+  std::string printed;
+  for (int32_t id : ids) printed += stream.push(id);
+  EXPECT_EQ(printed, "");
+  EXPECT_EQ(stream.finish(), tokenizer.decode(ids));
+}
+
+}  // namespace
+}  // namespace canrun
