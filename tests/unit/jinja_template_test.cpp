@@ -1,0 +1,94 @@
+// The Jinja renderer piece by piece: the snippets of tests/goldens/chat_templates/snippets.json
+// (made by tools/make_jinja_snippet_goldens.py with transformers 5.23.0 and jinja2 3.1.6, in the
+// environment transformers renders chat templates in) must render to the same text, or fail
+// where Jinja2 fails; and the errors name the template's line.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "jinja/template.h"
+#include "jinja/template_error.h"
+
+namespace canrun::jinja {
+namespace {
+
+namespace fs = std::filesystem;
+using OrderedJson = nlohmann::ordered_json;
+
+std::tm a_day() {
+  std::tm time{};
+  time.tm_year = 126;
+  time.tm_mon = 0;
+  time.tm_mday = 15;
+  return time;
+}
+
+std::string render(const std::string& source, const OrderedJson& variables = OrderedJson::object()) {
+  std::vector<std::pair<std::string, Value>> names;
+  for (const auto& [key, value] : variables.items()) names.emplace_back(key, Value::from_json(value));
+  return Template(source).render(names, a_day);
+}
+
+TEST(JinjaTemplate, SnippetsRenderAsJinja2RendersThem) {
+  std::ifstream in(fs::path(CANRUN_SOURCE_DIR) / "tests/goldens/chat_templates/snippets.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const OrderedJson goldens = OrderedJson::parse(text.str());
+  int checked = 0;
+  for (const OrderedJson& snippet : goldens.at("snippets")) {
+    const std::string name = snippet.at("name").get<std::string>();
+    const std::string source = snippet.at("template").get<std::string>();
+    SCOPED_TRACE(name);
+    if (snippet.contains("output")) {
+      try {
+        EXPECT_EQ(render(source, snippet.at("variables")), snippet.at("output").get<std::string>());
+      } catch (const TemplateError& error) {
+        ADD_FAILURE() << "refused: line " << error.line() << ": " << error.what();
+      }
+    } else {
+      try {
+        const std::string out = render(source, snippet.at("variables"));
+        ADD_FAILURE() << "Jinja2 raises " << snippet.at("error") << ", canrun rendered '" << out << "'";
+      } catch (const TemplateError& error) {
+        if (snippet.at("raised_by_template").get<bool>()) {
+          EXPECT_EQ(error.cause(), TemplateError::Cause::kRaised);
+          EXPECT_EQ(std::string(error.what()), snippet.at("error").get<std::string>());
+        }
+      }
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 40);
+}
+
+TEST(JinjaTemplate, ErrorsNameTheLine) {
+  try {
+    render("one\ntwo\n{% include 'other.jinja' %}");
+    FAIL() << "include is not supported";
+  } catch (const TemplateError& error) {
+    EXPECT_EQ(error.cause(), TemplateError::Cause::kSyntax);
+    EXPECT_EQ(error.line(), 3);
+    EXPECT_NE(std::string(error.what()).find("'include'"), std::string::npos) << error.what();
+  }
+  try {
+    render("{% for m in messages %}\n{{ m.content }}\n{{ m.missing.deeper }}\n{% endfor %}",
+           {{"messages", {{{"content", "x"}}}}});
+    FAIL() << "an attribute of an undefined value is an error";
+  } catch (const TemplateError& error) {
+    EXPECT_EQ(error.cause(), TemplateError::Cause::kRender);
+    EXPECT_EQ(error.line(), 3);
+    EXPECT_NE(std::string(error.what()).find("'missing'"), std::string::npos) << error.what();
+  }
+  for (const char* unterminated : {"{% if true %}open", "{{ 'a' ", "{# never closed", "{{ 'text }}"}) {
+    EXPECT_THROW(render(unterminated), TemplateError) << unterminated;
+  }
+}
+
+TEST(JinjaTemplate, StrftimeNowFormatsTheGivenTime) {
+  EXPECT_EQ(render("{{ strftime_now('%d %b %Y') }}"), "15 Jan 2026");
+}
+
+}  // namespace
+}  // namespace canrun::jinja
