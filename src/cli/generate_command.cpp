@@ -1,5 +1,6 @@
-// canrun generate MODEL_DIR --prompt TEXT [--backend ref|cpu] [--cores N]: greedy text generation.
-// Sharded, every worker runs the same generation and rank 0 alone prints.
+// canrun generate MODEL_DIR --prompt TEXT | --chat --user TEXT [--backend ref|cpu] [--cores N]: text
+// generation, printed as it is generated. Sharded, every worker runs the same generation and
+// rank 0 alone prints.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -8,11 +9,13 @@
 #include <memory>
 #include <optional>
 
+#include "chat/conversation_file.h"
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
 #include "cli/cores_option.h"
 #include "runtime/activation_dump.h"
 #include "runtime/session.h"
+#include "tokenizer/text_stream.h"
 #include "tokenizer/tokenizer.h"
 #include "util/json.h"
 #include "util/process_stats.h"
@@ -24,6 +27,8 @@ struct GenerateArgs {
   std::string model_dir;
   std::string prompt;
   std::string prompt_file;
+  bool chat = false;
+  std::optional<std::string> system, user, messages_file, tools_file, chat_template;
   int64_t max_new_tokens = 32;
   int64_t cache_tokens = 0;
   int64_t top_logits = 0;
@@ -50,7 +55,16 @@ void run_generate(const GenerateArgs& args) {
   SessionOptions options;
   options.backend = backend;
   options.compile = compile_options(args.compile, backend);
-  const std::string prompt = args.prompt_file.empty() ? args.prompt : read_text_file(args.prompt_file);
+  // The prompt before the model loads, so a bad conversation costs no load.
+  std::string prompt;
+  std::optional<ChatTemplate> chat;
+  if (args.chat) {
+    const Conversation conversation = make_conversation(args.messages_file, args.system, args.user, args.tools_file);
+    chat.emplace(ChatTemplate::from_model_dir(args.model_dir, args.chat_template, conversation.tools.has_value()));
+    prompt = chat->render(conversation);
+  } else {
+    prompt = args.prompt_file.empty() ? args.prompt : read_text_file(args.prompt_file);
+  }
   options.comm = communicator_for(args.cores, args.model_dir);
   const bool prints = options.comm->rank() == 0;
   Session session(args.model_dir, options);
@@ -60,7 +74,8 @@ void run_generate(const GenerateArgs& args) {
   // The model folder's load: its config and weights, and its tokenizer.
   const double load_seconds = session.load_seconds() + seconds_since(tokenizer_start);
 
-  const std::vector<int32_t> prompt_ids = tokenizer.encode(prompt).ids;
+  // A rendered chat carries its special tokens already, as apply_chat_template encodes it.
+  const std::vector<int32_t> prompt_ids = tokenizer.encode(prompt, /*add_special_tokens=*/!chat).ids;
   std::optional<ActivationDump> dump;
   if (!args.dump_dir.empty()) dump.emplace(args.dump_dir, session.program(), args.dump_steps, "--dump-steps");
   GenerateRequest request;
@@ -69,6 +84,14 @@ void run_generate(const GenerateArgs& args) {
   // With --top-logits: the top ids at every generated position, what the top-5 rule compares.
   request.top_ids = args.top_logits;
   request.prefill_observer = dump ? &*dump : nullptr;
+  TextStream stream(tokenizer);
+  const bool streams = prints && !args.json;
+  if (streams)
+    request.on_token = [&stream](int32_t id) {
+      const std::string piece = stream.push(id);
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+    };
   // Compiling the prompt's bucket counts towards the time to the first token, not towards prefill.
   if (!prompt_ids.empty()) session.prepare(static_cast<int64_t>(prompt_ids.size()), args.max_new_tokens);
   const double before_prefill = seconds_since(start);
@@ -92,6 +115,7 @@ void run_generate(const GenerateArgs& args) {
         {"model_type", session.spec().model_type},
         {"stored_dtype", std::string(dtype_name(session.stored_dtype()))},
         {"prompt", prompt},
+        {"chat_template", chat ? Json(chat->origin()) : Json(nullptr)},
         {"prompt_ids", prompt_ids},
         {"generated_ids", result.tokens},
         {"text", text},
@@ -121,7 +145,8 @@ void run_generate(const GenerateArgs& args) {
     std::cout << out.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
     return;
   }
-  std::cout << text << std::endl;  // before the timing line when both go to one terminal
+  // The rest of the streamed text, before the timing line when both go to one terminal.
+  std::cout << stream.finish() << std::endl;
   if (compiled) {
     const CompileStats& plan = compiled->stats();
     std::fprintf(stderr, "compile %.2f s (%lld plan entries from the cache, %lld built) | ",
@@ -141,12 +166,33 @@ void run_generate(const GenerateArgs& args) {
 void add_generate_command(CLI::App& app) {
   auto args = std::make_shared<GenerateArgs>();
   CLI::App* command = app.add_subcommand(
-      "generate", "Generate text greedily from a Hugging Face model folder (f32 compute)");
+      "generate", "Generate text from a Hugging Face model folder, from a prompt or a chat, printed as it is generated");
   command->add_option("model_dir", args->model_dir, "Model folder: config.json, *.safetensors, tokenizer.json")
       ->required();
   auto* prompt = command->add_option("--prompt,-p", args->prompt, "Prompt text");
   auto* prompt_file = command->add_option("--prompt-file", args->prompt_file, "Read the prompt from a file");
   prompt->excludes(prompt_file);
+  auto* chat = command->add_flag("--chat", args->chat,
+                                 "Render the conversation with the folder's chat template (chat_template.jinja, or "
+                                 "tokenizer_config.json's chat_template), as transformers' apply_chat_template does, "
+                                 "with the generation prompt; implied by --user and --messages");
+  auto* system = command->add_option("--system", args->system, "Chat: the system message");
+  auto* user = command->add_option("--user", args->user, "Chat: the user message");
+  auto* messages = command->add_option("--messages", args->messages_file,
+                                       "Chat: the whole conversation, a JSON list of {\"role\", \"content\", ...} "
+                                       "objects (OpenAI style); ending with an assistant message, the model continues "
+                                       "that message");
+  auto* tools = command->add_option("--tools", args->tools_file,
+                                    "Chat: a JSON list of tool (function) schemas, for templates that take tools");
+  auto* chat_template = command->add_option("--chat-template", args->chat_template,
+                                            "Chat: the folder's template of this name (default: 'default', or "
+                                            "'tool_use' with --tools when the folder has one)");
+  for (CLI::Option* option : {chat, system, user, messages, tools, chat_template}) {
+    option->excludes(prompt);
+    option->excludes(prompt_file);
+  }
+  messages->excludes(user);
+  messages->excludes(system);
   command->add_option("--max-new-tokens,-n", args->max_new_tokens, "Tokens to generate (default 32)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   command->add_option("--cache-tokens", args->cache_tokens,
@@ -171,8 +217,13 @@ void add_generate_command(CLI::App& app) {
                       "largest at every generated position")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   command->callback([args, prompt, prompt_file] {
-    if (prompt->count() == 0 && prompt_file->count() == 0)
-      throw Error(ErrorKind::kUsage, "generate: give --prompt TEXT or --prompt-file FILE");
+    args->chat = args->chat || args->user || args->messages_file;
+    if (!args->chat && (args->system || args->tools_file || args->chat_template))
+      throw Error(ErrorKind::kUsage, "generate: --system, --tools and --chat-template belong to a chat: add --user TEXT "
+                                     "or --messages FILE");
+    if (!args->chat && prompt->count() == 0 && prompt_file->count() == 0)
+      throw Error(ErrorKind::kUsage, "generate: give --prompt TEXT, --prompt-file FILE, or a chat (--user TEXT or "
+                                     "--messages FILE)");
     run_generate(*args);
   });
 }
