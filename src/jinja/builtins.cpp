@@ -1000,13 +1000,20 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
     return unsupported();
   }
   const int64_t x = a.as_int(), y = b.as_int();
-  if (op == "+") return Value(x + y);
-  if (op == "-") return Value(x - y);
-  if (op == "*") return Value(x * y);
+  // Python's integers do not overflow; past 64 bits canrun refuses rather than wrap.
+  int64_t r = 0;
+  const auto checked = [&](bool overflowed) {
+    if (overflowed) type_error("integer " + op + " overflows 64 bits");
+    return Value(r);
+  };
+  if (op == "+") return checked(__builtin_add_overflow(x, y, &r));
+  if (op == "-") return checked(__builtin_sub_overflow(x, y, &r));
+  if (op == "*") return checked(__builtin_mul_overflow(x, y, &r));
   if (op == "**") {
     if (y < 0) return Value(std::pow(static_cast<double>(x), static_cast<double>(y)));
-    int64_t r = 1;
-    for (int64_t i = 0; i < y; ++i) r *= x;
+    r = 1;
+    for (int64_t i = 0; i < y; ++i)
+      if (__builtin_mul_overflow(r, x, &r)) type_error("integer ** overflows 64 bits");
     return Value(r);
   }
   if (y == 0) type_error("integer division or modulo by zero");

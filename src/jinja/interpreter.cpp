@@ -294,6 +294,14 @@ void Macro::render(Interpreter& in, std::string&) const {
   Interpreter* interpreter = &in;
   in.assign(name, Value::function(name, [self, defined_in, interpreter](Arguments& args) {
     Interpreter& run = *interpreter;
+    constexpr int kMaxMacroDepth = 256;
+    if (run.macro_depth >= kMaxMacroDepth)
+      throw std::invalid_argument("macro '" + self->name + "' recurses deeper than " + std::to_string(kMaxMacroDepth) + " calls");
+    struct Depth {
+      int& depth;
+      explicit Depth(int& d) : depth(++d) {}
+      ~Depth() { --depth; }
+    } depth(run.macro_depth);
     if (args.positional.size() > self->parameters.size())
       throw std::invalid_argument("macro '" + self->name + "' takes not more than " +
                                   std::to_string(self->parameters.size()) + " argument(s)");

@@ -47,6 +47,7 @@ class Interpreter {
   enum class Flow { kNormal, kBreak, kContinue };
   Flow flow = Flow::kNormal;
   int loop_depth = 0;
+  int macro_depth = 0;  // macros calling macros; bounded so a runaway recursion is an error, not a crash
 
  private:
   std::shared_ptr<Scope> scope_;

@@ -485,6 +485,14 @@ class Parser {
 
 }  // namespace
 
-Body parse(std::string_view source) { return Parser(tokenize(source)).parse_template(); }
+Body parse(std::string_view source) {
+  try {
+    return Parser(tokenize(source)).parse_template();
+  } catch (const TemplateError&) {
+    throw;
+  } catch (const std::exception& error) {  // a number literal out of range
+    throw TemplateError(TemplateError::Cause::kSyntax, error.what(), 0);
+  }
+}
 
 }  // namespace canrun::jinja
