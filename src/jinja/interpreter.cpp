@@ -289,7 +289,8 @@ void Set::render(Interpreter& in, std::string& out) const {
 }
 
 void Macro::render(Interpreter& in, std::string&) const {
-  const std::shared_ptr<Interpreter::Scope> defined_in = in.scope();
+  // Weak: the macro lives in the scope it was defined in, and a strong reference would be a cycle.
+  const std::weak_ptr<Interpreter::Scope> defined_in = in.scope();
   const Macro* self = this;
   Interpreter* interpreter = &in;
   in.assign(name, Value::function(name, [self, defined_in, interpreter](Arguments& args) {
@@ -305,7 +306,9 @@ void Macro::render(Interpreter& in, std::string&) const {
     if (args.positional.size() > self->parameters.size())
       throw std::invalid_argument("macro '" + self->name + "' takes not more than " +
                                   std::to_string(self->parameters.size()) + " argument(s)");
-    Interpreter::Opened scope(run, defined_in);
+    std::shared_ptr<Interpreter::Scope> parent = defined_in.lock();
+    if (!parent) throw std::invalid_argument("macro '" + self->name + "' is called after the scope it was defined in ended");
+    Interpreter::Opened scope(run, std::move(parent));
     for (const auto& [given, value] : args.named) {
       bool known = false;
       for (const auto& parameter : self->parameters) known = known || parameter.first == given;
