@@ -105,13 +105,16 @@ GenerationResult Session::generate(std::span<const int32_t> prompt, const Genera
   result.kv_cache_bytes = state.bytes();
   Arena arena;
   const std::vector<int32_t>& eos = request.eos_token_ids ? *request.eos_token_ids : config_.generation.eos_token_ids;
+  Sampler sampler(request.sampling);
+  result.seed = sampler.seed();
+  std::vector<int32_t> ids(prompt.begin(), prompt.end());  // the prompt and every chosen token
   // Rank 0 chooses and every rank continues with its choice, so the ranks of a sharded run
-  // never diverge.
+  // never diverge (their samplers' seeds may differ).
   const auto choose = [&](std::span<const float> logits) {
-    const std::vector<int32_t> top = top_k_indices(logits, std::max<int64_t>(1, request.top_ids));
-    if (request.top_ids > 0) result.top_ids.push_back(top);
-    int32_t next = top.front();
+    if (request.top_ids > 0) result.top_ids.push_back(top_k_indices(logits, request.top_ids));
+    int32_t next = sampler.next(logits, ids);
     options_.comm->broadcast(&next, 1, 0);
+    ids.push_back(next);
     return next;
   };
 
@@ -132,10 +135,8 @@ GenerationResult Session::generate(std::span<const int32_t> prompt, const Genera
       const int64_t position = prompt_length + step;
       std::vector<float> logits;
       if (recompute_before(spec, position)) {
-        std::vector<int32_t> sequence(prompt.begin(), prompt.end());
-        sequence.insert(sequence.end(), result.tokens.begin(), result.tokens.end());
-        ExecutionPlan whole{plan_buffers(program_, static_cast<int64_t>(sequence.size())), prefill->choices};
-        logits = executor_->run(sequence, 0, whole, state, arena);
+        ExecutionPlan whole{plan_buffers(program_, static_cast<int64_t>(ids.size())), prefill->choices};
+        logits = executor_->run(ids, 0, whole, state, arena);
       } else {
         logits = executor_->run({&next, 1}, position, *decode, state, arena);
       }

@@ -19,6 +19,7 @@
 #include "parallel/communicator.h"
 #include "program/executor.h"
 #include "runtime/model_config.h"
+#include "runtime/sampling.h"
 
 namespace canrun {
 
@@ -43,6 +44,7 @@ struct GenerateRequest {
   std::optional<std::vector<int32_t>> eos_token_ids;  // none: the model's; empty: never stop early
   int64_t cache_capacity = 0;  // KV cache positions; 0: the compiled shape's, else prompt + new tokens
   int64_t top_ids = 0;         // > 0: the ids of that many largest logits at every generated position
+  SamplingParams sampling;     // greedy unless told to sample (the model's generation config is not applied)
   std::function<void(int32_t)> on_token;     // each generated token as soon as it is chosen
   StepObserver* prefill_observer = nullptr;  // sees every step of the prompt's forward pass
 };
@@ -52,6 +54,7 @@ struct GenerationResult {
   bool stopped_at_eos = false;
   std::vector<float> prompt_logits;           // logits after the last prompt token
   std::vector<std::vector<int32_t>> top_ids;  // per generated token, with request.top_ids
+  std::optional<uint64_t> seed;               // sampling: the seed the draws came from, to repeat them
   double prefill_seconds = 0;
   double decode_seconds = 0;  // for tokens after the first
   int64_t kv_cache_bytes = 0;
@@ -80,8 +83,9 @@ class Session {
   // use, and returns that shape (uncompiled: the prompt itself and exactly the cache it needs).
   CompiledModel::Shape prepare(int64_t prompt_length, int64_t new_tokens);
 
-  // Greedy generation over a static KV cache, stopping at max_new_tokens or an eos id. Throws
-  // Error(kUsage) when the prompt is empty or does not fit the cache or the model's positions.
+  // Generation over a static KV cache, greedy or sampled as request.sampling says, stopping at
+  // max_new_tokens or an eos id. Throws Error(kUsage) when the prompt is empty or does not fit
+  // the cache or the model's positions, or a sampling parameter is out of range.
   // Safe to call from several threads at once; each request has its own cache and activations.
   GenerationResult generate(std::span<const int32_t> prompt, const GenerateRequest& request);
 

@@ -80,6 +80,17 @@ const std::vector<float>& fixture_logits() {
   return logits;
 }
 
+// `tokens` new tokens after the golden's prompt, never stopping at eos; `seed` gets the seed used.
+std::vector<int32_t> generate(const SamplingParams& params, int64_t tokens, std::optional<uint64_t>* seed = nullptr) {
+  GenerateRequest request;
+  request.max_new_tokens = tokens;
+  request.eos_token_ids = std::vector<int32_t>{};
+  request.sampling = params;
+  const GenerationResult result = fixture_session().generate(prompt_ids(), request);
+  if (seed) *seed = result.seed;
+  return result.tokens;
+}
+
 TEST(SamplingProcessors, EachMatchesTransformersOnTiesAndNegativeScores) {
   ASSERT_EQ(golden()["processors"].size(), 7u);
   for (const Json& c : golden()["processors"]) {
@@ -195,6 +206,20 @@ TEST(SamplingStatistics, FirstTokenFrequenciesMatchTransformers) {
   }
 }
 
+TEST(Sampler, SameSeedGivesTheSameTokens) {
+  SamplingParams params;
+  params.do_sample = true;
+  params.temperature = 1.5;
+  params.top_k = 0;
+  params.seed = 7;
+  std::optional<uint64_t> seed;
+  const std::vector<int32_t> first = generate(params, 16, &seed);
+  EXPECT_EQ(seed, std::optional<uint64_t>(7));
+  EXPECT_EQ(generate(params, 16), first);
+  params.seed = 8;
+  EXPECT_NE(generate(params, 16), first);
+}
+
 TEST(Sampler, DifferentSeedsDifferOnAFlatDistribution) {
   const std::vector<float> flat(1000, 0.0f);
   SamplingParams params;
@@ -232,11 +257,45 @@ TEST(Sampler, DrawsOfASeedArePinned) {
   EXPECT_EQ(ids, (std::vector<int32_t>{755, 639, 752, 136, 903, 94}));
 }
 
+TEST(Sampler, WithoutASeedReportsTheOneItDrewWith) {
+  SamplingParams params;
+  params.do_sample = true;
+  params.temperature = 1.5;
+  std::optional<uint64_t> seed;
+  const std::vector<int32_t> tokens = generate(params, 16, &seed);
+  ASSERT_TRUE(seed.has_value());
+  params.seed = seed;
+  EXPECT_EQ(generate(params, 16), tokens);
+}
+
+TEST(Sampler, TopKOfOneIsGreedy) {
+  SamplingParams params;
+  params.do_sample = true;
+  params.temperature = 0.7;
+  params.top_k = 1;
+  params.seed = 3;
+  std::optional<uint64_t> greedy_seed;
+  const std::vector<int32_t> greedy = generate(SamplingParams{}, 16, &greedy_seed);
+  EXPECT_FALSE(greedy_seed.has_value());
+  EXPECT_EQ(generate(params, 16), greedy);
+}
+
 TEST(Sampler, GreedyIsTheFirstMaximum) {
   Sampler sampler{SamplingParams{}};
   EXPECT_FALSE(sampler.seed().has_value());
   for (const std::vector<float>& logits : {std::vector<float>{1.0f, 7.0f, 7.0f, -2.0f}, fixture_logits()})
     EXPECT_EQ(sampler.next(logits, {}), top_k_indices(logits, 1).front());
+}
+
+// transformers applies the repetition penalty without sampling too, over the prompt and the
+// generated ids: a penalty below 1 rewards repetition, and changes these greedy tokens.
+TEST(Sampler, GreedyAppliesTheRepetitionPenaltyAsTransformers) {
+  const Json& c = golden()["greedy_repetition_penalty"];
+  SamplingParams params;
+  params.repetition_penalty = c["repetition_penalty"].get<double>();
+  const std::vector<int32_t> expected = c["generated_ids"].get<std::vector<int32_t>>();
+  EXPECT_EQ(generate(params, static_cast<int64_t>(expected.size())), expected);
+  EXPECT_NE(generate(SamplingParams{}, static_cast<int64_t>(expected.size())), expected);
 }
 
 void expect_rejected(const SamplingParams& params, const std::string& fragment) {
