@@ -1,6 +1,7 @@
 #include "checkpoint/generation_config.h"
 
 #include <filesystem>
+#include <limits>
 
 #include "checkpoint/config_reader.h"
 
@@ -27,6 +28,15 @@ std::optional<int32_t> read_single_id(const ConfigReader& reader, const std::str
   return ids.front();
 }
 
+// A finite number (`fallback` when absent) for which `in_range` holds, else an error saying `range`.
+template <typename InRange>
+double read_number(const ConfigReader& reader, const std::string& key, double fallback, InRange in_range,
+                   const std::string& range) {
+  const double value = reader.number(key, fallback);
+  if (!in_range(value)) reader.reject(key, "must be " + range + ", got " + reader.json()[key].dump());
+  return value;
+}
+
 }  // namespace
 
 GenerationConfig read_generation_config(const std::string& model_dir, const Json& model_config,
@@ -39,6 +49,14 @@ GenerationConfig read_generation_config(const std::string& model_dir, const Json
   config.eos_token_ids = read_ids(reader, "eos_token_id", vocab_size);
   config.bos_token_id = read_single_id(reader, "bos_token_id", vocab_size);
   config.pad_token_id = read_single_id(reader, "pad_token_id", vocab_size);
+  config.do_sample = reader.boolean("do_sample", false);
+  config.temperature = read_number(reader, "temperature", 1.0, [](double t) { return t >= 0; }, ">= 0");
+  config.top_k = reader.integer("top_k", 50, 0, std::numeric_limits<int64_t>::max());
+  config.top_p = read_number(reader, "top_p", 1.0, [](double p) { return p >= 0 && p <= 1; }, "in [0, 1]");
+  if (reader.has("min_p"))
+    config.min_p = read_number(reader, "min_p", 0, [](double p) { return p >= 0 && p <= 1; }, "in [0, 1]");
+  config.repetition_penalty =
+      read_number(reader, "repetition_penalty", 1.0, [](double p) { return p > 0; }, "> 0");
   return config;
 }
 

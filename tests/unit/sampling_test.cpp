@@ -8,11 +8,13 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <random>
 #include <set>
 
+#include "checkpoint/generation_config.h"
 #include "kernels/top_k.h"
 #include "runtime/sampling.h"
 #include "runtime/session.h"
@@ -326,6 +328,74 @@ TEST(Sampler, RejectsValuesOutOfRange) {
   SamplingParams greedy;
   greedy.temperature = 0;
   EXPECT_NO_THROW(Sampler{greedy});
+}
+
+class GenerationConfigSampling : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("canrun_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  GenerationConfig read(const std::string& generation_config, const Json& model_config = Json::object()) {
+    if (!generation_config.empty()) std::ofstream(dir_ / "generation_config.json") << generation_config;
+    return read_generation_config(dir_.string(), model_config, 100);
+  }
+  fs::path dir_;
+};
+
+TEST_F(GenerationConfigSampling, AbsentFieldsAreTransformersDefaults) {
+  const GenerationConfig config = read(R"({"eos_token_id": 2})");
+  EXPECT_FALSE(config.do_sample);
+  EXPECT_EQ(config.temperature, 1.0);
+  EXPECT_EQ(config.top_k, 50);
+  EXPECT_EQ(config.top_p, 1.0);
+  EXPECT_FALSE(config.min_p.has_value());
+  EXPECT_EQ(config.repetition_penalty, 1.0);
+}
+
+TEST_F(GenerationConfigSampling, ReadsTheSamplingFields) {
+  const GenerationConfig config = read(
+      R"({"do_sample": true, "temperature": 0.6, "top_k": 20, "top_p": 0.95, "min_p": 0.05,
+          "repetition_penalty": 1.1})");
+  EXPECT_TRUE(config.do_sample);
+  EXPECT_EQ(config.temperature, 0.6);
+  EXPECT_EQ(config.top_k, 20);
+  EXPECT_EQ(config.top_p, 0.95);
+  EXPECT_EQ(config.min_p, std::optional<double>(0.05));
+  EXPECT_EQ(config.repetition_penalty, 1.1);
+}
+
+TEST_F(GenerationConfigSampling, WithoutTheFileConfigJsonsFieldsCount) {
+  const GenerationConfig config = read("", Json{{"do_sample", true}, {"top_k", 5}});
+  EXPECT_TRUE(config.do_sample);
+  EXPECT_EQ(config.top_k, 5);
+}
+
+TEST_F(GenerationConfigSampling, WrongTypesAndValuesNameTheFileAndField) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"do_sample": "yes"})", "'do_sample': must be true or false"},
+      {R"({"temperature": "hot"})", "'temperature': must be a number"},
+      {R"({"temperature": -0.5})", "'temperature': must be >= 0"},
+      {R"({"top_k": 2.5})", "'top_k': must be an integer"},
+      {R"({"top_k": -1})", "'top_k'"},
+      {R"({"top_p": 1.5})", "'top_p': must be in [0, 1]"},
+      {R"({"min_p": -0.1})", "'min_p': must be in [0, 1]"},
+      {R"({"repetition_penalty": 0})", "'repetition_penalty': must be > 0"},
+  };
+  for (const auto& [text, fragment] : cases) {
+    try {
+      read(text);
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kCheckpoint);
+      const std::string message = e.what();
+      EXPECT_NE(message.find("generation_config.json"), std::string::npos) << message;
+      EXPECT_NE(message.find(fragment), std::string::npos) << message;
+    }
+  }
 }
 
 }  // namespace
