@@ -1,6 +1,6 @@
 // canrun generate MODEL_DIR --prompt TEXT | --chat --user TEXT [--backend ref|cpu] [--cores N]: text
-// generation, printed as it is generated. Sharded, every worker runs the same generation and
-// rank 0 alone prints.
+// generation, greedy or sampled as generation_config.json and the sampling flags say, printed as
+// it is generated. Sharded, every worker runs the same generation and rank 0 alone prints.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
 #include "cli/cores_option.h"
+#include "cli/sampling_flags.h"
 #include "runtime/activation_dump.h"
 #include "runtime/session.h"
 #include "tokenizer/text_stream.h"
@@ -34,6 +35,7 @@ struct GenerateArgs {
   int64_t top_logits = 0;
   std::string backend = "cpu";
   CompileFlags compile;
+  SamplingFlags sampling;
   int cores = 1;
   bool json = false;
   std::string dump_dir;
@@ -83,6 +85,7 @@ void run_generate(const GenerateArgs& args) {
   request.cache_capacity = args.cache_tokens;
   // With --top-logits: the top ids at every generated position, what the top-5 rule compares.
   request.top_ids = args.top_logits;
+  request.sampling = sampling_params(args.sampling, session.generation());
   request.prefill_observer = dump ? &*dump : nullptr;
   TextStream stream(tokenizer);
   const bool streams = prints && !args.json;
@@ -120,6 +123,7 @@ void run_generate(const GenerateArgs& args) {
         {"generated_ids", result.tokens},
         {"text", text},
         {"stopped_at_eos", result.stopped_at_eos},
+        {"seed", result.seed ? Json(*result.seed) : Json(nullptr)},
         {"timings",
          {{"load_s", load_seconds},
           {"compile_s", compiled ? Json(compiled->stats().seconds) : Json(nullptr)},
@@ -154,11 +158,12 @@ void run_generate(const GenerateArgs& args) {
   }
   std::fprintf(stderr,
                "load %.2f s | prefill %zu tokens %.3f s (%.1f tok/s) | decode %zu tokens %.3f s (%.2f tok/s) | "
-               "peak RSS %.0f MiB%s\n",
+               "peak RSS %.0f MiB%s%s\n",
                load_seconds, prompt_ids.size(), result.prefill_seconds,
                per_second(prompt_count, result.prefill_seconds), result.tokens.size(), result.decode_seconds,
                per_second(decode_steps, result.decode_seconds), static_cast<double>(peak_rss) / (1 << 20),
-               result.stopped_at_eos ? " | stopped at eos" : "");
+               result.stopped_at_eos ? " | stopped at eos" : "",
+               result.seed ? (" | seed " + std::to_string(*result.seed)).c_str() : "");
 }
 
 }  // namespace
@@ -166,7 +171,9 @@ void run_generate(const GenerateArgs& args) {
 void add_generate_command(CLI::App& app) {
   auto args = std::make_shared<GenerateArgs>();
   CLI::App* command = app.add_subcommand(
-      "generate", "Generate text from a Hugging Face model folder, from a prompt or a chat, printed as it is generated");
+      "generate",
+      "Generate text from a Hugging Face model folder, from a prompt or a chat: greedy, or sampled as its "
+      "generation_config.json or the sampling flags say; printed as it is generated");
   command->add_option("model_dir", args->model_dir, "Model folder: config.json, *.safetensors, tokenizer.json")
       ->required();
   auto* prompt = command->add_option("--prompt,-p", args->prompt, "Prompt text");
@@ -203,6 +210,7 @@ void add_generate_command(CLI::App& app) {
                       "accumulation, AVX2) or ref (the yardstick: f32 weights, double accumulation)")
       ->check(CLI::IsMember({"ref", "cpu"}));
   add_compile_flags(command, args->compile);
+  add_sampling_flags(command, args->sampling);
   add_cores_option(*command, args->cores);
   command->add_flag("--json", args->json, "Print text, token ids and timings as JSON");
   command->add_option("--dump", args->dump_dir,
