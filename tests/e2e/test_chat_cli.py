@@ -37,6 +37,16 @@ def test_chat_answers_and_streams_what_json_reports(run_canrun, model):
     assert streamed.stdout == out["text"] + "\n"
 
 
+def test_a_sampled_chat_repeats_with_its_seed(run_canrun, model):
+    runs = [run_canrun("generate", model, "--user", QUESTION, "--temperature", 0.7, "--seed", 1, "-n", 24, "--json")
+            for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    first, second = (json.loads(run.stdout) for run in runs)
+    assert first["seed"] == second["seed"] == 1
+    assert first["generated_ids"] == second["generated_ids"]
+
+
 def test_messages_file_with_a_prefill_is_continued(run_canrun, model, tmp_path):
     messages = tmp_path / "messages.json"
     messages.write_text(json.dumps([
