@@ -20,6 +20,7 @@
 #include "runtime/session.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/temporary_directory.h"
 
 namespace canrun {
 namespace {
@@ -332,18 +333,11 @@ TEST(Sampler, RejectsValuesOutOfRange) {
 
 class GenerationConfigSampling : public testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("canrun_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   GenerationConfig read(const std::string& generation_config, const Json& model_config = Json::object()) {
-    if (!generation_config.empty()) std::ofstream(dir_ / "generation_config.json") << generation_config;
-    return read_generation_config(dir_.string(), model_config, 100);
+    if (!generation_config.empty()) std::ofstream(dir_.path() / "generation_config.json") << generation_config;
+    return read_generation_config(dir_.path().string(), model_config, 100);
   }
-  fs::path dir_;
+  TemporaryDirectory dir_{"canrun-generation-config-"};
 };
 
 TEST_F(GenerationConfigSampling, AbsentFieldsAreTransformersDefaults) {
