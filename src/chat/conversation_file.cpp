@@ -10,6 +10,10 @@ namespace {
 
 using OrderedJson = nlohmann::ordered_json;
 
+// Conversations and tool schemas nest a few levels; a file nesting deeper is refused while it is
+// parsed, before anything recurses through it.
+constexpr int kMaxNesting = 64;
+
 OrderedJson read_json_list(const std::string& path, const std::string& option) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(ErrorKind::kUsage, option + " " + path + ": cannot be read");
@@ -17,7 +21,11 @@ OrderedJson read_json_list(const std::string& path, const std::string& option) {
   text << in.rdbuf();
   OrderedJson json;
   try {
-    json = OrderedJson::parse(text.str());
+    json = OrderedJson::parse(text.str(), [&](int depth, OrderedJson::parse_event_t, OrderedJson&) {
+      if (depth > kMaxNesting)
+        fail(ErrorKind::kUsage, option + " " + path + ": nested deeper than " + std::to_string(kMaxNesting) + " levels");
+      return true;
+    });
   } catch (const OrderedJson::parse_error& error) {
     fail(ErrorKind::kUsage, option + " " + path + ": not JSON: " + error.what());
   }

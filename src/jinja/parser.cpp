@@ -102,6 +102,7 @@ class Parser {
   }
 
   StmtPtr parse_statement() {
+    const Depth depth(*this);
     const int line = peek().line;
     const std::string keyword = expect_name();
     if (keyword == "if") return parse_if(line);
@@ -227,8 +228,10 @@ class Parser {
   }
 
   ExprPtr parse_expression() {
+    Depth depth(*this);
     ExprPtr expr = parse_or();
     while (at_name("if")) {
+      depth.add();
       const int line = next().line;
       ExprPtr condition = parse_or();
       ExprPtr otherwise = skip_name("else") ? parse_expression() : nullptr;
@@ -238,8 +241,10 @@ class Parser {
   }
 
   ExprPtr parse_or() {
+    Depth depth(*this);
     ExprPtr left = parse_and();
     while (at_name("or")) {
+      depth.add();
       const int line = next().line;
       left = std::make_unique<Binary>(line, "or", std::move(left), parse_and());
     }
@@ -247,8 +252,10 @@ class Parser {
   }
 
   ExprPtr parse_and() {
+    Depth depth(*this);
     ExprPtr left = parse_not();
     while (at_name("and")) {
+      depth.add();
       const int line = next().line;
       left = std::make_unique<Binary>(line, "and", std::move(left), parse_not());
     }
@@ -257,6 +264,7 @@ class Parser {
 
   ExprPtr parse_not() {
     if (at_name("not")) {
+      const Depth depth(*this);
       const int line = next().line;
       return std::make_unique<Unary>(line, "not", parse_not());
     }
@@ -264,6 +272,7 @@ class Parser {
   }
 
   ExprPtr parse_compare() {
+    Depth depth(*this);
     ExprPtr left = parse_math1();
     while (true) {
       const int line = peek().line;
@@ -280,17 +289,20 @@ class Parser {
       } else {
         return left;
       }
+      depth.add();
       left = std::make_unique<Binary>(line, op, std::move(left), parse_math1());
     }
   }
 
   template <typename Operand>
   ExprPtr parse_binary(std::initializer_list<std::string_view> ops, Operand operand) {
+    Depth depth(*this);
     ExprPtr left = (this->*operand)();
     while (true) {
       bool matched = false;
       for (std::string_view op : ops)
         if (at_operator(op)) {
+          depth.add();
           const int line = next().line;
           left = std::make_unique<Binary>(line, std::string(op), std::move(left), (this->*operand)());
           matched = true;
@@ -307,6 +319,7 @@ class Parser {
   ExprPtr parse_unary_filtered() { return parse_unary(true); }
 
   ExprPtr parse_unary(bool with_filter) {
+    const Depth depth(*this);
     const int line = peek().line;
     ExprPtr node;
     if (at_operator("-") || at_operator("+")) {
@@ -381,7 +394,9 @@ class Parser {
   }
 
   ExprPtr parse_postfix(ExprPtr node) {
+    Depth depth(*this);
     while (true) {
+      depth.add();
       const int line = peek().line;
       if (skip_operator(".")) {
         if (peek().type == TokenType::kInteger) {
@@ -440,7 +455,9 @@ class Parser {
   }
 
   ExprPtr parse_filter_expr(ExprPtr node) {
+    Depth depth(*this);
     while (true) {
+      depth.add();
       if (skip_operator("|")) {
         node = parse_filter(std::move(node));
       } else if (at_name("is")) {
@@ -479,8 +496,29 @@ class Parser {
     return test;
   }
 
+  // A template is outside input: the depth of what it nests (blocks, brackets, chained
+  // operators: each a level the interpreter recurses through) is bounded, so a hostile one is an
+  // error rather than a stack overflow.
+  static constexpr int kMaxDepth = 500;
+  class Depth {
+   public:
+    explicit Depth(Parser& parser) : parser_(parser) { add(); }
+    ~Depth() { parser_.depth_ -= added_; }
+    Depth(const Depth&) = delete;
+    Depth& operator=(const Depth&) = delete;
+    void add() {
+      ++added_;
+      if (++parser_.depth_ > kMaxDepth) parser_.error("the template nests deeper than " + std::to_string(kMaxDepth) + " levels");
+    }
+
+   private:
+    Parser& parser_;
+    int added_ = 0;
+  };
+
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

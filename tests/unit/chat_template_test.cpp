@@ -118,6 +118,7 @@ TEST(ConversationFile, BadEntriesAreNamed) {
   EXPECT_NE(error_for(R"([{"role": "user", "content": 3}])").find("entry 0 (user): \"content\" must be"), std::string::npos);
   EXPECT_NE(error_for(R"([{"role": "user", "content": [{"type": "text"}]}])").find("content block 0"), std::string::npos);
   EXPECT_EQ(error_for(R"([{"role": "assistant", "content": null, "tool_calls": []}])"), "");
+  EXPECT_NE(error_for(std::string(100000, '[') + std::string(100000, ']')).find("nested deeper than 64"), std::string::npos);
 }
 
 TEST(ConversationFile, ATrailingAssistantMessageIsContinued) {

@@ -86,6 +86,33 @@ TEST(JinjaTemplate, ErrorsNameTheLine) {
   }
 }
 
+std::string repeated(const std::string& piece, int times) {
+  std::string out;
+  for (int i = 0; i < times; ++i) out += piece;
+  return out;
+}
+
+TEST(JinjaTemplate, HostileNestingIsAnErrorNotACrash) {
+  constexpr int kDeep = 100000;
+  for (const std::string& source :
+       {"{{ " + repeated("(", kDeep) + "1" + repeated(")", kDeep) + " }}",
+        "{{ " + repeated("[", kDeep) + "1" + repeated("]", kDeep) + " }}", "{{ 1" + repeated(" + 1", kDeep) + " }}",
+        repeated("{% if true %}", kDeep) + "x" + repeated("{% endif %}", kDeep), "{{ " + repeated("not ", kDeep) + "1 }}",
+        "{{ " + repeated("-", kDeep) + "1 }}", "{{ 'x'" + repeated("|trim", kDeep) + " }}"}) {
+    try {
+      render(source);
+      ADD_FAILURE() << "rendered a template nested " << kDeep << " deep: " << source.substr(0, 40);
+    } catch (const TemplateError& error) {
+      EXPECT_EQ(error.cause(), TemplateError::Cause::kSyntax) << error.what();
+      EXPECT_NE(std::string(error.what()).find("nests deeper"), std::string::npos) << error.what();
+    }
+  }
+  // What real templates nest is well within the bound.
+  EXPECT_EQ(render("{{ " + repeated("(", 30) + "1" + repeated(")", 30) + " }}"), "1");
+  EXPECT_EQ(render("{{ 0" + repeated(" + 1", 200) + " }}"), "200");
+  EXPECT_EQ(render(repeated("{% if true %}", 30) + "x" + repeated("{% endif %}", 30)), "x");
+}
+
 TEST(JinjaTemplate, StrftimeNowFormatsTheGivenTime) {
   EXPECT_EQ(render("{{ strftime_now('%d %b %Y') }}"), "15 Jan 2026");
 }
