@@ -1,15 +1,50 @@
 #include "lab/reproduce.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "lab/software_stack.h"
 
 namespace canrun {
+
+namespace {
+
+bool is_control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+
+std::string hex_escape(char c) {
+  char escape[8];
+  std::snprintf(escape, sizeof escape, "\\x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+  return escape;
+}
+
+// A value written into a comment line: a line break in it would end the comment and make the
+// rest a command, so control characters are written as escapes.
+std::string comment_text(const std::string& text) {
+  std::string out;
+  for (char c : text) out += is_control(c) ? hex_escape(c) : std::string(1, c);
+  return out;
+}
+
+}  // namespace
 
 std::string shell_quote(const std::string& text) {
   const bool plain = !text.empty() && text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                                              "0123456789_./:=+-") == std::string::npos;
   if (plain) return text;
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  if (std::none_of(text.begin(), text.end(), is_control)) {
+    std::string quoted = "'";
+    for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+  }
+  // Control characters: bash's $'...' quoting, so the quoted text stays on one line.
+  std::string quoted = "$'";
+  for (char c : text) {
+    if (c == '\\' || c == '\'') quoted += std::string("\\") + c;
+    else if (c == '\n') quoted += "\\n";
+    else if (c == '\t') quoted += "\\t";
+    else if (is_control(c)) quoted += hex_escape(c);
+    else quoted += c;
+  }
   return quoted + "'";
 }
 
@@ -20,11 +55,11 @@ std::string reproduce_script(const ReproduceInputs& in) {
   else
     weights_step = "# Real weights: the Hub snapshot must be in the Hugging Face cache ($HF_HUB_CACHE), e.g.\n"
                    "#   huggingface-cli download " + shell_quote(in.model_id) +
-                   (in.revision.empty() ? "" : " --revision " + in.revision) + "\n";
+                   (in.revision.empty() ? "" : " --revision " + shell_quote(in.revision)) + "\n";
   return "#!/usr/bin/env bash\n"
-         "# Reproduces one canrun support-lab row: " + in.model_id + " (" + in.weights + " weights) on " +
-         in.version_pair + ".\n"
-         "# Expected result: " + in.expected_result + "\n"
+         "# Reproduces one canrun support-lab row: " + comment_text(in.model_id) + " (" + comment_text(in.weights) +
+         " weights) on " + comment_text(in.version_pair) + ".\n"
+         "# Expected result: " + comment_text(in.expected_result) + "\n"
          "set -euo pipefail\n"
          "git clone \"${CANRUN_REPO:?set CANRUN_REPO to the canrun git URL}\" canrun\n"
          "cd canrun\n"
@@ -34,9 +69,10 @@ std::string reproduce_script(const ReproduceInputs& in) {
          "# The check compiles for the cpu backend into the default plan cache ($CANRUN_CACHE_DIR, else\n"
          "# $XDG_CACHE_HOME/canrun/plans); a plan found there changes only how long it takes.\n"
          "build/canrun check " + in.check_arguments + " --json > row.json\n"
+         "expected=" + shell_quote(in.expected_result) + "\n"
          "result=$(python3 -c 'import json; print(json.load(open(\"row.json\"))[\"result\"])')\n"
-         "echo \"result: $result (expected " + in.expected_result + ")\"\n"
-         "test \"$result\" = " + shell_quote(in.expected_result) + "\n";
+         "echo \"result: $result (expected $expected)\"\n"
+         "test \"$result\" = \"$expected\"\n";
 }
 
 }  // namespace canrun

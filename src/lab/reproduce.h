@@ -17,7 +17,8 @@ struct ReproduceInputs {
 
 std::string reproduce_script(const ReproduceInputs& inputs);
 
-// `text` quoted for bash when it holds anything but [A-Za-z0-9_./:=+-].
+// `text` quoted for bash when it holds anything but [A-Za-z0-9_./:=+-]: in '...', or in $'...'
+// with escapes when it holds control characters, so a quoted value never spans lines.
 std::string shell_quote(const std::string& text);
 
 }  // namespace canrun

@@ -1,0 +1,98 @@
+// A row's reproduce script never runs what a value in it says: model ids, revisions, results
+// and version pairs with newlines, quotes, $(...), backticks and semicolons stay data, in
+// comments and in commands. Checked by running the quoting and the script itself in bash.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "lab/reproduce.h"
+#include "util/temporary_directory.h"
+
+namespace canrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kHostile = {
+    "org/model",
+    "my models/model v2",
+    "evil\ntouch pwned_newline #",
+    "carriage\rtouch pwned_cr",
+    "quote'; touch pwned_quote; echo '",
+    "double\"; touch pwned_double; echo \"",
+    "$(touch pwned_dollar)",
+    "`touch pwned_backtick`",
+    "semi; touch pwned_semi",
+    "back\\slash\n\\'mixed'\t$HOME",
+};
+
+// What bash makes of `words`: each argument on a line of its own, via printf.
+std::string bash_arguments(const TemporaryDirectory& dir, const std::string& words) {
+  const fs::path script = dir.path() / "print.sh";
+  std::ofstream(script) << "printf '%s\\0' " << words << "\n";
+  const std::string command = "cd '" + dir.path().string() + "' && env -i PATH=/usr/bin:/bin bash print.sh";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  pclose(pipe);
+  return out;
+}
+
+void expect_nothing_ran(const TemporaryDirectory& dir) {
+  for (const auto& entry : fs::directory_iterator(dir.path()))
+    EXPECT_EQ(entry.path().filename().string().rfind("pwned", 0), std::string::npos) << entry.path();
+}
+
+TEST(ReproduceScript, ShellQuoteGivesBashTheTextBack) {
+  TemporaryDirectory dir("canrun-quote-");
+  for (const std::string& text : kHostile) {
+    const std::string quoted = shell_quote(text);
+    EXPECT_EQ(quoted.find('\n'), std::string::npos) << quoted;
+    EXPECT_EQ(bash_arguments(dir, quoted), text + std::string(1, '\0')) << quoted;
+  }
+  EXPECT_EQ(shell_quote("org/model-1.5B"), "org/model-1.5B");  // plain text stays as it is
+  expect_nothing_ran(dir);
+}
+
+TEST(ReproduceScript, HostileValuesStayData) {
+  for (const std::string& value : kHostile) {
+    TemporaryDirectory dir("canrun-repro-");
+    ReproduceInputs inputs;
+    inputs.model_id = value;
+    inputs.check_arguments = shell_quote(value) + " --profile local";
+    inputs.weights = "real";
+    inputs.revision = value;
+    inputs.expected_result = value;
+    inputs.version_pair = value + " / " + value;
+    const std::string script = reproduce_script(inputs);
+    std::ofstream(dir.path() / "repro.sh") << script;
+
+    // It parses, and run without CANRUN_REPO it stops at the clone, before anything else.
+    const std::string in_dir = "cd '" + dir.path().string() + "' && env -i PATH=/usr/bin:/bin ";
+    EXPECT_EQ(std::system((in_dir + "bash -n repro.sh").c_str()), 0) << script;
+    EXPECT_NE(std::system((in_dir + "bash repro.sh > /dev/null 2>&1").c_str()), 0) << script;
+    expect_nothing_ran(dir);
+
+    // The check line hands canrun the model id as one argument, exactly.
+    std::istringstream lines(script);
+    std::string line;
+    int check_lines = 0;
+    while (std::getline(lines, line)) {
+      const std::string prefix = "build/canrun check ";
+      if (line.rfind(prefix, 0) != 0) continue;
+      ++check_lines;
+      const std::string arguments = line.substr(prefix.size(), line.find(" --json") - prefix.size());
+      EXPECT_EQ(bash_arguments(dir, arguments), value + std::string(1, '\0') + "--profile" + std::string(1, '\0') +
+                                                    "local" + std::string(1, '\0'));
+    }
+    EXPECT_EQ(check_lines, 1) << script;
+    expect_nothing_ran(dir);
+  }
+}
+
+}  // namespace
+}  // namespace canrun
