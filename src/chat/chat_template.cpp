@@ -2,8 +2,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "jinja/template_error.h"
 #include "util/error.h"
@@ -20,14 +18,6 @@ constexpr const char* kNamedSpecialTokens[] = {"bos_token", "eos_token", "unk_to
 // What transformers appends to a prefill to find where its text ends in the rendered chat.
 constexpr std::string_view kContinueTag = "CONTINUE_FINAL_MESSAGE_TAG ";
 constexpr const char* kReasoningFields[] = {"reasoning_content", "thinking", "reasoning"};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::kIo, path.string() + ": cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // A special token in tokenizer_config.json: a string, or an AddedToken object with "content".
 std::optional<std::string> token_text(const Json& value) {
@@ -102,11 +92,11 @@ ChatTemplate ChatTemplate::from_model_dir(const std::string& model_dir, const st
   // name -> (origin, source), as transformers collects them.
   std::map<std::string, std::pair<std::string, std::string>> templates;
   if (fs::exists(dir / "chat_template.jinja"))
-    templates["default"] = {(dir / "chat_template.jinja").string(), read_file(dir / "chat_template.jinja")};
+    templates["default"] = {(dir / "chat_template.jinja").string(), read_text_file((dir / "chat_template.jinja").string())};
   if (fs::is_directory(dir / "additional_chat_templates"))
     for (const auto& entry : fs::directory_iterator(dir / "additional_chat_templates"))
       if (entry.path().extension() == ".jinja")
-        templates[entry.path().stem().string()] = {entry.path().string(), read_file(entry.path())};
+        templates[entry.path().stem().string()] = {entry.path().string(), read_text_file(entry.path().string())};
   if (templates.empty() && config.contains("chat_template")) {
     const Json& field = config["chat_template"];
     const std::string origin = config_path.string() + ": chat_template";

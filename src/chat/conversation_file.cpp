@@ -1,9 +1,7 @@
 #include "chat/conversation_file.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "util/error.h"
+#include "util/json.h"
 
 namespace canrun {
 namespace {
@@ -15,13 +13,15 @@ using OrderedJson = nlohmann::ordered_json;
 constexpr int kMaxNesting = 64;
 
 OrderedJson read_json_list(const std::string& path, const std::string& option) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::kUsage, option + " " + path + ": cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text;
+  try {
+    text = read_text_file(path);
+  } catch (const Error& error) {
+    fail(ErrorKind::kUsage, option + " " + error.what());
+  }
   OrderedJson json;
   try {
-    json = OrderedJson::parse(text.str(), [&](int depth, OrderedJson::parse_event_t, OrderedJson&) {
+    json = OrderedJson::parse(text, [&](int depth, OrderedJson::parse_event_t, OrderedJson&) {
       if (depth > kMaxNesting)
         fail(ErrorKind::kUsage, option + " " + path + ": nested deeper than " + std::to_string(kMaxNesting) + " levels");
       return true;

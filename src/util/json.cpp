@@ -2,12 +2,18 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 namespace canrun {
 
 std::string read_text_file(const std::string& path) {
+  // Only regular files (or links to them): reading a FIFO would wait for a writer forever.
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (!error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    fail(ErrorKind::kIo, path + ": not a regular file (a FIFO, device or folder)");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(ErrorKind::kIo, path + ": cannot open: " + std::strerror(errno));
   std::ostringstream buffer;

@@ -15,12 +15,13 @@
 namespace canrun {
 
 MappedFile::MappedFile(const std::string& path, bool populate) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever; fstat then refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(ErrorKind::kIo, path + ": cannot open: " + std::strerror(errno));
   struct stat info {};
   if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
     ::close(fd);
-    fail(ErrorKind::kIo, path + ": not a regular file");
+    fail(ErrorKind::kIo, path + ": not a regular file (a FIFO, device or folder)");
   }
   size_ = static_cast<size_t>(info.st_size);
   if (size_ > 0) {

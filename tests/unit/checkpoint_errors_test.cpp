@@ -6,8 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
+
 #include "checkpoint/safetensors.h"
 #include "runtime/session.h"
+#include "tokenizer/tokenizer.h"
 #include "util/json.h"
 
 namespace canrun {
@@ -205,6 +208,34 @@ TEST_F(CheckpointErrors, PromptLongerThanCache) {
   request.cache_capacity = 12;
   expect_error([&] { session.generate(prompt, request); }, ErrorKind::kUsage,
                {"18 positions", "KV cache of 12"});
+}
+
+}  // namespace
+}  // namespace canrun
+
+namespace canrun {
+namespace {
+
+// A FIFO where a file should be would block a read forever; a folder is not a file. Both are
+// refused by name before anything is read.
+TEST_F(CheckpointErrors, NonRegularFilesAreRefusedNotWaitedOn) {
+  for (const char* name : {"config.json", "model.safetensors", "tokenizer.json"}) {
+    const std::string model = copy_fixture();
+    const std::string path = model + "/" + name;
+    fs::remove(path);
+    ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
+    if (std::string(name) == "tokenizer.json") {
+      expect_error([&] { Tokenizer::from_file(path); }, ErrorKind::kIo, {path, "not a regular file"});
+    } else {
+      expect_error([&] { Session session(model, uncompiled(Backend::kRef)); }, ErrorKind::kIo, {path, "not a regular file"});
+    }
+    fs::remove_all(model);
+  }
+  const std::string model = copy_fixture();
+  fs::remove(model + "/config.json");
+  fs::create_directory(model + "/config.json");
+  expect_error([&] { Session session(model, uncompiled(Backend::kRef)); }, ErrorKind::kIo,
+               {model + "/config.json", "not a regular file"});
 }
 
 }  // namespace
