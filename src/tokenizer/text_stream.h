@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,8 @@ class TextStream {
  private:
   const Tokenizer& tokenizer_;
   std::vector<int32_t> ids_;
-  size_t emitted_ = 0;  // bytes of the decoded text already returned
+  size_t context_ = 0;  // ids_[context_, printed_): the last printed tokens, decoded again as context
+  size_t printed_ = 0;  // ids_[0, printed_) are printed
 };
 
 }  // namespace canrun
