@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "jinja/builtins.h"
 #include "jinja/template_error.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -27,18 +28,6 @@ std::optional<std::string> token_text(const Json& value) {
   return std::nullopt;
 }
 
-std::string python_rstrip(std::string text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  return text;
-}
-
-std::string python_strip(std::string text) {
-  text = python_rstrip(std::move(text));
-  size_t begin = 0;
-  while (begin < text.size() && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  return text.substr(begin);
-}
-
 // Transformers' _alias_reasoning_fields: the first non-null of the reasoning names is copied to
 // `thinking` (first) and `reasoning_content` (last), keeping the message's own order between.
 OrderedJson alias_reasoning(const OrderedJson& message) {
@@ -52,7 +41,6 @@ OrderedJson alias_reasoning(const OrderedJson& message) {
   OrderedJson out = OrderedJson::object();
   out["thinking"] = *reasoning;
   for (const auto& [key, value] : message.items()) out[key] = value;
-  out["thinking"] = message.contains("thinking") ? message["thinking"] : *reasoning;
   out["reasoning_content"] = *reasoning;
   return out;
 }
@@ -197,12 +185,12 @@ std::string ChatTemplate::render(const Conversation& conversation, std::function
     template_failure(origin_, error);
   }
   if (!conversation.continue_final_message) return rendered;
-  const std::string tag = python_strip(std::string(kContinueTag));
-  if (rendered.find(python_strip(final_text)) == std::string::npos || rendered.find(tag) == std::string::npos)
+  const std::string tag = jinja::python_strip(std::string(kContinueTag), true, true);
+  if (rendered.find(jinja::python_strip(final_text, true, true)) == std::string::npos || rendered.find(tag) == std::string::npos)
     fail(ErrorKind::kUsage, origin_ + " drops part of the prefilled final message, so it cannot be continued");
   const size_t at = rendered.rfind(tag);
   if (rendered.compare(at, kContinueTag.size(), kContinueTag) == 0) return rendered.substr(0, at);
-  return python_rstrip(rendered.substr(0, at));
+  return jinja::python_strip(rendered.substr(0, at), false, true);
 }
 
 }  // namespace canrun

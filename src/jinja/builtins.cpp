@@ -822,6 +822,10 @@ int64_t normalize_index(int64_t index, int64_t size) { return index < 0 ? index 
 
 }  // namespace
 
+std::string python_strip(const std::string& text, bool left, bool right) {
+  return strip(text, Value::none(), left, right);
+}
+
 bool has_filter(std::string_view name) { return filters().count(name) > 0; }
 bool has_test(std::string_view name) { return tests().count(name) > 0; }
 

@@ -30,6 +30,8 @@ Value attribute_of(const Value& object, const std::string& name);
 Value item_of(const Value& object, const Value& key);
 Value slice_of(const Value& object, const Value& start, const Value& stop, const Value& step);
 bool contains(const Value& container, const Value& item);
+// Python's str.strip() / lstrip() / rstrip() without arguments: Unicode whitespace.
+std::string python_strip(const std::string& text, bool left, bool right);
 // a % b for strings (printf-style), a + b and the rest of Python's arithmetic.
 Value arithmetic(const std::string& op, const Value& a, const Value& b);
 

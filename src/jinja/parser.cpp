@@ -240,27 +240,8 @@ class Parser {
     return expr;
   }
 
-  ExprPtr parse_or() {
-    Depth depth(*this);
-    ExprPtr left = parse_and();
-    while (at_name("or")) {
-      depth.add();
-      const int line = next().line;
-      left = std::make_unique<Binary>(line, "or", std::move(left), parse_and());
-    }
-    return left;
-  }
-
-  ExprPtr parse_and() {
-    Depth depth(*this);
-    ExprPtr left = parse_not();
-    while (at_name("and")) {
-      depth.add();
-      const int line = next().line;
-      left = std::make_unique<Binary>(line, "and", std::move(left), parse_not());
-    }
-    return left;
-  }
+  ExprPtr parse_or() { return parse_binary({"or"}, &Parser::parse_and); }
+  ExprPtr parse_and() { return parse_binary({"and"}, &Parser::parse_not); }
 
   ExprPtr parse_not() {
     if (at_name("not")) {
@@ -294,6 +275,7 @@ class Parser {
     }
   }
 
+  // Left-associative operators, symbols (+, ~, **) or keywords (or, and).
   template <typename Operand>
   ExprPtr parse_binary(std::initializer_list<std::string_view> ops, Operand operand) {
     Depth depth(*this);
@@ -301,7 +283,7 @@ class Parser {
     while (true) {
       bool matched = false;
       for (std::string_view op : ops)
-        if (at_operator(op)) {
+        if (at_operator(op) || at_name(op)) {
           depth.add();
           const int line = next().line;
           left = std::make_unique<Binary>(line, std::string(op), std::move(left), (this->*operand)());
