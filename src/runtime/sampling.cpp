@@ -136,16 +136,15 @@ int32_t Sampler::next(std::span<const float> logits, std::span<const int32_t> id
   scores_.assign(logits.begin(), logits.end());
   process_logits(scores_, ids, params_);
   if (!params_.do_sample) return top_k_indices(scores_, 1).front();
-  // Inverse transform: the first token whose cumulative weight passes u * total. The last
-  // cumulative sum is the total itself; rounding of u * total up to it falls back to the last
-  // token that can be drawn.
-  const std::vector<double> weights = exp_weights(scores_);
-  const double target = unit_interval(engine_) * std::accumulate(weights.begin(), weights.end(), 0.0);
+  // Inverse transform: the first token whose cumulative probability passes u. Rounding can
+  // leave the last cumulative sum just under u; the last token that can be drawn takes it.
+  const std::vector<double> probabilities = softmax_probabilities(scores_);
+  const double target = unit_interval(engine_);
   double cumulative = 0;
   int32_t last_drawable = 0;
-  for (size_t i = 0; i < weights.size(); ++i) {
-    if (weights[i] == 0) continue;
-    cumulative += weights[i];
+  for (size_t i = 0; i < probabilities.size(); ++i) {
+    if (probabilities[i] == 0) continue;
+    cumulative += probabilities[i];
     last_drawable = static_cast<int32_t>(i);
     if (cumulative > target) return last_drawable;
   }
