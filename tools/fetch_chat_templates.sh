@@ -33,7 +33,7 @@ for arg in "$@"; do
 done
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-python=${PYTHON:-python3}
+source "$repo_root/tools/fetch_pinned.sh"
 cache=${CANRUN_DOWNLOAD_CACHE:-$HOME/.cache/canrun}/downloads
 sdist=$cache/llama_cpp_python-0.3.36.tar.gz
 sdist_sha256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
@@ -47,24 +47,7 @@ if [[ $force == 0 && -f $out/$stamp_name && "$(cat "$out/$stamp_name")" == "$sta
     exit 0
 fi
 
-mkdir -p "$cache"
-if [[ -f $sdist ]] && echo "$sdist_sha256  $sdist" | sha256sum --check --status; then
-    echo "using cached $sdist"
-else
-    echo "downloading llama-cpp-python==0.3.36 (sdist) from PyPI into $cache"
-    rm -f "$sdist"
-    "$python" -m pip download --no-deps --no-binary :all: --disable-pip-version-check \
-        -d "$cache" llama-cpp-python==0.3.36
-    if [[ ! -f $sdist ]]; then
-        echo "$(basename "$0"): pip did not write $sdist" >&2
-        exit 1
-    fi
-    if ! echo "$sdist_sha256  $sdist" | sha256sum --check --status; then
-        echo "$(basename "$0"): $sdist has sha256 $(sha256sum "$sdist" | cut -d' ' -f1)," \
-             "not the pinned $sdist_sha256; refusing to use it" >&2
-        exit 1
-    fi
-fi
+fetch_pinned "$sdist" "$sdist_sha256" --no-binary :all: llama-cpp-python==0.3.36
 
 # Extract next to the target and swap it in at the end, so an interrupted run leaves no
 # half-written folder that looks complete.

