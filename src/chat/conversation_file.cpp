@@ -8,10 +8,6 @@ namespace {
 
 using OrderedJson = nlohmann::ordered_json;
 
-// Conversations and tool schemas nest a few levels; a file nesting deeper is refused while it is
-// parsed, before anything recurses through it.
-constexpr int kMaxNesting = 64;
-
 OrderedJson read_json_list(const std::string& path, const std::string& option) {
   std::string text;
   try {
@@ -19,16 +15,7 @@ OrderedJson read_json_list(const std::string& path, const std::string& option) {
   } catch (const Error& error) {
     fail(ErrorKind::kUsage, option + " " + error.what());
   }
-  OrderedJson json;
-  try {
-    json = OrderedJson::parse(text, [&](int depth, OrderedJson::parse_event_t, OrderedJson&) {
-      if (depth > kMaxNesting)
-        fail(ErrorKind::kUsage, option + " " + path + ": nested deeper than " + std::to_string(kMaxNesting) + " levels");
-      return true;
-    });
-  } catch (const OrderedJson::parse_error& error) {
-    fail(ErrorKind::kUsage, option + " " + path + ": not JSON: " + error.what());
-  }
+  const OrderedJson json = parse_json<OrderedJson>(text, option + " " + path, ErrorKind::kUsage);
   if (!json.is_array()) fail(ErrorKind::kUsage, option + " " + path + ": expected a JSON list, got " + json.type_name());
   return json;
 }

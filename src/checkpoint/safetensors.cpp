@@ -13,6 +13,12 @@ namespace canrun {
 namespace {
 
 constexpr uint64_t kMaxHeaderBytes = 100u << 20;  // the format's own limit
+// Limits of canrun's own, far above any published checkpoint (DeepSeek-V3 has 91,991 tensors,
+// none of rank above 4), so a hostile header cannot make the loader sort millions of entries or
+// print megabytes in an error.
+constexpr size_t kMaxTensors = 1u << 20;
+constexpr size_t kMaxRank = 8;
+constexpr size_t kMaxTensorNameBytes = 1024;
 
 // Every dtype the safetensors format defines, with its element size in bits.
 size_t safetensors_element_bits(const std::string& name) {
@@ -36,12 +42,18 @@ uint64_t read_u64_le(const std::byte* p) {
 
 TensorRecord parse_entry(const std::string& path, const std::string& name, const Json& entry,
                          std::span<const std::byte> data_section) {
+  if (name.size() > kMaxTensorNameBytes)
+    bad_file(path, "a tensor name is " + std::to_string(name.size()) + " bytes long, more than " +
+                       std::to_string(kMaxTensorNameBytes) + ": '" + name.substr(0, 64) + "...'");
   const std::string where = "tensor '" + name + "'";
   if (!entry.is_object()) bad_file(path, where + ": header entry is not an object");
   if (!entry.contains("dtype") || !entry["dtype"].is_string())
     bad_file(path, where + ": missing string field 'dtype'");
   if (!entry.contains("shape") || !entry["shape"].is_array())
     bad_file(path, where + ": missing array field 'shape'");
+  if (entry["shape"].size() > kMaxRank)
+    bad_file(path, where + ": shape has " + std::to_string(entry["shape"].size()) + " dimensions, more than " +
+                       std::to_string(kMaxRank));
   if (!entry.contains("data_offsets") || !entry["data_offsets"].is_array() ||
       entry["data_offsets"].size() != 2 || !entry["data_offsets"][0].is_number_unsigned() ||
       !entry["data_offsets"][1].is_number_unsigned())
@@ -107,14 +119,12 @@ std::unique_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path, 
   if (header_len > kMaxHeaderBytes || header_len > bytes.size() - 8)
     bad_file(path, "header length " + std::to_string(header_len) + " runs past the end of the file (" +
                        std::to_string(bytes.size()) + " bytes)");
-  Json header;
-  try {
-    header = Json::parse(reinterpret_cast<const char*>(bytes.data() + 8),
-                         reinterpret_cast<const char*>(bytes.data() + 8 + header_len));
-  } catch (const Json::parse_error& e) {
-    bad_file(path, std::string("header is not valid JSON: ") + e.what());
-  }
+  const Json header = parse_json(std::string_view(reinterpret_cast<const char*>(bytes.data() + 8), header_len),
+                                 path + ": header", ErrorKind::kCheckpoint, {kMaxHeaderBytes, 64});
   if (!header.is_object()) bad_file(path, "header is not a JSON object");
+  if (header.size() > kMaxTensors)
+    bad_file(path, "header lists " + std::to_string(header.size()) + " tensors, more than " +
+                       std::to_string(kMaxTensors));
 
   const std::span<const std::byte> data_section = bytes.subspan(8 + header_len);
   for (const auto& [name, entry] : header.items()) {

@@ -34,15 +34,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-Json read_json_file(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) fail(ErrorKind::kIo, path.string() + ": cannot open");
-  try {
-    return Json::parse(in);
-  } catch (const Json::exception& e) {
-    fail(ErrorKind::kIo, path.string() + ": not valid JSON: " + e.what());
-  }
-}
 
 void write_json_file(const fs::path& path, const Json& json) {
   std::ofstream out(path);
@@ -190,7 +181,7 @@ void CompiledModel::load_weights(const WeightStore* store) {
         write_json_file(dir / "matrices.json", write_packed_weights(matrices, dir / "weights.bin", store));
       },
       [&](const fs::path& dir) {
-        const Json slots = read_json_file(dir / "matrices.json");
+        const Json slots = read_json_file((dir / "matrices.json").string(), ErrorKind::kIo);
         packed_ = std::make_unique<MappedFile>((dir / "weights.bin").string());
         const std::span<const std::byte> bytes = packed_->bytes();
         std::map<std::string, const Json*> by_name;
@@ -264,7 +255,7 @@ void CompiledModel::load_shape(Plans& plans) {
   };
   with_plan_files(options_, key, label(), stats_, build, [&](const fs::path& dir) {
     const fs::path path = dir / "graph.json";
-    const Json plan = read_json_file(path);
+    const Json plan = read_json_file(path.string(), ErrorKind::kIo);
     try {
       for (const Json& kernel : plan.at("kernels")) {
         const TunedProduct tuned = tuned_from_json(kernel, path.string());

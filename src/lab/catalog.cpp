@@ -94,13 +94,7 @@ std::vector<CatalogEntry> load_catalog(const std::string& path) {
   for (int64_t line = 1; std::getline(in, text); ++line) {
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = path + ":" + std::to_string(line);
-    Json json;
-    try {
-      json = Json::parse(text);
-    } catch (const Json::parse_error& e) {
-      fail(ErrorKind::kCheckpoint, where + ": invalid JSON: " + e.what());
-    }
-    CatalogEntry entry = read_entry(json, where);
+    CatalogEntry entry = read_entry(parse_json(text, where, ErrorKind::kCheckpoint), where);
     entry.line = line;
     if (!ids.insert(entry.id).second)
       fail(ErrorKind::kCheckpoint, where + ": field 'id': '" + entry.id + "' appears on an earlier line too");

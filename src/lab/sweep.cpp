@@ -143,7 +143,7 @@ class Sweep {
   ResultRow row_from_child(const ModelSource& source, const ChildOutcome& outcome) const {
     if (outcome.exit_code == 0 && !outcome.timed_out) {
       try {
-        return row_from_json(Json::parse(outcome.out));
+        return row_from_json(parse_json(outcome.out, "the output of canrun check", ErrorKind::kRuntime));
       } catch (const std::exception& e) {
         ResultRow row = initial_row(source, check_options(source), std::string(status_name(Status::kFailRuntime)));
         row.error_type = "bad_child_output";

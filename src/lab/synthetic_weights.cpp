@@ -121,9 +121,12 @@ void write_checkpoint(const Json& config, const DecoderSpec& spec, uint64_t seed
 bool already_made(const Json& config, uint64_t seed, const fs::path& dir) {
   const fs::path marker = dir / "synthetic.json";
   if (!fs::is_regular_file(marker) || !fs::is_regular_file(dir / "model.safetensors")) return false;
-  std::ifstream in(marker);
-  const Json recorded = Json::parse(in, nullptr, false);
-  return !recorded.is_discarded() && recorded.value("seed", uint64_t{0}) == seed && recorded["config"] == config;
+  try {
+    const Json recorded = read_json_file(marker.string(), ErrorKind::kIo);
+    return recorded.value("seed", uint64_t{0}) == seed && recorded["config"] == config;
+  } catch (const std::exception&) {
+    return false;  // unreadable: made again
+  }
 }
 
 // Staging folders of makers that died (a sweep's timeout kills with SIGKILL): "<.name>.tmp-<pid>"

@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 
+#include "runtime/model_config.h"
 #include "runtime/session.h"
 
 namespace canrun {
@@ -125,8 +126,9 @@ void run_tested(const ModelSource& source, const CheckOptions& options, std::sha
     stage = phase == SessionPhase::kLoad ? CheckStage::kLoad : CheckStage::kCompile;
     if (phase == SessionPhase::kCompile) run.load_time_s = seconds_since(load_start);
   };
+  // The tokenizer is read first: a bad tokenizer.json is a load failure, not a compile failure.
+  const CheckPrompt prompt = check_prompt(source, read_model_spec(source.dir).vocab_size);
   Session session(source.dir, open);
-  const CheckPrompt prompt = check_prompt(source, session.spec().vocab_size);
   session.prepare(static_cast<int64_t>(prompt.ids.size()), kCheckNewTokens);
   const CompileStats& stats = session.compiled()->stats();
   run.compile_time_s = stats.seconds;

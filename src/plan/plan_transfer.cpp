@@ -24,12 +24,7 @@ struct IndexEntry {
 // "<version>/index.json" parsed and checked: each entry's digest is its key's, of this version.
 std::map<std::string, IndexEntry> parse_index(const std::string& text, const std::string& where,
                                               const std::string& version) {
-  Json index;
-  try {
-    index = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    fail(ErrorKind::kIo, where + ": invalid JSON at byte " + std::to_string(e.byte));
-  }
+  Json index = parse_json(text, where, ErrorKind::kIo);
   if (!index.is_object() || index.value("compiler_version", "") != version)
     fail(ErrorKind::kIo, where + ": not a plan index of compiler version " + version);
   if (!index.contains("entries") || !index["entries"].is_array())

@@ -43,7 +43,7 @@ Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::from_file(const std::string& path) {
-  return from_json(read_json_file(path, ErrorKind::kTokenizer), path);
+  return from_json(read_json_file(path, ErrorKind::kTokenizer, kTokenizerJsonLimits), path);
 }
 
 // Truncation and padding settings are ignored: they shape batches, and

@@ -116,6 +116,40 @@ def test_unsupported_architecture_in_a_folder_is_a_row(canrun_bin, lab_env, tmp_
     assert "lfm2" in row["error_message"] and row["load_time_s"] is None
 
 
+DEEP = "[" * 100000 + "]" * 100000
+
+
+@pytest.mark.parametrize("name", ["config.json", "generation_config.json", "tokenizer.json"])
+def test_input_past_a_limit_is_a_fail_load_row(canrun_bin, lab_env, tmp_path, name):
+    """A file nested 100,000 levels deep once killed the check with a stack overflow, so no row
+    was written; now it is a FAIL_LOAD row naming the file and the limit."""
+    folder = tmp_path / "deep"
+    shutil.copytree(FIXTURES / "qwen2", folder)
+    if name == "config.json":
+        config = json.loads((folder / name).read_text())
+        (folder / name).write_text(json.dumps(config)[:-1] + ', "x": ' + DEEP + "}")
+    else:
+        (folder / name).write_text('{"x": ' + DEEP + "}")
+    row = check_json(canrun_bin, lab_env, folder)
+    assert row["result"] == "FAIL_LOAD", row
+    assert f"{folder / name}: nested deeper than 64 levels" in row["error_message"]
+
+
+def test_unparsable_plan_cache_entry_is_rebuilt(canrun_bin, lab_env, tmp_path):
+    cache = tmp_path / "plans"
+    assert check_json(canrun_bin, lab_env, FIXTURES / "qwen2", "--cache-dir", cache)["result"] == "PASS"
+    manifests = list(cache.glob("*/*/manifest.json"))
+    assert manifests
+    for manifest in manifests:
+        manifest.write_text(DEEP)
+    listed = subprocess.run([canrun_bin, "cache", "ls", "--cache-dir", cache], capture_output=True, text=True)
+    assert listed.returncode == 0 and listed.stdout.count("nested deeper than 64 levels") == len(manifests)
+    row = check_json(canrun_bin, lab_env, FIXTURES / "qwen2", "--cache-dir", cache)
+    assert row["result"] == "PASS" and row["plan_cache_hit"] is False
+    assert "nested deeper" not in subprocess.run([canrun_bin, "cache", "ls", "--cache-dir", cache],
+                                                 capture_output=True, text=True).stdout
+
+
 def test_model_too_large_for_the_profile_is_not_tested(canrun_bin, lab_env, tmp_path):
     profiles = tmp_path / "profiles.json"
     profiles.write_text(json.dumps({"profiles": [{"name": "tiny", "cores": 1, "memory_per_core": "1 MiB"}]}))

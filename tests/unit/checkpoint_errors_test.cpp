@@ -84,7 +84,19 @@ TEST_F(CheckpointErrors, HeaderLengthRunsPastEnd) {
 
 TEST_F(CheckpointErrors, HeaderIsNotJson) {
   const std::string path = write_safetensors("a.safetensors", "{not json", 0);
-  expect_error([&] { SafetensorsFile::open(path); }, ErrorKind::kCheckpoint, {path, "not valid JSON"});
+  expect_error([&] { SafetensorsFile::open(path); }, ErrorKind::kCheckpoint, {path, "header: invalid JSON"});
+}
+
+// Limits of the header: a shape of rank 9 and a tensor name of 1025 bytes are refused by name.
+TEST_F(CheckpointErrors, HeaderLimits) {
+  const std::string deep_shape =
+      write_safetensors("rank.safetensors", R"({"w":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}})", 4);
+  expect_error([&] { SafetensorsFile::open(deep_shape); }, ErrorKind::kCheckpoint,
+               {deep_shape, "tensor 'w'", "9 dimensions, more than 8"});
+  const std::string long_name = write_safetensors(
+      "name.safetensors", "{\"" + std::string(1025, 'n') + R"(":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4);
+  expect_error([&] { SafetensorsFile::open(long_name); }, ErrorKind::kCheckpoint,
+               {long_name, "1025 bytes long, more than 1024"});
 }
 
 TEST_F(CheckpointErrors, UnknownDtype) {
@@ -215,6 +227,46 @@ TEST_F(CheckpointErrors, PromptLongerThanCache) {
 
 namespace canrun {
 namespace {
+
+// A value nested 100,000 levels deep overflowed the stack when the document was copied; every
+// JSON file of a checkpoint is now refused past 64 levels, by name, before it is parsed.
+TEST_F(CheckpointErrors, DeeplyNestedJsonIsRefusedByName) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  for (const char* name : {"config.json", "generation_config.json", "tokenizer.json", "model.safetensors.index.json"}) {
+    const std::string model = copy_fixture();
+    const std::string path = write_file(std::string("model/") + name, "{\"x\": " + deep + "}");
+    const ErrorKind kind = std::string(name) == "tokenizer.json" ? ErrorKind::kTokenizer : ErrorKind::kCheckpoint;
+    if (kind == ErrorKind::kTokenizer) {
+      expect_error([&] { Tokenizer::from_file(path); }, kind, {path, "nested deeper than 64 levels"});
+    } else {
+      expect_error([&] { Session session(model, uncompiled(Backend::kRef)); }, kind, {path, "nested deeper than 64 levels"});
+    }
+    fs::remove_all(model);
+  }
+  const std::string header = write_safetensors("deep.safetensors", "{\"x\": " + deep + "}", 0);
+  expect_error([&] { SafetensorsFile::open(header); }, ErrorKind::kCheckpoint, {header, "header", "nested deeper than 64"});
+}
+
+// Brackets inside strings are text, not nesting; 64 levels are allowed, 65 are not.
+TEST_F(CheckpointErrors, NestingLimitCountsOnlyStructure) {
+  EXPECT_NO_THROW(parse_json("{\"a\": \"" + std::string(1000, '[') + "\\\"[\"}", "x.json", ErrorKind::kIo));
+  EXPECT_NO_THROW(parse_json(std::string(64, '[') + std::string(64, ']'), "x.json", ErrorKind::kIo));
+  expect_error([&] { parse_json(std::string(65, '[') + std::string(65, ']'), "x.json", ErrorKind::kIo); },
+               ErrorKind::kIo, {"x.json: nested deeper than 64 levels at byte 64"});
+  expect_error([&] { parse_json("[1]", "x.json", ErrorKind::kIo, {2, 64}); }, ErrorKind::kIo,
+               {"x.json: 3 bytes, larger than"});
+}
+
+// 1e999 does not fit a double: an error naming the file and the number, not an escaped
+// nlohmann exception.
+TEST_F(CheckpointErrors, NumberOutsideDoubleRangeIsNamed) {
+  const std::string model = copy_fixture();
+  std::string config = read_text_file(model + "/config.json");
+  config.insert(config.rfind('}'), ", \"rope_theta_x\": 1e999");
+  write_file("model/config.json", config);
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint,
+               {model + "/config.json", "1e999"});
+}
 
 // A FIFO where a file should be would block a read forever; a folder is not a file. Both are
 // refused by name before anything is read.

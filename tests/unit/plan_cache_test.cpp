@@ -132,6 +132,11 @@ INSTANTIATE_TEST_SUITE_P(
                    "weights.bin: xxh3"},
         Corruption{"unparsable_manifest", [](const fs::path& dir) { write_file(dir / "manifest.json", "{\"key\": "); },
                    "manifest.json: invalid JSON"},
+        Corruption{"deeply_nested_manifest",
+                   [](const fs::path& dir) {
+                     write_file(dir / "manifest.json", std::string(100000, '[') + std::string(100000, ']'));
+                   },
+                   "manifest.json: nested deeper than 64 levels"},
         Corruption{"missing_file", [](const fs::path& dir) { fs::remove(dir / "graph" / "plan.json"); },
                    "graph/plan.json: missing"}),
     [](const testing::TestParamInfo<Corruption>& info) { return std::string(info.param.name); });
@@ -268,6 +273,21 @@ TEST_F(PlanCacheTest, ListAndRemove) {
   fs::resize_file(entry.file("weights.bin"), 1);
   EXPECT_NE(cache.list(false, false).at(0).problem.find("weights.bin: 1 bytes"), std::string::npos);
   EXPECT_EQ(cache.remove(entries[0]), entries[0].bytes - 4095);
+  EXPECT_FALSE(fs::exists(entry.dir));
+}
+
+// An entry whose manifest cannot be parsed at all (here: nested 100,000 levels deep, which once
+// crashed every reader) is listed with its problem and removed by prune.
+TEST_F(PlanCacheTest, UnparsableEntriesAreListedAndPruned) {
+  PlanCache cache(root_, "1.0");
+  const PlanEntry entry = build(cache, test_key());
+  write_file(entry.file("manifest.json"), "{\"key\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  const std::vector<PlanEntryInfo> entries = cache.list(false, false);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_NE(entries[0].problem.find("nested deeper than 64 levels"), std::string::npos) << entries[0].problem;
+  const PruneReport report = cache.prune({std::nullopt, std::nullopt, false});
+  ASSERT_EQ(report.removed.size(), 1u);
+  EXPECT_EQ(report.removed[0].path, entry.dir);
   EXPECT_FALSE(fs::exists(entry.dir));
 }
 

@@ -175,6 +175,22 @@ TEST_F(PlanTransferTest, MissingIndexIsAnError) {
   expect_empty(target_);
 }
 
+// A remote index nested 100,000 levels deep crashed the pull; it is an error naming the index.
+TEST_F(PlanTransferTest, DeeplyNestedIndexIsAnError) {
+  PlanServer server(base_ / "served");
+  fs::create_directories(base_ / "served" / "1.0");
+  write_file(base_ / "served" / "1.0" / "index.json",
+             "{\"entries\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  try {
+    pull_plans(target_, server.url(), quiet());
+    FAIL() << "pull succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/1.0/index.json: nested deeper than 64 levels"), std::string::npos)
+        << e.what();
+  }
+  expect_empty(target_);
+}
+
 TEST_F(PlanTransferTest, HeadersAreSentAndRefusalsNamed) {
   PlanServer server(base_ / "served", "Bearer s3cret");
   try {
