@@ -81,6 +81,8 @@ SNIPPETS = [
     ("unknown_filter_when_run", "{% if false %}{{ x | from_json }}{% endif %}fine{{ 'x' | from_json }}", {}),
     ("string_plus_none", "{{ 'a' + none }}", {}),
     ("namespace_underscore", "{% set ns = namespace() %}{% set ns._x = 1 %}", {}),
+    ("range_at_the_sandbox_limit", "{{ range(100000)|length }} {{ range(0, 200000, 2)|length }}", {}),
+    ("range_past_the_sandbox_limit", "{{ range(0, 200002, 2)|length }}", {}),
     ("runaway_macro_recursion", "{% macro down(n) %}{{ down(n + 1) }}{% endmacro %}{{ down(0) }}", {}),
     ("generator_has_no_length", "{{ [1, 2] | map('string') | length }}", {}),
 ]

@@ -973,6 +973,12 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   }
   if (op == "*" && (a.is_string() || a.is_list()) && (b.kind() == Value::Kind::kInt || b.kind() == Value::Kind::kBool)) {
     const int64_t times = std::max<int64_t>(0, b.as_int());
+    // Bounded like a render's output: a repetition cannot make more than 64 MiB or 1M items.
+    const size_t unit = a.is_string() ? a.as_string().size() : a.items().size();
+    const size_t limit = a.is_string() ? size_t{64} << 20 : size_t{1} << 20;
+    if (unit > 0 && static_cast<uint64_t>(times) > limit / unit)
+      type_error("repeating " + std::string(a.is_string() ? "a string" : "a list") + " " + std::to_string(times) +
+                 " times makes more than " + (a.is_string() ? "64 MiB" : "1048576 items"));
     if (a.is_string()) {
       std::string out;
       for (int64_t i = 0; i < times; ++i) out += a.as_string();
@@ -1071,6 +1077,12 @@ std::vector<std::pair<std::string, Value>> template_globals(std::function<std::t
       if (a.positional.size() == 3) step = need_int(a.positional[2], "range's step");
     }
     if (step == 0) type_error("range() arg 3 must not be zero");
+    // transformers renders in jinja2's sandbox, which refuses ranges longer than its MAX_RANGE.
+    constexpr int64_t kMaxRange = 100000;
+    const int64_t length = step > 0 ? (stop > start ? (stop - start - 1) / step + 1 : 0)
+                                    : (start > stop ? (start - stop - 1) / -step + 1 : 0);
+    if (length > kMaxRange)
+      throw std::overflow_error("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
     std::vector<Value> out;
     for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.emplace_back(i);
     return Value::list(std::move(out));

@@ -36,6 +36,13 @@ void Interpreter::fail(int line, const std::string& message) const {
   throw TemplateError(TemplateError::Cause::kRender, message, line);
 }
 
+void Interpreter::count_iteration(int line, const std::string& out) {
+  if (++loop_iterations_ > kMaxLoopIterations)
+    fail(line, "the template loops more than " + std::to_string(kMaxLoopIterations) + " times in one render");
+  if (out.size() > kMaxOutputBytes)
+    fail(line, "the template's output is larger than " + std::to_string(kMaxOutputBytes >> 20) + " MiB");
+}
+
 Arguments Interpreter::evaluate(const CallArguments& arguments) {
   Arguments out;
   for (const ExprPtr& expr : arguments.positional) out.positional.push_back(expr->eval(*this));
@@ -216,6 +223,7 @@ void For::render(Interpreter& in, std::string& out) const {
   std::vector<Value> items;
   if (filter) {
     for (const Value& item : all) {
+      in.count_iteration(line, out);
       Interpreter::Opened scope(in, outside);
       bind(item);
       if (filter->eval(in).truthy()) items.push_back(item);
@@ -230,6 +238,7 @@ void For::render(Interpreter& in, std::string& out) const {
   const int64_t length = static_cast<int64_t>(items.size());
   ++in.loop_depth;
   for (int64_t i = 0; i < length; ++i) {
+    in.count_iteration(line, out);
     Interpreter::Opened scope(in, outside);
     const Value& item = items[static_cast<size_t>(i)];
     Value loop = Value::dict({{"index", Value(i + 1)},

@@ -4,6 +4,8 @@
 // one object a loop can change for the code after it.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -44,6 +46,13 @@ class Interpreter {
     std::shared_ptr<Scope> saved_;
   };
 
+  // A template comes with a checkpoint, so a hostile one could loop or grow its output without
+  // end; a render stops with an error past these bounds, far above what a chat template needs.
+  static constexpr int64_t kMaxLoopIterations = 10'000'000;
+  static constexpr size_t kMaxOutputBytes = size_t{64} << 20;
+  // Counts one loop iteration; throws past kMaxLoopIterations or once `out` is past kMaxOutputBytes.
+  void count_iteration(int line, const std::string& out);
+
   enum class Flow { kNormal, kBreak, kContinue };
   Flow flow = Flow::kNormal;
   int loop_depth = 0;
@@ -51,6 +60,7 @@ class Interpreter {
 
  private:
   std::shared_ptr<Scope> scope_;
+  int64_t loop_iterations_ = 0;
 };
 
 }  // namespace canrun::jinja

@@ -63,6 +63,26 @@ TEST(JinjaTemplate, SnippetsRenderAsJinja2RendersThem) {
   EXPECT_GE(checked, 40);
 }
 
+// A template ships with a checkpoint: one that would loop or grow without end stops with an
+// error at the renderer's bounds (10 million loop iterations, 64 MiB of output, repetitions).
+TEST(JinjaTemplate, RunawayTemplatesStopAtTheRenderBounds) {
+  const auto expect_refused = [](const std::string& source, const std::string& fragment) {
+    try {
+      render(source);
+      ADD_FAILURE() << source << ": rendered";
+    } catch (const TemplateError& error) {
+      EXPECT_EQ(error.cause(), TemplateError::Cause::kRender);
+      EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) << error.what();
+    }
+  };
+  expect_refused("{% for a in range(101) %}{% for b in range(100000) if false %}{% endfor %}{% endfor %}",
+                 "loops more than 10000000 times");
+  expect_refused("{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}", "output is larger than 64 MiB");
+  expect_refused("{{ 'ab' * 40000000 }}", "makes more than 64 MiB");
+  expect_refused("{{ [1, 2] * 600000 }}", "makes more than 1048576 items");
+  EXPECT_EQ(render("{{ ('ab' * 3) ~ ([0] * 2)|length }}"), "ababab2");
+}
+
 TEST(JinjaTemplate, ErrorsNameTheLine) {
   try {
     render("one\ntwo\n{% include 'other.jinja' %}");
