@@ -1,12 +1,30 @@
 #include "jinja/template.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "jinja/builtins.h"
 #include "jinja/interpreter.h"
 #include "jinja/parser.h"
+#include "jinja/template_error.h"
+#include "tokenizer/unicode.h"
 
 namespace canrun::jinja {
 
-Template::Template(std::string_view source) : body_(parse(source)) {}
+namespace {
+
+// Python reads a template as text: bytes that are not UTF-8 never reach Jinja.
+std::string_view utf8_source(std::string_view source) {
+  if (const std::optional<size_t> bad = unicode::first_invalid_utf8(source)) {
+    const int line = 1 + static_cast<int>(std::count(source.begin(), source.begin() + *bad, '\n'));
+    throw TemplateError(TemplateError::Cause::kSyntax, "not UTF-8 text (byte " + std::to_string(*bad) + ")", line);
+  }
+  return source;
+}
+
+}  // namespace
+
+Template::Template(std::string_view source) : body_(parse(utf8_source(source))) {}
 
 std::string Template::render(const std::vector<std::pair<std::string, Value>>& variables,
                              std::function<std::tm()> now) const {

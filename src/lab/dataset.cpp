@@ -312,7 +312,12 @@ std::shared_ptr<arrow::Table> read_table(const std::string& path) {
     auto input = check(arrow::io::ReadableFile::Open(path), path);
     auto reader = check(parquet::arrow::OpenFile(input, arrow::default_memory_pool()), path);
     auto table = check(reader->ReadTable(), path);
-    return check(table->CombineChunks(), path);
+    table = check(table->CombineChunks(), path);
+    // A file from elsewhere may hold offsets past its data or strings that are not UTF-8: both
+    // are refused here, before any cell is read.
+    const arrow::Status valid = table->ValidateFull();
+    if (!valid.ok()) fail(ErrorKind::kIo, path + ": not a valid dataset file: " + valid.message());
+    return table;
   } catch (const parquet::ParquetException& e) {
     fail(ErrorKind::kIo, path + ": not a readable Parquet file: " + e.what());
   }

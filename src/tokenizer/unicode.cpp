@@ -129,6 +129,10 @@ char32_t next_char(std::string_view text, size_t& pos) {
   const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
   const unsigned char lead = byte(pos);
   const size_t length = char_length(lead);
+  if (length > text.size() - pos) {  // a sequence cut off by the end of the text
+    pos = text.size();
+    return kReplacement;
+  }
   char32_t c = length == 1 ? lead : length == 2 ? (lead & 0x1F) : length == 3 ? (lead & 0x0F) : (lead & 0x07);
   for (size_t k = 1; k < length; ++k) c = (c << 6) | (byte(pos + k) & 0x3F);
   pos += length;
@@ -180,6 +184,15 @@ std::string to_valid_utf8(std::string_view bytes) {
     }
   }
   return out;
+}
+
+std::optional<size_t> first_invalid_utf8(std::string_view bytes) {
+  for (size_t pos = 0; pos < bytes.size();) {
+    const int length = valid_sequence_length(bytes, pos);
+    if (length <= 0) return pos;
+    pos += length;
+  }
+  return std::nullopt;
 }
 
 bool is_whitespace(char32_t c) { return u_hasBinaryProperty(static_cast<UChar32>(c), UCHAR_WHITE_SPACE); }

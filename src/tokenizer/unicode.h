@@ -3,13 +3,14 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace canrun::unicode {
 
-// Decodes the code point starting at text[pos] (text must be valid UTF-8) and
-// moves pos past it.
+// Decodes the code point starting at text[pos] (text should be valid UTF-8; a sequence cut off
+// by the end of the text reads as U+FFFD) and moves pos past it.
 char32_t next_char(std::string_view text, size_t& pos);
 // Byte length of the UTF-8 sequence whose lead byte is `lead`.
 size_t char_length(unsigned char lead);
@@ -20,6 +21,8 @@ std::u32string to_utf32(std::string_view text);
 // Replaces each maximal invalid subsequence with U+FFFD, as Rust's
 // String::from_utf8_lossy and Python's errors="replace" do.
 std::string to_valid_utf8(std::string_view bytes);
+// The offset of the first byte that does not start a valid UTF-8 sequence; nullopt when all do.
+std::optional<size_t> first_invalid_utf8(std::string_view bytes);
 
 bool is_whitespace(char32_t c);  // White_Space property (Rust char::is_whitespace)
 bool is_numeric(char32_t c);     // general category N* (Rust char::is_numeric)

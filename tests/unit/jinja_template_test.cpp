@@ -83,6 +83,21 @@ TEST(JinjaTemplate, RunawayTemplatesStopAtTheRenderBounds) {
   EXPECT_EQ(render("{{ ('ab' * 3) ~ ([0] * 2)|length }}"), "ababab2");
 }
 
+// Found by fuzz/chat_template_fuzz: a string literal of bytes that are not UTF-8, printed through
+// repr(), read past the end of the string. Python never lets such bytes reach Jinja; neither does
+// canrun: the template is refused, naming the byte and its line.
+TEST(JinjaTemplate, BytesThatAreNotUtf8AreRefused) {
+  try {
+    render("ok\n{{ ['i\x7f\xff\xff \"hi\xff\"', 'tab\x89\xff'] }}");
+    FAIL() << "rendered";
+  } catch (const TemplateError& error) {
+    EXPECT_EQ(error.cause(), TemplateError::Cause::kSyntax);
+    EXPECT_EQ(error.line(), 2);
+    EXPECT_EQ(std::string(error.what()), "not UTF-8 text (byte 10)");
+  }
+  EXPECT_EQ(render("{{ ['caf\xc3\xa9'] }}"), "['caf\xc3\xa9']");
+}
+
 TEST(JinjaTemplate, ErrorsNameTheLine) {
   try {
     render("one\ntwo\n{% include 'other.jinja' %}");

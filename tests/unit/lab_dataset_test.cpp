@@ -169,6 +169,19 @@ TEST_F(LabDataset, UnreadableFilesNameTheProblem) {
   expect_error([&] { read_dataset(path()); }, ErrorKind::kIo, {"column 'model_id': expected string, found int64"});
 }
 
+// Found by fuzz/dataset_rows_fuzz: a string cell that is not UTF-8 reached the JSON printer and
+// threw there. A dataset file is now validated whole (UTF-8, offsets) when it is read.
+TEST_F(LabDataset, StringsThatAreNotUtf8AreRefusedOnRead) {
+  auto ids = arrow::StringBuilder();
+  ASSERT_TRUE(ids.Append(std::string("org/m\x8c\xff")).ok());
+  const auto table = arrow::Table::Make(arrow::schema({arrow::field("model_id", arrow::utf8())}),
+                                        {ids.Finish().ValueOrDie()});
+  auto out = arrow::io::FileOutputStream::Open(path()).ValueOrDie();
+  ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), out).ok());
+  ASSERT_TRUE(out->Close().ok());
+  expect_error([&] { read_dataset(path()); }, ErrorKind::kIo, {path(), "not a valid dataset file", "UTF8"});
+}
+
 // Leaves the sample rows as Parquet, and as JSON for comparison, in $CANRUN_DATASET_SAMPLE_DIR
 // when set (the pytest sets it), else in this test's temporary folder.
 TEST_F(LabDataset, WritesSampleForPythonReaders) {
