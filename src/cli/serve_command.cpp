@@ -29,8 +29,24 @@ void add_serve_command(CLI::App& app) {
   command->add_option("--cache-mib", options->cache_mib,
                       "MiB of API answers kept until the dataset changes (default 64; 0 keeps none)")
       ->check(CLI::Range(0, 65536));
-  command->add_option("--threads", options->threads, "Connections served at once (default 64)")
+  command->add_option("--threads", options->threads,
+                      "Worker threads answering requests (default 64); a slow or idle client never holds one")
       ->check(CLI::Range(1, 1024));
+  command->add_option("--max-connections", options->max_connections,
+                      "Connections open at once (default 1024); past it a new one gets 503 with Retry-After")
+      ->check(CLI::Range(1, 1000000));
+  command->add_option("--header-timeout", options->header_timeout_s,
+                      "Seconds for a whole request (line, headers, body) to arrive (default 10): from the\n"
+                      "connection's opening for its first request, from the first byte for later ones. A request\n"
+                      "cut short gets 408; a connection that sent nothing is closed")
+      ->check(CLI::Range(0.1, 3600.0));
+  command->add_option("--idle-timeout", options->idle_timeout_s,
+                      "Seconds a keep-alive connection may wait for its next request (default 5)")
+      ->check(CLI::Range(0.1, 3600.0));
+  command->add_option("--allow-host", options->allowed_hosts,
+                      "Also answer requests whose Host header names this host (repeatable). On a loopback\n"
+                      "address only localhost, *.localhost, 127.x.y.z and [::1] are answered, against DNS\n"
+                      "rebinding; on any other --host every Host is answered");
   command->callback([options] {
     serve(*options, [](const std::string& url) {
       std::cout << "serving the canrun Space at " << url << " (open it in a browser; Ctrl-C stops)" << std::endl;

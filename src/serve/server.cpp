@@ -2,17 +2,24 @@
 
 #include <httplib.h>
 #include <signal.h>
-#include <sys/socket.h>
 
 #include <atomic>
 #include <cmath>
 #include <ctime>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "lab/catalog.h"
 #include "serve/api.h"
+#include "serve/buffered_http_server.h"
+#include "serve/connection_gate.h"
+#include "serve/descriptor_limit.h"
+#include "serve/host_guard.h"
 #include "serve/http_error.h"
+#include "serve/listener.h"
+#include "serve/refusal_reply.h"
+#include "serve/request_framing.h"
 #include "serve/response_cache.h"
 #include "serve/snapshot.h"
 #include "serve/static_files.h"
@@ -33,12 +40,8 @@ void send_body(httplib::Response& response, int status, const std::string& body)
   response.set_content(body, kJson);
 }
 
-void send_json(httplib::Response& response, int status, const Json& body) {
-  send_body(response, status, serialize(body));
-}
-
 void send_error(httplib::Response& response, int status, const std::string& message) {
-  send_json(response, status, {{"error", message}, {"status", status}});
+  send_body(response, status, json_error_body(status, message));
 }
 
 using ApiHandler = Json (*)(const DatasetSnapshot&, const QueryParams&);
@@ -80,6 +83,35 @@ void report_snapshot(const SnapshotStore& store, const char* what) {
             << (snapshot->errors.empty() ? "" : "; errors: " + join(snapshot->errors)) << std::endl;
 }
 
+// Why the request's Host header is refused (400 or 421), or nothing.
+std::optional<HttpError> host_header_error(const httplib::Request& request, const HostGuard& guard) {
+  const size_t hosts = request.get_header_value_count("Host");
+  if (hosts > 1) return HttpError(400, "more than one Host header");
+  if (hosts == 0) {
+    if (request.version == "HTTP/1.1") return HttpError(400, "an HTTP/1.1 request needs a Host header");
+    return std::nullopt;
+  }
+  return guard.refusal(request.get_header_value("Host"));
+}
+
+// Decided on the request line, before httplib (which refuses methods it does not know with 400).
+GateReply method_not_allowed(std::string_view method) {
+  const std::string message = "method " + std::string(method.substr(0, 32)) +
+                              " is not allowed: the Space is read-only (GET, HEAD)";
+  return {refusal_reply(405, message, {{"Allow", "GET, HEAD"}}), false};
+}
+
+std::vector<std::string> checked_allowed_hosts(const std::vector<std::string>& values) {
+  std::vector<std::string> hosts;
+  for (const std::string& value : values) {
+    std::optional<std::string> host = allowed_host(value);
+    if (!host)
+      fail(ErrorKind::kUsage, "--allow-host '" + value + "': not a host name or IP address (give it without a port)");
+    hosts.push_back(std::move(*host));
+  }
+  return hosts;
+}
+
 timespec to_timespec(double seconds) {
   const double whole = std::floor(seconds);
   return {static_cast<time_t>(whole), static_cast<long>((seconds - whole) * 1e9)};
@@ -95,26 +127,39 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  const std::vector<std::string> allowed_hosts = checked_allowed_hosts(options.allowed_hosts);
+  GateLimits limits;
+  limits.max_connections = static_cast<size_t>(options.max_connections);
+  limits.header_timeout_s = options.header_timeout_s;
+  limits.idle_timeout_s = options.idle_timeout_s;
+  // Open connections, as many again on their way out (refused or lingering), and the server's own files.
+  const size_t descriptors_needed = 2 * limits.max_connections + 128;
+  const size_t descriptors = raise_descriptor_limit(descriptors_needed);
+  if (descriptors < descriptors_needed)
+    fail(ErrorKind::kUsage, "--max-connections " + std::to_string(options.max_connections) + " needs " +
+                                std::to_string(descriptors_needed) + " file descriptors, but this process may open " +
+                                std::to_string(descriptors) + " (ulimit -Hn): lower --max-connections");
+
+  std::optional<Listener> listener = Listener::open(options.host, options.port);
+  if (!listener)
+    fail(ErrorKind::kUsage, "--host " + options.host + " --port " + std::to_string(options.port) +
+                                ": cannot listen there (in use, or not an address of this machine)");
+  const HostGuard host_guard(is_loopback_host(listener->address()), allowed_hosts);
+
   SnapshotStore store(options.data_dir, options.catalog.empty() ? default_catalog_path() : options.catalog);
   const std::string static_dir = options.static_dir.empty() ? default_static_dir() : options.static_dir;
   ResponseCache cache(static_cast<size_t>(options.cache_mib) << 20);
 
-  httplib::Server server;
-  const int threads = options.threads;
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  // httplib's default also sets SO_REUSEPORT, which would let a second server share a busy port.
-  server.set_socket_options([](int socket) {
-    const int yes = 1;
-    setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  // Headers and body go out in separate writes: with Nagle's algorithm on, the body waits for the
-  // client's delayed ACK of the headers (40 ms on Linux) on every keep-alive request.
-  server.set_tcp_nodelay(true);
+  BufferedHttpServer server;
   server.set_keep_alive_max_count(1000);
-  server.set_payload_max_length(64 * 1024);
-  server.set_default_headers({{"X-Content-Type-Options", "nosniff"},
-                              {"Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'"}});
-  server.set_pre_routing_handler([](const httplib::Request& request, httplib::Response& response) {
+  // Only the Keep-Alive header's hint (whole seconds); the gate enforces the idle timeout itself.
+  server.set_keep_alive_timeout(static_cast<time_t>(options.idle_timeout_s));
+  server.set_default_headers(httplib::Headers(security_headers().begin(), security_headers().end()));
+  server.set_pre_routing_handler([&host_guard](const httplib::Request& request, httplib::Response& response) {
+    if (const std::optional<HttpError> error = host_header_error(request, host_guard)) {
+      send_error(response, error->status(), error->what());
+      return httplib::Server::HandlerResponse::Handled;
+    }
     const size_t query = request.target.find('?');
     if (query != std::string::npos && request.target.size() - query - 1 > kMaxQueryLength) {
       send_error(response, 414, "query string longer than " + std::to_string(kMaxQueryLength) + " characters");
@@ -141,8 +186,8 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
       send_error(response, e.status(), e.what());
     }
   });
-  // Whatever httplib refuses itself (bad request line, unknown method, URI over its limit) or a
-  // handler fails with still answers in JSON.
+  // Whatever httplib refuses itself (bad request line, URI over its limit) or a handler fails
+  // with still answers in JSON.
   server.set_exception_handler([](const httplib::Request&, httplib::Response& response, std::exception_ptr error) {
     std::string message = "internal error";
     try {
@@ -156,30 +201,23 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
   server.set_error_handler(httplib::Server::HandlerWithResponse(
       [](const httplib::Request&, httplib::Response& response) {
     if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    const std::string reason = response.status == 414   ? "request line too long"
-                               : response.status == 405 ? "method not allowed: the API is read-only (GET)"
-                                                         : "request refused";
-    send_error(response, response.status, reason);
+    send_error(response, response.status, response.status == 414 ? "request line too long" : "request refused");
     return httplib::Server::HandlerResponse::Handled;
   }));
 
-  int port = options.port;
-  if (port == 0) port = server.bind_to_any_port(options.host);
-  else if (!server.bind_to_port(options.host, port)) port = -1;
-  if (port < 0)
-    fail(ErrorKind::kUsage, "--host " + options.host + " --port " + std::to_string(options.port) +
-                                ": cannot listen there (in use, or not an address of this machine)");
+  ConnectionGate gate(listener->fd(), limits, static_cast<size_t>(options.threads),
+                      [&server](const ReceivedRequest& request) {
+                        const std::string_view method = request_method(request.bytes);
+                        if (!method.empty() && method != "GET" && method != "HEAD") return method_not_allowed(method);
+                        return server.answer(request);
+                      });
 
   std::atomic<bool> done = false;
   std::thread housekeeping([&] {
     const timespec interval = to_timespec(options.reload_interval_s);
     while (!done) {
       if (sigtimedwait(&stop_signals, nullptr, &interval) > 0) {
-        // stop() does nothing until the listening loop runs, so repeat it until the loop ends.
-        while (!done) {
-          server.stop();
-          std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
+        gate.stop();
         return;
       }
       if (store.refresh()) report_snapshot(store, "reloaded");
@@ -187,8 +225,14 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
   });
   report_snapshot(store, "loaded");
   const std::string shown_host = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
-  on_listening("http://" + shown_host + ":" + std::to_string(port) + "/");
-  server.listen_after_bind();
+  on_listening("http://" + shown_host + ":" + std::to_string(listener->port()) + "/");
+  try {
+    gate.run();
+  } catch (...) {
+    done = true;
+    housekeeping.join();
+    throw;
+  }
   done = true;
   housekeeping.join();
 }

@@ -1,11 +1,16 @@
 """`canrun serve`'s JSON API over HTTP: views, filters, sorting, a model's detail and the version
 pairs, checked against the dataset read with pyarrow; bad requests get a 4xx with a JSON error
-and the server keeps serving; a dataset change is picked up; SIGTERM ends it cleanly."""
+and the server keeps serving; a dataset change is picked up; SIGTERM ends it cleanly. Against
+hostile clients: other methods get 405, foreign Host names 421 (DNS rebinding), a request that
+does not arrive whole in time 408, connections past the limit 503, and slow or idle connections
+do not delay anyone else."""
 import json
 import socket
 import subprocess
 import sys
+import time
 import urllib.parse
+from contextlib import ExitStack
 
 import pytest
 
@@ -39,15 +44,30 @@ def ids(body):
     return [row["model_id"] for row in body["rows"]]
 
 
+def parse_reply(reply: bytes):
+    """(status, body, {lower-case header name: value}) of one HTTP response."""
+    head, _, body = reply.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict((name.lower(), value.strip()) for name, _, value in (line.partition(":") for line in lines[1:]))
+    return int(lines[0].split()[1]), body, headers
+
+
+def read_until_closed(connection):
+    reply = b""
+    while chunk := connection.recv(65536):
+        reply += chunk
+    return reply
+
+
 def raw_request(port, data: bytes):
-    """Sends bytes as they are (no client-side normalisation); returns (status, body)."""
+    """Sends bytes as they are (no client-side normalisation); returns (status, body, headers)."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
         connection.sendall(data)
-        reply = b""
-        while chunk := connection.recv(65536):
-            reply += chunk
-    head, _, body = reply.partition(b"\r\n\r\n")
-    return int(head.split()[1]), body
+        return parse_reply(read_until_closed(connection))
+
+
+def get_with_host(port, host: str):
+    return raw_request(port, f"GET /api/pairs HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
 
 
 def test_pairs_newest_first(space, dataset):
@@ -164,15 +184,15 @@ def test_bad_requests_get_json_errors(space, path, status, words):
 
 
 @pytest.mark.parametrize("request_bytes, statuses", [
-    (b"GET /../../../../etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", {403, 404}),
-    (b"GET /%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", {403, 404}),
-    (b"GET /..%2f..%2fCMakeLists.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", {403, 404}),
-    (b"GET /?" + b"a" * 10000 + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", {414}),
-    (b"POST /api/rows HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}", {404, 405}),
-    (b"BREW /coffee HTCPCP/1.0\r\nConnection: close\r\n\r\n", {400, 405}),
+    (b"GET /../../../../etc/passwd HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", {403, 404}),
+    (b"GET /%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", {403, 404}),
+    (b"GET /..%2f..%2fCMakeLists.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", {403, 404}),
+    (b"GET /?" + b"a" * 10000 + b" HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", {414}),
+    (b"GET /" + b"a" * 40000 + b" HTTP/1.1\r\nHost: localhost\r\n\r\n", {431}),
+    (b"\x00\x01garbage\r\n\r\n", {400}),
 ])
 def test_traversal_and_malformed_requests_are_refused(space, request_bytes, statuses):
-    status, body = raw_request(space.port, request_bytes)
+    status, body, _ = raw_request(space.port, request_bytes)
     assert status in statuses, body[:200]
     assert b"root:" not in body and b"cmake_minimum_required" not in body
     assert "error" in json.loads(body)
@@ -229,3 +249,136 @@ def test_bad_options_and_busy_port(canrun_bin, run_canrun, dataset, space):
     assert negative.returncode == 2 and "--cache-mib" in negative.stderr
     missing = run_canrun("serve", "--catalog", "/nonexistent/catalog.jsonl", "--port", "0")
     assert missing.returncode != 0 and "/nonexistent/catalog.jsonl" in missing.stderr
+
+
+@pytest.mark.parametrize("option, value", [("--max-connections", "0"), ("--header-timeout", "0"),
+                                           ("--idle-timeout", "soon"), ("--allow-host", "space.lan:8080"),
+                                           ("--allow-host", "two words")])
+def test_bad_limit_and_host_options_name_the_option(run_canrun, dataset, option, value):
+    _, results, catalog = dataset
+    bad = run_canrun("serve", "--data", results, "--catalog", catalog, "--port", "0", option, value)
+    assert bad.returncode == 2 and option in bad.stderr, bad.stderr
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "BREW"])
+@pytest.mark.parametrize("path", ["/api/rows", "/", "/nothing/here"])
+def test_methods_other_than_get_and_head_get_405(space, method, path):
+    status, body, headers = raw_request(
+        space.port, f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+    assert status == 405 and headers["allow"] == "GET, HEAD" and headers["connection"] == "close"
+    error = json.loads(body)
+    assert error["status"] == 405 and f"method {method} is not allowed" in error["error"]
+
+
+def test_head_is_answered_without_a_body(space):
+    with socket.create_connection(("127.0.0.1", space.port), timeout=10) as connection:
+        connection.sendall(b"HEAD /api/pairs HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        status, body, headers = parse_reply(read_until_closed(connection))
+    assert status == 200 and body == b"" and int(headers["content-length"]) > 0
+
+
+@pytest.mark.parametrize("host", ["localhost", "LOCALHOST:{port}", "space.localhost:{port}", "127.0.0.1:{port}",
+                                  "127.8.9.10", "[::1]:{port}"])
+def test_loopback_host_names_are_answered(space, host):
+    status, body, _ = get_with_host(space.port, host.format(port=space.port))
+    assert status == 200, body
+
+
+@pytest.mark.parametrize("host", ["attacker.example", "attacker.example:{port}", "localhost.attacker.example",
+                                  "192.168.1.20:{port}", "[::2]:{port}", "local host"])
+def test_other_host_names_are_refused_against_dns_rebinding(space, host):
+    status, body, _ = get_with_host(space.port, host.format(port=space.port))
+    error = json.loads(body)
+    if host == "local host":
+        assert status == 400 and "is not a host name" in error["error"]
+    else:
+        assert status == 421 and "not answered" in error["error"] and "--allow-host" in error["error"]
+
+
+def test_the_host_header_is_required_in_http_1_1_only(space):
+    status, body, _ = raw_request(space.port, b"GET /api/pairs HTTP/1.1\r\nConnection: close\r\n\r\n")
+    assert status == 400 and "needs a Host header" in json.loads(body)["error"]
+    status, _, _ = raw_request(space.port, b"GET /api/pairs HTTP/1.0\r\n\r\n")
+    assert status == 200
+
+
+def test_allow_host_adds_names(canrun_bin, dataset):
+    _, results, catalog = dataset
+    server = Space(canrun_bin, results, catalog, "--allow-host", "Space.Lan", "--allow-host", "10.0.0.7")
+    try:
+        assert get_with_host(server.port, f"space.lan:{server.port}")[0] == 200
+        assert get_with_host(server.port, "10.0.0.7")[0] == 200
+        assert get_with_host(server.port, "localhost")[0] == 200
+        assert get_with_host(server.port, "other.lan")[0] == 421
+    finally:
+        code, stderr = server.stop()
+    assert code == 0, stderr
+
+
+@pytest.fixture
+def impatient_space(canrun_bin, dataset):
+    _, results, catalog = dataset
+    server = Space(canrun_bin, results, catalog, "--header-timeout", "0.5", "--idle-timeout", "0.5")
+    yield server
+    code, stderr = server.stop()
+    assert code == 0, stderr
+
+
+def closed_within(connection, seconds):
+    """What the server sent before closing, and how long that took; fails past `seconds`."""
+    connection.settimeout(seconds)
+    start = time.monotonic()
+    reply = read_until_closed(connection)
+    return reply, time.monotonic() - start
+
+
+def test_a_request_that_does_not_arrive_whole_in_time_gets_408(impatient_space):
+    with socket.create_connection(("127.0.0.1", impatient_space.port), timeout=5) as connection:
+        connection.sendall(b"GET /api/pairs HTTP/1.1\r\nHost: localhost\r\n")
+        reply, waited = closed_within(connection, 2.0)
+    status, body, headers = parse_reply(reply)
+    assert status == 408 and headers["connection"] == "close"
+    assert "--header-timeout" in json.loads(body)["error"]
+    assert 0.4 <= waited < 2.0
+
+
+def test_silent_and_idle_keep_alive_connections_are_closed(impatient_space):
+    with socket.create_connection(("127.0.0.1", impatient_space.port), timeout=5) as silent:
+        assert closed_within(silent, 2.0)[0] == b""
+    with socket.create_connection(("127.0.0.1", impatient_space.port), timeout=5) as idle:
+        idle.sendall(b"GET /api/pairs HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        reply, waited = closed_within(idle, 2.0)  # the answer, then the close after the idle timeout
+    assert parse_reply(reply)[0] == 200 and 0.4 <= waited < 2.0
+
+
+def test_past_the_connection_limit_a_connection_gets_503(canrun_bin, dataset):
+    _, results, catalog = dataset
+    server = Space(canrun_bin, results, catalog, "--max-connections", "2")
+    try:
+        with ExitStack() as open_connections:
+            for _ in range(2):
+                holder = open_connections.enter_context(socket.create_connection(("127.0.0.1", server.port)))
+                holder.sendall(b"GET /api/pairs HTTP/1.1\r\nHost: localhost\r\n")  # never finished
+            time.sleep(0.1)  # both accepted and counted
+            start = time.monotonic()
+            status, body, headers = raw_request(server.port, b"GET /api/pairs HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            assert time.monotonic() - start < 1.0
+            assert status == 503 and headers["retry-after"] == "1" and headers["connection"] == "close"
+            assert "--max-connections" in json.loads(body)["error"]
+        assert wait_for(lambda: get_with_host(server.port, "localhost")[0] == 200, timeout=2.0)
+    finally:
+        code, stderr = server.stop()
+    assert code == 0, stderr
+
+
+def test_slow_and_idle_connections_do_not_delay_a_request(space):
+    with ExitStack() as attackers:
+        for i in range(100):
+            attacker = attackers.enter_context(socket.create_connection(("127.0.0.1", space.port)))
+            if i % 2:
+                attacker.sendall(b"GET /api/pairs HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+        for _ in range(5):
+            start = time.monotonic()
+            status, body, _ = space.get("/api/rows?view=downloads")
+            assert status == 200, body
+            assert time.monotonic() - start < 1.0

@@ -1,0 +1,21 @@
+#include "serve/descriptor_limit.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+
+namespace canrun {
+
+size_t raise_descriptor_limit(size_t needed) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed) {
+    const rlim_t wanted = static_cast<rlim_t>(needed);
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? needed : static_cast<size_t>(limit.rlim_cur);
+}
+
+}  // namespace canrun
