@@ -11,6 +11,7 @@ APT_PACKAGES=(
   libxxhash-dev                       # plan cache keys and checksums
   libopenmpi-dev openmpi-bin          # collectives between the workers of a sharded run (--cores N)
   chromium chromium-driver wrk        # the Space's browser test and load benchmark
+  clang libclang-rt-14-dev libomp-14-dev  # the fuzz targets: libFuzzer, ASan/UBSan runtimes, OpenMP for clang
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every test: unit and parity tests (CTest) in a normal and in an ASan+UBSan build,
-# then the end-to-end tests (pytest) against the CLI and the real SmolLM2 folder.
+# Every test: unit and parity tests (CTest) in a normal and in an ASan+UBSan build, every fuzz
+# target briefly (clang, libFuzzer), then the end-to-end tests (pytest) against the CLI and the
+# real SmolLM2 folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
@@ -13,5 +14,7 @@ echo "== ctest (release)"
 ctest --test-dir build --output-on-failure -j2
 echo "== ctest (AddressSanitizer + UBSan)"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j2
+echo "== fuzz targets, 10 s each from their corpora (scripts/fuzz.sh TARGET SECONDS for a long run)"
+bash scripts/fuzz.sh all 10
 echo "== pytest"
 CANRUN_BIN="$PWD/build/canrun" python3 -m pytest -q tests/e2e
