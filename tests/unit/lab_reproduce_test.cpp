@@ -1,5 +1,5 @@
 // A row's reproduce script never runs what a value in it says: model ids, revisions, results
-// and version pairs with newlines, quotes, $(...), backticks and semicolons stay data, in
+// and version pairs with newlines, quotes, $(...), backticks, semicolons and NUL stay data, in
 // comments and in commands. Checked by running the quoting and the script itself in bash.
 #include <gtest/gtest.h>
 
@@ -27,7 +27,12 @@ const std::vector<std::string> kHostile = {
     "`touch pwned_backtick`",
     "semi; touch pwned_semi",
     "back\\slash\n\\'mixed'\t$HOME",
+    std::string("nul\0; touch pwned_nul", 21),
 };
+
+// What bash can hold of `text`: an argument ends at a NUL, so the quoted NUL and what follows it
+// are dropped (never run).
+std::string as_bash_argument(const std::string& text) { return text.substr(0, text.find('\0')); }
 
 // What bash makes of `words`: each argument on a line of its own, via printf.
 std::string bash_arguments(const TemporaryDirectory& dir, const std::string& words) {
@@ -52,7 +57,7 @@ TEST(ReproduceScript, ShellQuoteGivesBashTheTextBack) {
   for (const std::string& text : kHostile) {
     const std::string quoted = shell_quote(text);
     EXPECT_EQ(quoted.find('\n'), std::string::npos) << quoted;
-    EXPECT_EQ(bash_arguments(dir, quoted), text + std::string(1, '\0')) << quoted;
+    EXPECT_EQ(bash_arguments(dir, quoted), as_bash_argument(text) + std::string(1, '\0')) << quoted;
   }
   EXPECT_EQ(shell_quote("org/model-1.5B"), "org/model-1.5B");  // plain text stays as it is
   expect_nothing_ran(dir);
@@ -86,7 +91,7 @@ TEST(ReproduceScript, HostileValuesStayData) {
       if (line.rfind(prefix, 0) != 0) continue;
       ++check_lines;
       const std::string arguments = line.substr(prefix.size(), line.find(" --json") - prefix.size());
-      EXPECT_EQ(bash_arguments(dir, arguments), value + std::string(1, '\0') + "--profile" + std::string(1, '\0') +
+      EXPECT_EQ(bash_arguments(dir, arguments), as_bash_argument(value) + std::string(1, '\0') + "--profile" + std::string(1, '\0') +
                                                     "local" + std::string(1, '\0'));
     }
     EXPECT_EQ(check_lines, 1) << script;
