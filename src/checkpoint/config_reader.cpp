@@ -3,6 +3,17 @@
 #include <cmath>
 
 namespace canrun {
+namespace {
+
+// The longest string a config field may hold (model_type, rope_type, hidden_act... are words).
+constexpr size_t kMaxStringBytes = 1024;
+
+}  // namespace
+
+std::string ConfigReader::shown(const Json& value) {
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return text.size() <= 100 ? text : text.substr(0, 100) + "...";
+}
 
 ConfigReader::ConfigReader(const Json& json, std::string path) : json_(json), path_(std::move(path)) {
   if (!json_.is_object()) fail(ErrorKind::kCheckpoint, path_ + ": must be a JSON object");
@@ -28,10 +39,10 @@ int64_t ConfigReader::integer(const std::string& key, std::optional<int64_t> fal
   // Configs written by Python sometimes store whole numbers as 4096.0.
   if (!value.is_number_integer() &&
       !(value.is_number_float() && std::floor(value.get<double>()) == value.get<double>()))
-    reject(key, "must be an integer, got " + value.dump());
+    reject(key, "must be an integer, got " + shown(value));
   const double as_double = value.get<double>();
   if (as_double < static_cast<double>(min_value) || as_double > static_cast<double>(max_value))
-    reject(key, "value " + value.dump() + " is outside [" + std::to_string(min_value) + ", " +
+    reject(key, "value " + shown(value) + " is outside [" + std::to_string(min_value) + ", " +
                     std::to_string(max_value) + "]");
   return static_cast<int64_t>(as_double);
 }
@@ -39,7 +50,7 @@ int64_t ConfigReader::integer(const std::string& key, std::optional<int64_t> fal
 double ConfigReader::number(const std::string& key, std::optional<double> fallback) const {
   if (!has(key) && fallback) return *fallback;
   const Json& value = field(key);
-  if (!value.is_number()) reject(key, "must be a number, got " + value.dump());
+  if (!value.is_number()) reject(key, "must be a number, got " + shown(value));
   const double result = value.get<double>();
   if (!std::isfinite(result)) reject(key, "must be finite");
   return result;
@@ -48,20 +59,23 @@ double ConfigReader::number(const std::string& key, std::optional<double> fallba
 bool ConfigReader::boolean(const std::string& key, bool fallback) const {
   if (!has(key)) return fallback;
   const Json& value = field(key);
-  if (!value.is_boolean()) reject(key, "must be true or false, got " + value.dump());
+  if (!value.is_boolean()) reject(key, "must be true or false, got " + shown(value));
   return value.get<bool>();
 }
 
 std::string ConfigReader::string(const std::string& key, std::optional<std::string> fallback) const {
   if (!has(key) && fallback) return *fallback;
   const Json& value = field(key);
-  if (!value.is_string()) reject(key, "must be a string, got " + value.dump());
+  if (!value.is_string()) reject(key, "must be a string, got " + shown(value));
+  if (value.get_ref<const std::string&>().size() > kMaxStringBytes)
+    reject(key, "is " + std::to_string(value.get_ref<const std::string&>().size()) + " bytes long, more than " +
+                    std::to_string(kMaxStringBytes) + ": " + shown(value));
   return value.get<std::string>();
 }
 
 ConfigReader ConfigReader::object(const std::string& key) const {
   const Json& value = field(key);
-  if (!value.is_object()) reject(key, "must be an object, got " + value.dump());
+  if (!value.is_object()) reject(key, "must be an object, got " + shown(value));
   return ConfigReader(value, path_ + ": " + key);
 }
 

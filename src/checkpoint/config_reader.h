@@ -28,6 +28,8 @@ class ConfigReader {
   const Json& json() const { return json_; }
   const std::string& path() const { return path_; }
   [[noreturn]] void reject(const std::string& key, const std::string& problem) const;
+  // A value as an error message shows it: its JSON, cut after 100 bytes.
+  static std::string shown(const Json& value);
 
  private:
   const Json& field(const std::string& key) const;

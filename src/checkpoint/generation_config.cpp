@@ -15,7 +15,7 @@ std::vector<int32_t> read_ids(const ConfigReader& reader, const std::string& key
   const Json list = value.is_array() ? value : Json::array({value});
   for (const Json& id : list) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab_size)
-      reader.reject(key, "token id " + id.dump() + " is not in [0, " + std::to_string(vocab_size) + ")");
+      reader.reject(key, "token id " + ConfigReader::shown(id) + " is not in [0, " + std::to_string(vocab_size) + ")");
     ids.push_back(id.get<int32_t>());
   }
   return ids;
@@ -33,7 +33,7 @@ template <typename InRange>
 double read_number(const ConfigReader& reader, const std::string& key, double fallback, InRange in_range,
                    const std::string& range) {
   const double value = reader.number(key, fallback);
-  if (!in_range(value)) reader.reject(key, "must be " + range + ", got " + reader.json()[key].dump());
+  if (!in_range(value)) reader.reject(key, "must be " + range + ", got " + ConfigReader::shown(reader.json()[key]));
   return value;
 }
 

@@ -98,7 +98,7 @@ std::vector<int64_t> read_layer_type_windows(const ConfigReader& config, int64_t
     if (type == "sliding_attention") {
       windows[i] = window;
     } else if (type != "full_attention") {
-      config.reject("layer_types", "entry " + std::to_string(i) + " is " + type.dump() +
+      config.reject("layer_types", "entry " + std::to_string(i) + " is " + ConfigReader::shown(type) +
                                        "; expected \"full_attention\" or \"sliding_attention\"");
     }
   }
@@ -118,7 +118,7 @@ std::vector<int64_t> read_qwen_style_windows(const ConfigReader& config, int64_t
       if (type == "sliding_attention") {
         windows[i] = config.integer("sliding_window", std::nullopt, 1, int64_t{1} << 30);
       } else if (type != "full_attention") {
-        config.reject("layer_types", "entry " + std::to_string(i) + " is " + type.dump() +
+        config.reject("layer_types", "entry " + std::to_string(i) + " is " + ConfigReader::shown(type) +
                                          "; expected \"full_attention\" or \"sliding_attention\"");
       }
     }

@@ -18,7 +18,7 @@ DecoderSpec read_olmoe(const ConfigReader& config) {
   defaults.norm_eps = 1e-5;
   DecoderSpec spec = read_llama_like_spec(config, defaults);
   if (config.has("clip_qkv"))
-    reject_option(config, "clip_qkv", config.json()["clip_qkv"].dump(), "olmoe", "supported: null");
+    reject_option(config, "clip_qkv", ConfigReader::shown(config.json()["clip_qkv"]), "olmoe", "supported: null");
   const bool attention_bias = config.boolean("attention_bias", false);
   spec.qkv_bias = attention_bias;
   spec.o_bias = attention_bias;

@@ -14,7 +14,7 @@ std::vector<double> factor_list(const ConfigReader& scaling, const std::string& 
   if (!value.is_array()) scaling.reject(key, "must be a list of numbers");
   std::vector<double> factors;
   for (const Json& item : value) {
-    if (!item.is_number()) scaling.reject(key, "must be a list of numbers, got " + item.dump());
+    if (!item.is_number()) scaling.reject(key, "must be a list of numbers, got " + ConfigReader::shown(item));
     factors.push_back(item.get<double>());
   }
   if (static_cast<int64_t>(factors.size()) != expected)

@@ -30,7 +30,7 @@ DecoderSpec read_smollm3(const ConfigReader& config) {
     for (int64_t i = 0; i < spec.num_layers; ++i) {
       const Json& item = list[static_cast<size_t>(i)];
       if (!item.is_number_integer() && !item.is_boolean())
-        config.reject("no_rope_layers", "entry " + std::to_string(i) + " is " + item.dump() + "; expected 0 or 1");
+        config.reject("no_rope_layers", "entry " + std::to_string(i) + " is " + ConfigReader::shown(item) + "; expected 0 or 1");
       spec.rope_layers[i] = item.is_boolean() ? item.get<bool>() : item.get<int64_t>() != 0;
     }
   } else {

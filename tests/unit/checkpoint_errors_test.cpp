@@ -257,6 +257,27 @@ TEST_F(CheckpointErrors, NestingLimitCountsOnlyStructure) {
                {"x.json: 3 bytes, larger than"});
 }
 
+// A string field is a word; one of 100,000 bytes is refused, and no error repeats a huge value.
+TEST_F(CheckpointErrors, HugeValuesAreCutInErrors) {
+  const std::string model = copy_fixture();
+  edit_config(model, [](Json& c) { c["model_type"] = std::string(100000, 'x'); });
+  try {
+    Session(model, uncompiled(Backend::kRef));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'model_type': is 100000 bytes long, more than 1024"), std::string::npos);
+    EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+  }
+  edit_config(model, [](Json& c) { c["model_type"] = "llama"; c["hidden_size"] = std::string(100000, '7'); });
+  try {
+    Session(model, uncompiled(Backend::kRef));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'hidden_size': must be an integer"), std::string::npos) << e.what();
+    EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+  }
+}
+
 // 1e999 does not fit a double: an error naming the file and the number, not an escaped
 // nlohmann exception.
 TEST_F(CheckpointErrors, NumberOutsideDoubleRangeIsNamed) {
