@@ -22,6 +22,9 @@ class TextStream {
   std::string finish();
 
  private:
+  // Prints `text` (the window's decode up to ids_[printed_to]) beyond `printed`, when it extends it.
+  std::string advance(const std::string& printed, const std::string& text, size_t printed_to);
+
   const Tokenizer& tokenizer_;
   std::vector<int32_t> ids_;
   size_t context_ = 0;  // ids_[context_, printed_): the last printed tokens, decoded again as context

@@ -76,5 +76,29 @@ TEST(TextStream, AnIncompleteCharacterAtTheEndIsGivenByFinish) {
   EXPECT_EQ(stream.finish(), tokenizer.decode(ids));
 }
 
+// Found by fuzz/tokenizer_text_fuzz: tokens of bytes that make no character (here 0xF6, a lead
+// byte never followed by its continuation) each end the text with U+FFFD, and all of them were
+// held and decoded again at every token, so a long run of them took quadratic time. Now at most
+// a few are held: the text still adds up to the decode, and comes out as it goes.
+TEST(TextStream, BytesThatAreNoCharacterAreNotHeldForEver) {
+  for (const auto& [name, byte_token] : {std::pair{"gpt2", "\xC3\xB6"}, std::pair{"llama2", "<0xF6>"}}) {
+    const Tokenizer tokenizer = fixture(name);
+    const std::optional<int32_t> id = tokenizer.token_to_id(byte_token);
+    ASSERT_TRUE(id) << name;
+    const std::vector<int32_t> ids(2000, *id);
+    TextStream stream(tokenizer);
+    std::string printed;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const std::string piece = stream.push(ids[i]);
+      EXPECT_EQ(unicode::to_valid_utf8(piece), piece);
+      printed += piece;
+      // Each 0xF6 decodes to one U+FFFD (3 bytes); no more than six tokens wait at any time.
+      if (i >= 6) ASSERT_GE(printed.size(), 3 * (i + 1 - 6)) << name << " after token " << i;
+    }
+    printed += stream.finish();
+    EXPECT_EQ(printed, tokenizer.decode(ids)) << name;
+  }
+}
+
 }  // namespace
 }  // namespace canrun
