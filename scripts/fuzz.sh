@@ -37,10 +37,11 @@ for name in $targets; do
   [[ " $json_targets " == *" $name "* ]] && cat fuzz/dictionaries/json.dict >>"$dict"
   [ -f "fuzz/dictionaries/$name.dict" ] && cat "fuzz/dictionaries/$name.dict" >>"$dict"
   echo "== fuzz $name for ${seconds}s"
-  # -timeout: an input that takes 10 s is a finding (a hang); -rss_limit_mb: so is one that needs 2 GiB.
+  # -timeout: an input that takes 10 s is a finding (a hang; FUZZ_TIMEOUT_S on a loaded machine);
+  # -rss_limit_mb: so is one that needs 2 GiB.
   set +e
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$build/fuzz/${name}_fuzz" $([ -s "$dict" ] && echo "-dict=$dict") -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    "$build/fuzz/${name}_fuzz" $([ -s "$dict" ] && echo "-dict=$dict") -max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT_S:-10}" -rss_limit_mb=2048 \
     -max_len=65536 -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-" "$found" "fuzz/corpus/$name" 2>&1 |
     grep -v -E "^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)"
   status=${PIPESTATUS[0]}

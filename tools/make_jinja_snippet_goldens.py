@@ -83,6 +83,9 @@ SNIPPETS = [
     ("namespace_underscore", "{% set ns = namespace() %}{% set ns._x = 1 %}", {}),
     ("range_at_the_sandbox_limit", "{{ range(100000)|length }} {{ range(0, 200000, 2)|length }}", {}),
     ("range_past_the_sandbox_limit", "{{ range(0, 200002, 2)|length }}", {}),
+    ("namespace_holding_itself", "{% set ns = namespace(n=0, seen=[]) %}{% set ns.n = ns %}{{ ns }}|{{ ns == ns }}", {}),
+    ("list_in_a_namespace_in_the_list", "{% set ns = namespace(a=1) %}{% set ns.l = [ns, 2] %}{{ ns.l }}|{{ ns }}|{{ ns.l == ns.l }}", {}),
+    ("dict_in_a_namespace_in_the_dict", "{% set ns = namespace(a=1) %}{% set ns.d = {'x': ns} %}{{ ns.d }}", {}),
     ("runaway_macro_recursion", "{% macro down(n) %}{{ down(n + 1) }}{% endmacro %}{{ down(0) }}", {}),
     ("generator_has_no_length", "{{ [1, 2] | map('string') | length }}", {}),
 ]

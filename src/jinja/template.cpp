@@ -30,6 +30,7 @@ std::string Template::render(const std::vector<std::pair<std::string, Value>>& v
                              std::function<std::tm()> now) const {
   std::vector<std::pair<std::string, Value>> names = template_globals(std::move(now));
   names.insert(names.end(), variables.begin(), variables.end());
+  const NamespaceCollector namespaces;  // declared first: the interpreter's scopes go before it empties them
   Interpreter interpreter(std::move(names));
   std::string out;
   interpreter.render(body_, out);

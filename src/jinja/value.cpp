@@ -22,7 +22,41 @@ const Value* DictData::find(const Value& key) const {
   return nullptr;
 }
 
+namespace {
+
+int nesting_of(const Value& value) {
+  if (value.is_list()) return value.list_data().nesting;
+  if (value.is_dict()) return value.dict_data().nesting;
+  return 0;
+}
+
+int checked_nesting(int nesting) {
+  if (nesting > kMaxValueNesting)
+    throw std::invalid_argument("lists and dicts nest deeper than " + std::to_string(kMaxValueNesting) + " levels");
+  return nesting;
+}
+
+thread_local NamespaceCollector* current_collector = nullptr;
+
+}  // namespace
+
+NamespaceCollector::NamespaceCollector() : outer_(current_collector) { current_collector = this; }
+
+NamespaceCollector::~NamespaceCollector() {
+  current_collector = outer_;
+  // Emptied, not merely released: a namespace holding itself would keep itself alive.
+  for (const auto& made : made_) {
+    std::vector<std::pair<Value, Value>> items;
+    items.swap(made->items);
+  }
+}
+
+void NamespaceCollector::keep(const std::shared_ptr<DictData>& made) {
+  if (current_collector) current_collector->made_.push_back(made);
+}
+
 void DictData::set(const Value& key, Value value) {
+  nesting = std::max(nesting, checked_nesting(1 + nesting_of(value)));
   for (auto& [name, existing] : items)
     if (equals(name, key)) {
       existing = std::move(value);
@@ -38,11 +72,20 @@ Value Value::markup(std::string s) {
 }
 
 Value Value::list(std::vector<Value> items, bool tuple) {
-  return Value(Data(std::make_shared<ListData>(ListData{std::move(items), tuple})));
+  int deepest = 0;
+  for (const Value& item : items) deepest = std::max(deepest, nesting_of(item));
+  auto made = std::make_shared<ListData>(ListData{std::move(items), tuple});
+  made->nesting = checked_nesting(1 + deepest);
+  return Value(Data(std::move(made)));
 }
 
 Value Value::dict(std::vector<std::pair<Value, Value>> items, bool namespace_object) {
-  return Value(Data(std::make_shared<DictData>(DictData{std::move(items), namespace_object})));
+  int deepest = 0;
+  for (const auto& [key, value] : items) deepest = std::max(deepest, nesting_of(value));
+  auto made = std::make_shared<DictData>(DictData{std::move(items), namespace_object});
+  made->nesting = checked_nesting(1 + deepest);
+  if (namespace_object) NamespaceCollector::keep(made);
+  return Value(Data(std::move(made)));
 }
 
 Value Value::function(std::string name, std::function<Value(Arguments&)> call) {
@@ -232,30 +275,51 @@ std::string string_repr(const std::string& text) {
 
 }  // namespace
 
-std::string repr(const Value& value) {
+namespace {
+
+// Python's repr: a list or dict met again inside itself prints as [...] or {...}. `open` holds the
+// containers being printed.
+std::string repr_in(const Value& value, std::vector<const void*>& open) {
   using Kind = Value::Kind;
+  const auto enter = [&open](const void* container) {
+    if (std::find(open.begin(), open.end(), container) != open.end()) return false;
+    open.push_back(container);
+    return true;
+  };
   switch (value.kind()) {
     case Kind::kString: return string_repr(value.as_string());
     case Kind::kList: {
       if (value.list_data().generator)
         throw std::invalid_argument("a generator (what map, select and the like return) cannot be printed; apply |list");
       const bool tuple = value.list_data().tuple;
+      if (!tuple && !enter(&value.list_data())) return "[...]";
       std::string out = tuple ? "(" : "[";
-      for (size_t i = 0; i < value.items().size(); ++i) out += (i ? ", " : "") + repr(value.items()[i]);
+      for (size_t i = 0; i < value.items().size(); ++i) out += (i ? ", " : "") + repr_in(value.items()[i], open);
       if (tuple && value.items().size() == 1) out += ",";
+      if (!tuple) open.pop_back();
       return out + (tuple ? ")" : "]");
     }
     case Kind::kDict: {
-      std::string out = value.dict_data().namespace_object ? "<Namespace {" : "{";
+      const bool space = value.dict_data().namespace_object;
+      if (!enter(&value.dict_data())) return space ? "<Namespace {...}>" : "{...}";
+      std::string out = space ? "<Namespace {" : "{";
       bool first = true;
       for (const auto& [key, item] : value.dict_data().items) {
-        out += (first ? "" : ", ") + repr(key) + ": " + repr(item);
+        out += (first ? "" : ", ") + repr_in(key, open) + ": " + repr_in(item, open);
         first = false;
       }
-      return out + (value.dict_data().namespace_object ? "}>" : "}");
+      open.pop_back();
+      return out + (space ? "}>" : "}");
     }
     default: return to_str(value);
   }
+}
+
+}  // namespace
+
+std::string repr(const Value& value) {
+  std::vector<const void*> open;
+  return repr_in(value, open);
 }
 
 std::string to_str(const Value& value) {

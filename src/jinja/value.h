@@ -19,12 +19,17 @@ namespace canrun::jinja {
 
 class Value;
 
+// How deep lists and dicts may nest: printing, comparing and freeing a value recurse once per
+// level, and a template could otherwise nest a list in itself a million times in a loop.
+inline constexpr int kMaxValueNesting = 500;
+
 struct ListData {
   std::vector<Value> items;
   bool tuple = false;  // printed (a, b); never equal to a list, as in Python
   // What Jinja2's map, select and their kin return: iterable, always true, but it has no length
   // and neither prints nor serialises.
   bool generator = false;
+  int nesting = 1;  // 1 + the deepest item's
 };
 
 struct DictData {
@@ -33,7 +38,26 @@ struct DictData {
 
   const Value* find(std::string_view key) const;
   const Value* find(const Value& key) const;  // Python's key equality: 1, 1.0 and True are one key
+  // Throws std::invalid_argument past kMaxValueNesting.
   void set(const Value& key, Value value);
+  int nesting = 1;  // 1 + the deepest value's; namespaces only grow (a cycle grows it at each set)
+};
+
+// Namespaces are the one thing a template can change after making it, and so the one way to a
+// cycle ({% set ns.me = ns %}), which reference counting never frees. While one lives, every
+// namespace made on this thread is kept, and all are emptied when it ends: a render's values do
+// not outlive the render.
+class NamespaceCollector {
+ public:
+  NamespaceCollector();
+  ~NamespaceCollector();
+  NamespaceCollector(const NamespaceCollector&) = delete;
+  NamespaceCollector& operator=(const NamespaceCollector&) = delete;
+  static void keep(const std::shared_ptr<DictData>& made);
+
+ private:
+  std::vector<std::shared_ptr<DictData>> made_;
+  NamespaceCollector* outer_;
 };
 
 // Arguments of a call: positional, then keyword, in the order written.

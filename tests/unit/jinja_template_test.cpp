@@ -80,6 +80,8 @@ TEST(JinjaTemplate, RunawayTemplatesStopAtTheRenderBounds) {
   expect_refused("{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}", "output is larger than 64 MiB");
   expect_refused("{{ 'ab' * 40000000 }}", "makes more than 64 MiB");
   expect_refused("{{ [1, 2] * 600000 }}", "makes more than 1048576 items");
+  expect_refused("{% set ns = namespace(x=[]) %}{% for i in range(600) %}{% set ns.x = [ns.x] %}{% endfor %}",
+                 "lists and dicts nest deeper than 500 levels");
   EXPECT_EQ(render("{{ ('ab' * 3) ~ ([0] * 2)|length }}"), "ababab2");
 }
 
