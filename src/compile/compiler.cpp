@@ -17,6 +17,7 @@
 #include "compile/panel_tuner.h"
 #include "compile/plan_file.h"
 #include "compile/weight_packing.h"
+#include "kernels/cpu/instruction_set.h"
 #include "plan/plan_cache.h"
 #include "util/error.h"
 #include "util/mapped_file.h"
@@ -143,9 +144,7 @@ std::string CompiledModel::shard_name() const {
   return "tp" + std::to_string(shard_.size) + ".rank" + std::to_string(shard_.rank);
 }
 
-std::string kernel_isa() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "x86_64-avx2-fma" : "x86_64-portable";
-}
+std::string kernel_isa() { return std::string(cpu::instruction_set_name(cpu::chosen_instruction_set())); }
 
 namespace {
 

@@ -30,8 +30,8 @@ std::vector<int64_t> default_prompt_buckets();
 // "32,128,512": ascending positive lengths; throws Error(kUsage) naming `option`.
 std::vector<int64_t> parse_prompt_buckets(std::string_view text, std::string_view option);
 
-// The instruction set the cpu kernels run with on this machine ("x86_64-avx2-fma" or
-// "x86_64-portable"), as plan keys name it.
+// The instruction set the cpu kernels run with on this machine (kernels/cpu/instruction_set.h:
+// e.g. "x86_64-avx512-bf16"), as plan keys name it.
 std::string kernel_isa();
 
 struct CompileOptions {

@@ -14,6 +14,7 @@
 #include "kernels/cpu/linear.h"
 #include "kernels/cpu/primitives.h"
 #include "kernels/ref/ops.h"
+#include "instruction_sets.h"
 #include "random_values.h"
 
 namespace canrun {
@@ -79,11 +80,11 @@ TEST(CpuLinear, F32WeightsMatchRef) {
   }
 }
 
-// Both instruction sets (AVX2 only where the processor has it) against a double sum, and a
-// tile's outputs the same bits whatever the block shape that computes them.
+// Every instruction set the processor has against a double sum, and a tile's outputs the
+// same bits whatever the block shape that computes them.
 std::vector<const cpu::Primitives*> primitive_sets() {
-  std::vector<const cpu::Primitives*> sets{&cpu::portable_primitives()};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) sets.push_back(&cpu::avx2_primitives());
+  std::vector<const cpu::Primitives*> sets;
+  for (cpu::InstructionSet set : tested_instruction_sets()) sets.push_back(&cpu::primitives_for(set));
   return sets;
 }
 

@@ -1,10 +1,14 @@
-// Packed panels (compile/weight_packing.h) and the cpu backend's products with them, against
-// ref::linear (double accumulation) on sizes that are not multiples of the panel width. Each
-// panel output is one f32 chain over k, so its rounding error is at most about
-// (in + 16) * 2^-24 * sum|x*w|; the tests allow exactly that. Every tuning choice must give
-// the same bits, since tuning may only change speed.
+// Packed panels (compile/weight_packing.h) and the cpu backend's products with them, with
+// every instruction set the processor has, against ref::linear (double accumulation) on sizes
+// that are not multiples of the panel width. Tolerances, per weight dtype and set:
+// - f32 weights, and bf16 weights widened to f32: each output is one f32 chain over k, so its
+//   rounding error is at most about (in + 16) * 2^-24 * sum|x*w|.
+// - bf16 weights on x86_64-avx512-bf16 (vdpbf16ps): x is rounded to bf16 first, which adds at
+//   most 2^-8 * sum|x*w|; against ref with x rounded the same way, the f32 bound again.
+// Every tuning choice must give the same bits, since tuning may only change speed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -17,6 +21,7 @@
 #include "kernels/cpu/primitives.h"
 #include "kernels/ref/ops.h"
 #include "util/error.h"
+#include "instruction_sets.h"
 #include "random_values.h"
 
 namespace canrun {
@@ -56,59 +61,112 @@ Packed make_packed(const Problem& p, DType dtype, std::mt19937& rng) {
   return m;
 }
 
+bool rounds_x_to_bf16(cpu::InstructionSet set, DType dtype) {
+  return set == cpu::InstructionSet::kAvx512Bf16 && dtype == DType::kBF16;
+}
+
+// x rounded to bf16 to nearest even, as vcvtneps2bf16 does for normal numbers.
+std::vector<float> rounded_to_bf16(const std::vector<float>& x) {
+  std::vector<float> rounded(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const uint32_t bits = std::bit_cast<uint32_t>(x[i]);
+    const uint32_t even = bits + 0x7fffu + ((bits >> 16) & 1u);
+    rounded[i] = std::bit_cast<float>(even & 0xffff0000u);
+  }
+  return rounded;
+}
+
+// `x_for_ref`: the x ref multiplies (x itself, or x rounded to bf16); `extra`: the bound's
+// term for x's rounding when ref uses x itself.
+void expect_products_match_ref(cpu::InstructionSet set, const Problem& p, const Packed& m, const std::vector<float>& x,
+                               const std::vector<float>& x_for_ref, double extra) {
+  const std::vector<float> bias = std::vector<float>(static_cast<size_t>(p.out), 0.25f);
+  std::vector<float> expected(p.rows * p.out), actual(p.rows * p.out);
+  ref::linear(x_for_ref.data(), p.rows, p.in, m.reference.data(), bias.data(), p.out, expected.data());
+  cpu::linear_with(cpu::primitives_for(set), x.data(), p.rows, m.panels, bias.data(), {}, actual.data());
+  for (int64_t r = 0; r < p.rows; ++r)
+    for (int64_t o = 0; o < p.out; ++o) {
+      double magnitude = std::abs(bias[o]);
+      for (int64_t i = 0; i < p.in; ++i) magnitude += std::abs(double{x[r * p.in + i]} * m.reference[o * p.in + i]);
+      const double tol = ((static_cast<double>(p.in) + 16) * 0x1p-24 + extra) * magnitude + 1e-30;
+      ASSERT_NEAR(actual[r * p.out + o], expected[r * p.out + o], tol)
+          << cpu::instruction_set_name(set) << " rows " << p.rows << " out " << p.out << " in " << p.in << " at ("
+          << r << ", " << o << ")";
+    }
+}
+
 void expect_panels_match_ref(DType dtype) {
   std::mt19937 rng(7);
-  for (const Problem& p : kProblems) {
-    const Packed m = make_packed(p, dtype, rng);
-    const std::vector<float> x = random_values(p.rows * p.in, rng), bias = random_values(p.out, rng);
-    std::vector<float> expected(p.rows * p.out), actual(p.rows * p.out);
-    ref::linear(x.data(), p.rows, p.in, m.reference.data(), bias.data(), p.out, expected.data());
-    cpu::linear(x.data(), p.rows, m.panels, bias.data(), {}, actual.data());
-    for (int64_t r = 0; r < p.rows; ++r)
-      for (int64_t o = 0; o < p.out; ++o) {
-        double magnitude = std::abs(bias[o]);
-        for (int64_t i = 0; i < p.in; ++i) magnitude += std::abs(double{x[r * p.in + i]} * m.reference[o * p.in + i]);
-        const double tol = (static_cast<double>(p.in) + 16) * 0x1p-24 * magnitude + 1e-30;
-        ASSERT_NEAR(actual[r * p.out + o], expected[r * p.out + o], tol)
-            << "rows " << p.rows << " out " << p.out << " in " << p.in << " at (" << r << ", " << o << ")";
+  for (cpu::InstructionSet set : tested_instruction_sets())
+    for (const Problem& p : kProblems) {
+      const Packed m = make_packed(p, dtype, rng);
+      const std::vector<float> x = random_values(p.rows * p.in, rng);
+      if (!rounds_x_to_bf16(set, dtype)) {
+        expect_products_match_ref(set, p, m, x, x, 0);
+        continue;
       }
-  }
+      expect_products_match_ref(set, p, m, x, x, 0x1p-8);
+      expect_products_match_ref(set, p, m, x, rounded_to_bf16(x), 0);
+    }
 }
 
 TEST(PanelProducts, F32PanelsMatchRef) { expect_panels_match_ref(DType::kF32); }
 TEST(PanelProducts, Bf16PanelsMatchRef) { expect_panels_match_ref(DType::kBF16); }
 
+std::vector<float> product(cpu::InstructionSet set, const Packed& m, const std::vector<float>& x, int64_t rows,
+                           const KernelChoices& choices = {}) {
+  std::vector<float> y(static_cast<size_t>(rows * m.panels.rows()));
+  cpu::linear_with(cpu::primitives_for(set), x.data(), rows, m.panels, nullptr, choices, y.data());
+  return y;
+}
+
 TEST(PanelProducts, EveryTuningChoiceGivesTheSameBits) {
   std::mt19937 rng(11);
   const Problem p{23, 50, 77};
-  for (DType dtype : {DType::kF32, DType::kBF16}) {
-    const Packed m = make_packed(p, dtype, rng);
-    const std::vector<float> x = random_values(p.rows * p.in, rng);
-    std::vector<float> baseline(p.rows * p.out);
-    cpu::linear(x.data(), p.rows, m.panels, nullptr, {}, baseline.data());
-    for (int rows_per_block : cpu::kPanelRowBlocks)
-      for (int64_t chunk : {int64_t{0}, int64_t{1}, int64_t{5}, int64_t{64}}) {
-        KernelChoices choices;
-        choices.panels.set({p.rows, p.out, p.in, dtype}, {rows_per_block, chunk});
-        std::vector<float> y(p.rows * p.out);
-        cpu::linear(x.data(), p.rows, m.panels, nullptr, choices, y.data());
-        EXPECT_EQ(y, baseline) << "rows_per_block " << rows_per_block << " row_chunk " << chunk;
-      }
-  }
+  for (cpu::InstructionSet set : tested_instruction_sets())
+    for (DType dtype : {DType::kF32, DType::kBF16}) {
+      const Packed m = make_packed(p, dtype, rng);
+      const std::vector<float> x = random_values(p.rows * p.in, rng);
+      const std::vector<float> baseline = product(set, m, x, p.rows);
+      for (int rows_per_block : cpu::kPanelRowBlocks)
+        for (int64_t chunk : {int64_t{0}, int64_t{1}, int64_t{5}, int64_t{64}}) {
+          KernelChoices choices;
+          choices.panels.set({p.rows, p.out, p.in, dtype}, {rows_per_block, chunk});
+          EXPECT_EQ(product(set, m, x, p.rows, choices), baseline)
+              << cpu::instruction_set_name(set) << " rows_per_block " << rows_per_block << " row_chunk " << chunk;
+        }
+    }
 }
 
 TEST(PanelProducts, SameBitsAsPrefillRowForOneRow) {
   // Decode (one row) and a prefill over many rows must agree on a row they share: the KV
   // cache written during prefill is read during decode.
   std::mt19937 rng(3);
-  for (const Problem& p : {Problem{9, 40, 100}, Problem{9, 100, 40}, Problem{5, 2000, 600}})
+  for (cpu::InstructionSet set : tested_instruction_sets())
+    for (const Problem& p : {Problem{9, 40, 100}, Problem{9, 100, 40}, Problem{5, 2000, 600}, Problem{3, 300, 77}})
+      for (DType dtype : {DType::kF32, DType::kBF16}) {
+        const Packed m = make_packed(p, dtype, rng);
+        const std::vector<float> x = random_values(p.rows * p.in, rng);
+        const std::vector<float> all = product(set, m, x, p.rows);
+        const std::vector<float> last_row(x.end() - p.in, x.end());
+        EXPECT_EQ(std::vector<float>(all.end() - p.out, all.end()), product(set, m, last_row, 1))
+            << cpu::instruction_set_name(set) << " " << p.out << " x " << p.in;
+      }
+}
+
+TEST(PanelProducts, WiderVectorsGiveTheSameBits) {
+  // A 16-lane FMA chain is the 8-lane one twice over: AVX-512's products equal AVX2's, so a
+  // plan's results do not change with the vector width (bf16 products aside, which round x).
+  std::mt19937 rng(5);
+  const std::vector<cpu::InstructionSet>& sets = tested_instruction_sets();
+  if (std::find(sets.begin(), sets.end(), cpu::InstructionSet::kAvx512) == sets.end())
+    GTEST_SKIP() << "this processor lacks " << cpu::instruction_set_name(cpu::InstructionSet::kAvx512);
+  for (const Problem& p : kProblems)
     for (DType dtype : {DType::kF32, DType::kBF16}) {
       const Packed m = make_packed(p, dtype, rng);
       const std::vector<float> x = random_values(p.rows * p.in, rng);
-      std::vector<float> all(p.rows * p.out), last(p.out);
-      cpu::linear(x.data(), p.rows, m.panels, nullptr, {}, all.data());
-      cpu::linear(x.data() + (p.rows - 1) * p.in, 1, m.panels, nullptr, {}, last.data());
-      EXPECT_EQ(std::vector<float>(all.end() - p.out, all.end()), last) << p.out << " x " << p.in;
+      EXPECT_EQ(product(cpu::InstructionSet::kAvx512, m, x, p.rows), product(cpu::InstructionSet::kAvx2Fma, m, x, p.rows))
+          << p.rows << " x " << p.out << " x " << p.in;
     }
 }
 

@@ -98,7 +98,11 @@ void panels_row_product(const Primitives& p, const float* x, const WeightMatrix&
 
 void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, const KernelChoices& choices,
             float* y) {
-  const Primitives& p = primitives();
+  linear_with(primitives(), x, rows, w, bias, choices, y);
+}
+
+void linear_with(const Primitives& p, const float* x, int64_t rows, const WeightMatrix& w, const float* bias,
+                 const KernelChoices& choices, float* y) {
   if (w.layout() == MatrixLayout::kPanels && rows == 1)
     panels_row_product(p, x, w, y);
   else if (w.layout() == MatrixLayout::kPanels)

@@ -1,10 +1,11 @@
-// The `cpu` backend's matrix products: f32 accumulation, weights as f32 or bf16, AVX2+FMA
-// when the processor has it (chosen at run time; the build stays baseline x86-64), OpenMP
+// The `cpu` backend's matrix products: f32 accumulation, weights as f32 or bf16, with the
+// chosen instruction set's loops (chosen at run time; the build stays baseline x86-64), OpenMP
 // over output rows. Results do not depend on the thread count.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/cpu/primitives.h"
 #include "kernels/kernel_choices.h"
 #include "tensor/weight_matrix.h"
 
@@ -16,5 +17,8 @@ namespace canrun::cpu {
 // `choices` say for the shape (panel_choices.h).
 void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, const KernelChoices& choices,
             float* y);
+// The same product with one instruction set's loops (primitives_for), whichever set is chosen.
+void linear_with(const Primitives& loops, const float* x, int64_t rows, const WeightMatrix& w, const float* bias,
+                 const KernelChoices& choices, float* y);
 
 }  // namespace canrun::cpu

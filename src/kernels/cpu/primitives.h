@@ -1,8 +1,11 @@
-// The inner loops of the cpu backend, one set per instruction set: a portable one and an
-// AVX2+FMA one compiled with function-level target attributes; primitives() picks one once.
+// The inner loops of the cpu backend, one set per instruction set (instruction_set.h): a
+// portable one, and AVX2+FMA, AVX-512 and AVX-512+BF16 ones compiled with function-level
+// target attributes; primitives() is the chosen set's.
 #pragma once
 
 #include <cstdint>
+
+#include "kernels/cpu/instruction_set.h"
 
 namespace canrun::cpu {
 
@@ -39,7 +42,11 @@ struct Primitives {
 
 const Primitives& portable_primitives();
 const Primitives& avx2_primitives();
-// The set for this processor (AVX2+FMA when it has both), chosen once.
+const Primitives& avx512_primitives();
+const Primitives& avx512_bf16_primitives();
+// The set's loops; call only for a set processor_supports().
+const Primitives& primitives_for(InstructionSet set);
+// The loops of chosen_instruction_set().
 const Primitives& primitives();
 
 }  // namespace canrun::cpu

@@ -10,6 +10,8 @@
 #include "tensor/dtype.h"
 
 #define CANRUN_AVX2 __attribute__((target("avx2,fma")))
+#define CANRUN_TARGET CANRUN_AVX2
+#include "kernels/cpu/panel_kernels.h"
 // Loops over accumulators must be unrolled, or the accumulators live in memory, not registers.
 #define UNROLLED _Pragma("GCC unroll 8")
 
@@ -174,104 +176,34 @@ CANRUN_AVX2 void tile(const float* x, int64_t x_rows, const float* w, int64_t w_
   for (; r < x_rows; ++r) row_block<1>(x + r * n, w, w_rows, n, y + r * ldy, ldy);
 }
 
-// Sixteen panel weights at input k as two vectors.
-CANRUN_AVX2 inline void load_panel_column(const float* panel, int64_t k, __m256& low, __m256& high) {
-  low = _mm256_load_ps(panel + k * 16);
-  high = _mm256_load_ps(panel + k * 16 + 8);
-}
-CANRUN_AVX2 inline void load_panel_column(const uint16_t* panel, int64_t k, __m256& low, __m256& high) {
-  low = load_bf16(panel + k * 16);
-  high = load_bf16(panel + k * 16 + 8);
-}
-
-// A panel's 16 outputs from its two accumulators; the first `width` are kept.
-CANRUN_AVX2 inline void store_panel_outputs(__m256 low, __m256 high, int64_t width, float* y) {
-  alignas(32) float out[16];
-  _mm256_store_ps(out, low);
-  _mm256_store_ps(out + 8, high);
-  for (int64_t j = 0; j < width; ++j) y[j] = out[j];
-}
-
-// R rows of x against one panel: 2R accumulators, each weight load feeds R FMAs.
-template <int R, typename W>
-CANRUN_AVX2 void panel_block(const float* x, int64_t n, const W* panel, int64_t width, float* y, int64_t ldy) {
-  __m256 acc[R][2];
-  UNROLLED for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (int64_t k = 0; k < n; ++k) {
-    __m256 low, high;
-    load_panel_column(panel, k, low, high);
-    UNROLLED for (int r = 0; r < R; ++r) {
-      const __m256 xv = _mm256_broadcast_ss(x + r * n + k);
-      acc[r][0] = _mm256_fmadd_ps(xv, low, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(xv, high, acc[r][1]);
-    }
-  }
-  // Unrolled, or acc would live in memory (see block).
-  UNROLLED for (int r = 0; r < R; ++r) store_panel_outputs(acc[r][0], acc[r][1], width, y + r * ldy);
-}
-
-// One row of x against P consecutive panels: 2P accumulator chains and P weight streams in
-// flight, where one panel alone would wait on the latency of its two chains. Each output is
-// still one chain over k in order, so the bits equal panel_block's.
-template <int P, typename W>
-CANRUN_AVX2 void panels_row_block(const float* x, int64_t n, const W* panels, int64_t outputs, float* y) {
-  const int64_t panel_elements = 16 * n;
-  __m256 acc[P][2];
-  UNROLLED for (int p = 0; p < P; ++p) acc[p][0] = acc[p][1] = _mm256_setzero_ps();
-  for (int64_t k = 0; k < n; ++k) {
-    const __m256 xv = _mm256_broadcast_ss(x + k);
-    UNROLLED for (int p = 0; p < P; ++p) {
-      __m256 low, high;
-      load_panel_column(panels + p * panel_elements, k, low, high);
-      acc[p][0] = _mm256_fmadd_ps(xv, low, acc[p][0]);
-      acc[p][1] = _mm256_fmadd_ps(xv, high, acc[p][1]);
-    }
-  }
-  UNROLLED for (int p = 0; p < P; ++p)  // unrolled, or acc would live in memory (see block)
-    store_panel_outputs(acc[p][0], acc[p][1], std::min<int64_t>(16, outputs - p * 16), y + p * 16);
-}
-
-// Four panels at a time (more would spill accumulators), then two, then one.
-template <typename W>
-CANRUN_AVX2 void panels_row(const float* x, int64_t n, const W* panels, int64_t count, int64_t outputs, float* y) {
-  int64_t q = 0;
-  const auto run = [&]<int P>() {
-    for (; q + P <= count; q += P) panels_row_block<P>(x, n, panels + q * 16 * n, outputs - q * 16, y + q * 16);
-  };
-  run.template operator()<4>();
-  run.template operator()<2>();
-  run.template operator()<1>();
-}
+// The panel products at eight lanes: a panel column is two vectors.
+struct Avx2Vector {
+  using F = __m256;
+  static constexpr int kLanes = 8;
+  static constexpr int kPanelsPerRowBlock = 4;  // 8 accumulators and 8 weight vectors of 16 registers
+  CANRUN_AVX2 static F zero() { return _mm256_setzero_ps(); }
+  CANRUN_AVX2 static F load(const float* p) { return _mm256_load_ps(p); }
+  CANRUN_AVX2 static F load(const uint16_t* p) { return load_bf16(p); }
+  CANRUN_AVX2 static F broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  CANRUN_AVX2 static F fma(F a, F b, F acc) { return _mm256_fmadd_ps(a, b, acc); }
+  CANRUN_AVX2 static void store(float* p, F v) { _mm256_store_ps(p, v); }
+};
 
 CANRUN_AVX2 void panels_row_f32(const float* x, int64_t n, const float* panels, int64_t count, int64_t outputs,
                                 float* y) {
-  panels_row(x, n, panels, count, outputs, y);
+  panels_row<Avx2Vector>(x, n, panels, count, outputs, y);
 }
 CANRUN_AVX2 void panels_row_bf16(const float* x, int64_t n, const uint16_t* panels, int64_t count, int64_t outputs,
                                  float* y) {
-  panels_row(x, n, panels, count, outputs, y);
+  panels_row<Avx2Vector>(x, n, panels, count, outputs, y);
 }
-
-template <typename W>
-CANRUN_AVX2 void panel(const float* x, int64_t x_rows, int64_t n, const W* w, int64_t width, float* y, int64_t ldy,
-                       int rows_per_block) {
-  int64_t r = 0;
-  const auto run = [&]<int R>() {
-    for (; r + R <= x_rows; r += R) panel_block<R>(x + r * n, n, w, width, y + r * ldy, ldy);
-  };
-  if (rows_per_block >= 6) run.template operator()<6>();
-  if (rows_per_block >= 4) run.template operator()<4>();
-  if (rows_per_block >= 2) run.template operator()<2>();
-  run.template operator()<1>();
-}
-
 CANRUN_AVX2 void panel_f32(const float* x, int64_t x_rows, int64_t n, const float* w, int64_t width, float* y,
                            int64_t ldy, int rows_per_block) {
-  panel(x, x_rows, n, w, width, y, ldy, rows_per_block);
+  panel<Avx2Vector>(x, x_rows, n, w, width, y, ldy, rows_per_block);
 }
 CANRUN_AVX2 void panel_bf16(const float* x, int64_t x_rows, int64_t n, const uint16_t* w, int64_t width, float* y,
                             int64_t ldy, int rows_per_block) {
-  panel(x, x_rows, n, w, width, y, ldy, rows_per_block);
+  panel<Avx2Vector>(x, x_rows, n, w, width, y, ldy, rows_per_block);
 }
 
 }  // namespace

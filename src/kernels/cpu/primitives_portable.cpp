@@ -78,9 +78,18 @@ const Primitives& portable_primitives() {
   return primitives;
 }
 
+const Primitives& primitives_for(InstructionSet set) {
+  switch (set) {
+    case InstructionSet::kPortable: return portable_primitives();
+    case InstructionSet::kAvx2Fma: return avx2_primitives();
+    case InstructionSet::kAvx512: return avx512_primitives();
+    case InstructionSet::kAvx512Bf16: return avx512_bf16_primitives();
+  }
+  return portable_primitives();
+}
+
 const Primitives& primitives() {
-  static const Primitives& chosen =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? avx2_primitives() : portable_primitives();
+  static const Primitives& chosen = primitives_for(chosen_instruction_set());
   return chosen;
 }
 

@@ -1,0 +1,114 @@
+// The packed-panel products (primitives.h: panel_*, panels_row_*) written once for any vector
+// width. A primitives_<set>.cpp defines CANRUN_TARGET (its target attribute) and a vector type
+// V, then includes this file, whose templates are in an anonymous namespace: each set compiles
+// its own copy with its own instructions. V provides:
+//   using F;  static constexpr int kLanes;  (16 % kLanes == 0)
+//   static constexpr int kPanelsPerRowBlock;  (panels one decode row streams at once)
+//   F zero();  F load(const float*);  F load(const uint16_t*) (bf16 widened);  F broadcast(const float*);
+//   F fma(F a, F b, F acc);  void store(float*, F)
+// Every output is one FMA chain over
+// k in order, so the bits are the same for every width, block shape and row count.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#ifndef CANRUN_TARGET
+#error "define CANRUN_TARGET (the including set's target attribute) before including panel_kernels.h"
+#endif
+
+// Loops over accumulators must be unrolled, or the accumulators live in memory, not registers.
+#define CANRUN_UNROLLED _Pragma("GCC unroll 16")
+
+namespace canrun::cpu {
+namespace {
+
+template <typename V>
+inline constexpr int kVectorsPerPanel = 16 / V::kLanes;
+
+// A panel's 16 weights at input k.
+template <typename V, typename W>
+CANRUN_TARGET inline void load_panel_column(const W* panel, int64_t k, typename V::F (&w)[kVectorsPerPanel<V>]) {
+  CANRUN_UNROLLED for (int v = 0; v < kVectorsPerPanel<V>; ++v) w[v] = V::load(panel + k * 16 + v * V::kLanes);
+}
+
+// A panel's 16 outputs from its accumulators; the first `width` are kept.
+template <typename V>
+CANRUN_TARGET inline void store_panel_outputs(const typename V::F (&acc)[kVectorsPerPanel<V>], int64_t width,
+                                              float* y) {
+  alignas(64) float out[16];
+  CANRUN_UNROLLED for (int v = 0; v < kVectorsPerPanel<V>; ++v) V::store(out + v * V::kLanes, acc[v]);
+  for (int64_t j = 0; j < width; ++j) y[j] = out[j];
+}
+
+// R rows of x against one panel: each weight load feeds R FMAs.
+template <typename V, int R, typename W>
+CANRUN_TARGET void panel_block(const float* x, int64_t n, const W* panel, int64_t width, float* y, int64_t ldy) {
+  using F = typename V::F;
+  constexpr int kV = kVectorsPerPanel<V>;
+  F acc[R][kV];
+  CANRUN_UNROLLED for (int r = 0; r < R; ++r)
+    CANRUN_UNROLLED for (int v = 0; v < kV; ++v) acc[r][v] = V::zero();
+  for (int64_t k = 0; k < n; ++k) {
+    F w[kV];
+    load_panel_column<V>(panel, k, w);
+    CANRUN_UNROLLED for (int r = 0; r < R; ++r) {
+      const F xv = V::broadcast(x + r * n + k);
+      CANRUN_UNROLLED for (int v = 0; v < kV; ++v) acc[r][v] = V::fma(xv, w[v], acc[r][v]);
+    }
+  }
+  // Unrolled: an accumulator indexed at run time anywhere would keep the whole array in
+  // memory, stored on every step of k.
+  CANRUN_UNROLLED for (int r = 0; r < R; ++r) store_panel_outputs<V>(acc[r], width, y + r * ldy);
+}
+
+template <typename V, typename W>
+CANRUN_TARGET void panel(const float* x, int64_t x_rows, int64_t n, const W* w, int64_t width, float* y, int64_t ldy,
+                         int rows_per_block) {
+  int64_t r = 0;
+  const auto run = [&]<int R>() {
+    for (; r + R <= x_rows; r += R) panel_block<V, R>(x + r * n, n, w, width, y + r * ldy, ldy);
+  };
+  if (rows_per_block >= 6) run.template operator()<6>();
+  if (rows_per_block >= 4) run.template operator()<4>();
+  if (rows_per_block >= 2) run.template operator()<2>();
+  run.template operator()<1>();
+}
+
+// One row of x against P consecutive panels: P weight streams and P * kV accumulator chains
+// in flight, where one panel alone would wait on the latency of its own chains.
+template <typename V, int P, typename W>
+CANRUN_TARGET void panels_row_block(const float* x, int64_t n, const W* panels, int64_t outputs, float* y) {
+  using F = typename V::F;
+  constexpr int kV = kVectorsPerPanel<V>;
+  const int64_t panel_elements = 16 * n;
+  F acc[P][kV];
+  CANRUN_UNROLLED for (int p = 0; p < P; ++p)
+    CANRUN_UNROLLED for (int v = 0; v < kV; ++v) acc[p][v] = V::zero();
+  for (int64_t k = 0; k < n; ++k) {
+    const F xv = V::broadcast(x + k);
+    CANRUN_UNROLLED for (int p = 0; p < P; ++p) {
+      F w[kV];
+      load_panel_column<V>(panels + p * panel_elements, k, w);
+      CANRUN_UNROLLED for (int v = 0; v < kV; ++v) acc[p][v] = V::fma(xv, w[v], acc[p][v]);
+    }
+  }
+  CANRUN_UNROLLED for (int p = 0; p < P; ++p)  // unrolled, or acc would live in memory (see panel_block)
+    store_panel_outputs<V>(acc[p], std::min<int64_t>(16, outputs - p * 16), y + p * 16);
+}
+
+// kPanelsPerRowBlock panels at a time (more would spill accumulators), then halves, then one.
+template <typename V, typename W>
+CANRUN_TARGET void panels_row(const float* x, int64_t n, const W* panels, int64_t count, int64_t outputs, float* y) {
+  int64_t q = 0;
+  const auto run = [&]<int P>() {
+    for (; q + P <= count; q += P) panels_row_block<V, P>(x, n, panels + q * 16 * n, outputs - q * 16, y + q * 16);
+  };
+  if constexpr (V::kPanelsPerRowBlock >= 8) run.template operator()<8>();
+  if constexpr (V::kPanelsPerRowBlock >= 4) run.template operator()<4>();
+  run.template operator()<2>();
+  run.template operator()<1>();
+}
+
+}  // namespace
+}  // namespace canrun::cpu

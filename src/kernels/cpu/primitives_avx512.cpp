@@ -1,0 +1,189 @@
+// AVX-512 inner loops, two sets. x86_64-avx512: the panel products 16 lanes wide (one vector
+// per panel column, eight panels per decode pass), the same bits as AVX2's; the other loops
+// are AVX2's. x86_64-avx512-bf16: the same, but bf16 panels multiply with vdpbf16ps, which
+// takes both operands in bf16: each row of x is rounded to bf16 (round to nearest even) and a
+// pair of inputs is summed into f32 per instruction, with denormals flushed to zero. Results
+// differ from the f32 products by the rounding of x, about 2^-8 of sum|x*w| at most.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/primitives.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's _mm512_undefined_* (a variable initialised with itself) trips this warning.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#define CANRUN_AVX512 __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl")))
+#define CANRUN_AVX512_BF16 __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512bf16")))
+#define CANRUN_TARGET CANRUN_AVX512
+#include "kernels/cpu/panel_kernels.h"
+
+namespace canrun::cpu {
+namespace {
+
+struct Avx512Vector {
+  using F = __m512;
+  static constexpr int kLanes = 16;
+  static constexpr int kPanelsPerRowBlock = 8;  // 8 accumulators, 8 weight streams, of 32 registers
+  CANRUN_AVX512 static F zero() { return _mm512_setzero_ps(); }
+  // Panels are 32-byte aligned in a plan file, so a 64-byte column may straddle a line.
+  CANRUN_AVX512 static F load(const float* p) { return _mm512_loadu_ps(p); }
+  CANRUN_AVX512 static F load(const uint16_t* p) {
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+  }
+  CANRUN_AVX512 static F broadcast(const float* p) { return _mm512_set1_ps(*p); }
+  CANRUN_AVX512 static F fma(F a, F b, F acc) { return _mm512_fmadd_ps(a, b, acc); }
+  CANRUN_AVX512 static void store(float* p, F v) { _mm512_store_ps(p, v); }
+};
+
+CANRUN_AVX512 void panels_row_f32(const float* x, int64_t n, const float* panels, int64_t count, int64_t outputs,
+                                  float* y) {
+  panels_row<Avx512Vector>(x, n, panels, count, outputs, y);
+}
+CANRUN_AVX512 void panels_row_bf16(const float* x, int64_t n, const uint16_t* panels, int64_t count,
+                                   int64_t outputs, float* y) {
+  panels_row<Avx512Vector>(x, n, panels, count, outputs, y);
+}
+CANRUN_AVX512 void panel_f32(const float* x, int64_t x_rows, int64_t n, const float* w, int64_t width, float* y,
+                             int64_t ldy, int rows_per_block) {
+  panel<Avx512Vector>(x, x_rows, n, w, width, y, ldy, rows_per_block);
+}
+CANRUN_AVX512 void panel_bf16(const float* x, int64_t x_rows, int64_t n, const uint16_t* w, int64_t width, float* y,
+                              int64_t ldy, int rows_per_block) {
+  panel<Avx512Vector>(x, x_rows, n, w, width, y, ldy, rows_per_block);
+}
+
+// ---- bf16 products (vdpbf16ps) ----
+
+// Rows of x rounded to bf16, each padded with zeros to a multiple of 16 inputs: a pair of
+// inputs k, k + 1 (k even) is one 32-bit word, what vdpbf16ps multiplies a weight pair with.
+struct Bf16Rows {
+  int64_t stride = 0;
+  const uint16_t* data = nullptr;
+  uint32_t pair(int64_t row, int64_t k) const {
+    uint32_t word;
+    std::memcpy(&word, data + row * stride + k, sizeof(word));
+    return word;
+  }
+};
+
+CANRUN_AVX512_BF16 Bf16Rows round_rows_to_bf16(const float* x, int64_t rows, int64_t n) {
+  thread_local std::vector<uint16_t> storage;  // one per thread: each rounds the rows it multiplies
+  const int64_t stride = (n + 15) / 16 * 16;
+  storage.resize(static_cast<size_t>(rows * stride));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < stride; k += 16) {
+      const __mmask16 valid = n - k >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - k)) - 1);
+      const __m256bh rounded = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(valid, x + r * n + k));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(storage.data() + r * stride + k), (__m256i)rounded);
+    }
+  return {stride, storage.data()};
+}
+
+// The weights of inputs k and k + 1 of a panel's 16 rows as 16 pairs (row j: w[k][j], w[k+1][j]);
+// for the last input of an odd count, (w[k][j], 0).
+CANRUN_AVX512_BF16 inline __m512i panel_pairs(const uint16_t* panel, int64_t k, int64_t n) {
+  if (k + 1 == n)
+    return _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * 16)));
+  const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22,
+                                              6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  return _mm512_permutexvar_epi16(interleave, _mm512_loadu_si512(panel + k * 16));
+}
+
+CANRUN_AVX512_BF16 inline __m512 dot_pairs(__m512 acc, __m512i weights, uint32_t x_pair) {
+  return _mm512_dpbf16_ps(acc, (__m512bh)weights, (__m512bh)_mm512_set1_epi32(static_cast<int>(x_pair)));
+}
+
+CANRUN_AVX512_BF16 inline void store_outputs(__m512 acc, int64_t width, float* y) {
+  alignas(64) float out[16];
+  _mm512_store_ps(out, acc);
+  for (int64_t j = 0; j < width; ++j) y[j] = out[j];
+}
+
+// R rounded rows of x against one panel; one accumulator (one chain over the pairs in order)
+// per row, so the block shape does not change a bit.
+template <int R>
+CANRUN_AVX512_BF16 void pairs_block(const Bf16Rows& x, int64_t first_row, int64_t n, const uint16_t* panel,
+                                    int64_t width, float* y, int64_t ldy) {
+  __m512 acc[R];
+  CANRUN_UNROLLED for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < n; k += 2) {
+    const __m512i w = panel_pairs(panel, k, n);
+    CANRUN_UNROLLED for (int r = 0; r < R; ++r) acc[r] = dot_pairs(acc[r], w, x.pair(first_row + r, k));
+  }
+  CANRUN_UNROLLED for (int r = 0; r < R; ++r) store_outputs(acc[r], width, y + r * ldy);
+}
+
+CANRUN_AVX512_BF16 void panel_bf16_products(const float* x, int64_t x_rows, int64_t n, const uint16_t* w,
+                                            int64_t width, float* y, int64_t ldy, int rows_per_block) {
+  const Bf16Rows rows = round_rows_to_bf16(x, x_rows, n);
+  int64_t r = 0;
+  const auto run = [&]<int R>() {
+    for (; r + R <= x_rows; r += R) pairs_block<R>(rows, r, n, w, width, y + r * ldy, ldy);
+  };
+  if (rows_per_block >= 6) run.template operator()<6>();
+  if (rows_per_block >= 4) run.template operator()<4>();
+  if (rows_per_block >= 2) run.template operator()<2>();
+  run.template operator()<1>();
+}
+
+// One rounded row against P consecutive panels, P weight streams in flight.
+template <int P>
+CANRUN_AVX512_BF16 void pairs_row_block(const Bf16Rows& x, int64_t n, const uint16_t* panels, int64_t outputs,
+                                        float* y) {
+  __m512 acc[P];
+  CANRUN_UNROLLED for (int p = 0; p < P; ++p) acc[p] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < n; k += 2) {
+    const uint32_t x_pair = x.pair(0, k);
+    CANRUN_UNROLLED for (int p = 0; p < P; ++p) acc[p] = dot_pairs(acc[p], panel_pairs(panels + p * 16 * n, k, n), x_pair);
+  }
+  CANRUN_UNROLLED for (int p = 0; p < P; ++p) store_outputs(acc[p], std::min<int64_t>(16, outputs - p * 16), y + p * 16);
+}
+
+CANRUN_AVX512_BF16 void panels_row_bf16_products(const float* x, int64_t n, const uint16_t* panels, int64_t count,
+                                                 int64_t outputs, float* y) {
+  const Bf16Rows row = round_rows_to_bf16(x, 1, n);
+  int64_t q = 0;
+  const auto run = [&]<int P>() {
+    for (; q + P <= count; q += P) pairs_row_block<P>(row, n, panels + q * 16 * n, outputs - q * 16, y + q * 16);
+  };
+  run.template operator()<8>();
+  run.template operator()<4>();
+  run.template operator()<2>();
+  run.template operator()<1>();
+}
+
+Primitives make_avx512() {
+  Primitives set = avx2_primitives();
+  set.panel_f32 = panel_f32;
+  set.panel_bf16 = panel_bf16;
+  set.panels_row_f32 = panels_row_f32;
+  set.panels_row_bf16 = panels_row_bf16;
+  return set;
+}
+
+Primitives make_avx512_bf16() {
+  Primitives set = make_avx512();
+  set.panel_bf16 = panel_bf16_products;
+  set.panels_row_bf16 = panels_row_bf16_products;
+  return set;
+}
+
+}  // namespace
+
+const Primitives& avx512_primitives() {
+  static const Primitives set = make_avx512();
+  return set;
+}
+
+const Primitives& avx512_bf16_primitives() {
+  static const Primitives set = make_avx512_bf16();
+  return set;
+}
+
+}  // namespace canrun::cpu
