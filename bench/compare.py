@@ -86,6 +86,18 @@ def cpu_model():
     return platform.processor()
 
 
+def cpu_flags():
+    """The vector-instruction flags of /proc/cpuinfo: what each engine's kernels could use here."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags = line.split(":", 1)[1].split()
+                return [f for f in flags if f.startswith(("avx", "amx", "fma", "f16c", "sse4"))]
+    except OSError:
+        pass
+    return []
+
+
 def mem_total_bytes():
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -242,6 +254,7 @@ def engine_canrun(model_dir, cfg):
         "first_token_s": j["first_token_s"].get("p50") if isinstance(j["first_token_s"], dict) else j["first_token_s"],
         "aggregation": f"canrun bench over {cfg['runs']} measured requests (tokens / summed time; equal lengths)",
         "precision": f"weights {j.get('weights_dtype')} computed in {j.get('compute_dtype')}, backend {j.get('backend')}",
+        "isa": (j.get("software_stack") or {}).get("isa"),
         "versions": j.get("software_stack"),
         "peak_rss_bytes": j.get("peak_rss_bytes"),
         "command": " ".join(cmd),
@@ -262,10 +275,13 @@ def engine_worker(kind, model, cfg, py, mode=None):
     j = last_json(out)
     j.update({"ok": True, "aggregation": f"median of {cfg['runs']} runs after {cfg['warmup']} warm-up",
               "command": " ".join(cmd), "wall_s": secs})
+    versions = j.get("versions") or {}
     if kind == "llama":
         j["precision"] = f"GGUF {cfg['precision'].upper()} (convert_hf_to_gguf.py --outtype {cfg['precision']})"
+        j["isa"] = versions.get("system_info")
     else:
         j["precision"] = f"{j['extra'].get('dtype')}, {mode}"
+        j["isa"] = versions.get("cpu_capability")
     return j
 
 
@@ -310,7 +326,7 @@ def main():
     report = {
         "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "conditions": {
-            "cpu": cpu_model(), "cores": os.cpu_count(), "mem_total_bytes": mem_total_bytes(),
+            "cpu": cpu_model(), "cpu_flags": cpu_flags(), "cores": os.cpu_count(), "mem_total_bytes": mem_total_bytes(),
             "kernel": platform.release(), "threads": threads, "prompt_tokens": cfg["prompt"],
             "output_tokens": cfg["output"], "runs": cfg["runs"], "warmup": cfg["warmup"],
             "precision": cfg["precision"], "canrun_backend": cfg["canrun_backend"],
@@ -385,6 +401,8 @@ def print_table(report, cfg):
         print(f"memory bandwidth (STREAM-like, bench/stream_bw.c, {bw['threads']} threads): "
               f"triad {bw['triad_gb_s']:.1f} GB/s, copy {bw['copy_gb_s']:.1f} GB/s; "
               f"decode limit = triad bandwidth / bytes of weights read per token")
+    if c.get("cpu_flags"):
+        print("processor flags: " + " ".join(c["cpu_flags"]))
     for name, m in report["models"].items():
         print(f"\n## {m['label']}")
         if "error" in m:
@@ -418,6 +436,9 @@ def print_table(report, cfg):
         print("  " + "-+-".join("-" * widths[i] for i in range(6)) + "-+-" + "-" * 17)
         for r in rows:
             print("  " + " | ".join(str(x).ljust(widths[i]) if i < 6 else str(x) for i, x in enumerate(r)))
+        for engine, r in m["engines"].items():  # what each engine's kernels ran with here
+            if r.get("ok") and r.get("isa"):
+                print(f"  instruction set, {engine}: {r['isa']}")
 
 
 if __name__ == "__main__":

@@ -128,7 +128,8 @@ def run_hf(args):
             if i >= args.warmup:
                 runs.append(timing(args, t1 - t0, stamps.times[-1] - t1))
     extra["first_run_s_including_compile"] = compile_s
-    info = {"torch": torch.__version__, "transformers": transformers.__version__}
+    info = {"torch": torch.__version__, "transformers": transformers.__version__,
+            "cpu_capability": torch.backends.cpu.get_cpu_capability()}  # the ISA torch's kernels run with
     return runs, info, extra
 
 

@@ -207,7 +207,7 @@ void add_generate_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   command->add_option("--backend", args->backend,
                       "Kernels: cpu (default; compiled: weights packed for its kernels, bf16 kept as bf16, f32 "
-                      "accumulation, AVX2) or ref (the yardstick: f32 weights, double accumulation)")
+                      "accumulation, the processor's best instruction set or CANRUN_ISA's) or ref (the yardstick: f32 weights, double accumulation)")
       ->check(CLI::IsMember({"ref", "cpu"}));
   add_compile_flags(command, args->compile);
   add_sampling_flags(command, args->sampling);

@@ -38,7 +38,18 @@ struct Primitives {
   void (*panels_row_f32)(const float* x, int64_t n, const float* panels, int64_t count, int64_t outputs, float* y);
   void (*panels_row_bf16)(const float* x, int64_t n, const uint16_t* panels, int64_t count, int64_t outputs,
                           float* y);
+  // bf16 products, where the set has them (x86_64-avx512-bf16; null elsewhere), run for bf16
+  // panels in place of panel_bf16 / panels_row_bf16: the rows of x rounded to bf16 once per
+  // product (round_rows_bf16, each row zero-padded to rounded_row_stride(n) values), then
+  // multiplied two inputs at a time. The same bits for every block shape and row count.
+  void (*round_rows_bf16)(const float* x, int64_t rows, int64_t n, uint16_t* out) = nullptr;
+  void (*panel_bf16_products)(const uint16_t* x, int64_t x_rows, int64_t n, const uint16_t* panel, int64_t width,
+                              float* y, int64_t ldy, int rows_per_block) = nullptr;
+  void (*panels_row_bf16_products)(const uint16_t* x, int64_t n, const uint16_t* panels, int64_t count,
+                                   int64_t outputs, float* y) = nullptr;
 };
+
+inline int64_t rounded_row_stride(int64_t n) { return (n + 15) / 16 * 16; }
 
 const Primitives& portable_primitives();
 const Primitives& avx2_primitives();

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "kernels/cpu/primitives.h"
 
@@ -60,29 +59,22 @@ CANRUN_AVX512 void panel_bf16(const float* x, int64_t x_rows, int64_t n, const u
 
 // ---- bf16 products (vdpbf16ps) ----
 
-// Rows of x rounded to bf16, each padded with zeros to a multiple of 16 inputs: a pair of
-// inputs k, k + 1 (k even) is one 32-bit word, what vdpbf16ps multiplies a weight pair with.
-struct Bf16Rows {
-  int64_t stride = 0;
-  const uint16_t* data = nullptr;
-  uint32_t pair(int64_t row, int64_t k) const {
-    uint32_t word;
-    std::memcpy(&word, data + row * stride + k, sizeof(word));
-    return word;
-  }
-};
-
-CANRUN_AVX512_BF16 Bf16Rows round_rows_to_bf16(const float* x, int64_t rows, int64_t n) {
-  thread_local std::vector<uint16_t> storage;  // one per thread: each rounds the rows it multiplies
-  const int64_t stride = (n + 15) / 16 * 16;
-  storage.resize(static_cast<size_t>(rows * stride));
+CANRUN_AVX512_BF16 void round_rows_bf16(const float* x, int64_t rows, int64_t n, uint16_t* out) {
+  const int64_t stride = rounded_row_stride(n);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t k = 0; k < stride; k += 16) {
       const __mmask16 valid = n - k >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - k)) - 1);
       const __m256bh rounded = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(valid, x + r * n + k));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(storage.data() + r * stride + k), (__m256i)rounded);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r * stride + k), (__m256i)rounded);
     }
-  return {stride, storage.data()};
+}
+
+// Inputs k and k + 1 (k even) of a rounded row as one 32-bit word, what vdpbf16ps multiplies
+// a weight pair with; past the row's end, zeros.
+inline uint32_t input_pair(const uint16_t* row, int64_t k) {
+  uint32_t word;
+  std::memcpy(&word, row + k, sizeof(word));
+  return word;
 }
 
 // The weights of inputs k and k + 1 of a panel's 16 rows as 16 pairs (row j: w[k][j], w[k+1][j]);
@@ -105,26 +97,42 @@ CANRUN_AVX512_BF16 inline void store_outputs(__m512 acc, int64_t width, float* y
   for (int64_t j = 0; j < width; ++j) y[j] = out[j];
 }
 
-// R rounded rows of x against one panel; one accumulator (one chain over the pairs in order)
-// per row, so the block shape does not change a bit.
+// Each output sums its input pairs in two chains, the pairs starting at k = 0, 4, 8, ... and
+// at k = 2, 6, 10, ..., added at the end: vdpbf16ps's latency is longer than an FMA's, and
+// one chain per row would wait on it. Every block shape and row count keeps that order.
+constexpr int kChains = 2;
+
+// R rounded rows of x (`stride` apart) against one panel.
 template <int R>
-CANRUN_AVX512_BF16 void pairs_block(const Bf16Rows& x, int64_t first_row, int64_t n, const uint16_t* panel,
+CANRUN_AVX512_BF16 void pairs_block(const uint16_t* x, int64_t stride, int64_t n, const uint16_t* panel,
                                     int64_t width, float* y, int64_t ldy) {
-  __m512 acc[R];
-  CANRUN_UNROLLED for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < n; k += 2) {
-    const __m512i w = panel_pairs(panel, k, n);
-    CANRUN_UNROLLED for (int r = 0; r < R; ++r) acc[r] = dot_pairs(acc[r], w, x.pair(first_row + r, k));
+  __m512 acc[R][kChains];
+  CANRUN_UNROLLED for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const __m512i w0 = panel_pairs(panel, k, n), w1 = panel_pairs(panel, k + 2, n);
+    CANRUN_UNROLLED for (int r = 0; r < R; ++r) {
+      acc[r][0] = dot_pairs(acc[r][0], w0, input_pair(x + r * stride, k));
+      acc[r][1] = dot_pairs(acc[r][1], w1, input_pair(x + r * stride, k + 2));
+    }
   }
-  CANRUN_UNROLLED for (int r = 0; r < R; ++r) store_outputs(acc[r], width, y + r * ldy);
+  for (; k < n; k += 2) {  // at most two more pairs, the first in chain 0
+    const __m512i w = panel_pairs(panel, k, n);
+    const int chain = static_cast<int>(k % 4 / 2);
+    CANRUN_UNROLLED for (int r = 0; r < R; ++r) {
+      if (chain == 0) acc[r][0] = dot_pairs(acc[r][0], w, input_pair(x + r * stride, k));
+      else acc[r][1] = dot_pairs(acc[r][1], w, input_pair(x + r * stride, k));
+    }
+  }
+  CANRUN_UNROLLED for (int r = 0; r < R; ++r) store_outputs(_mm512_add_ps(acc[r][0], acc[r][1]), width, y + r * ldy);
 }
 
-CANRUN_AVX512_BF16 void panel_bf16_products(const float* x, int64_t x_rows, int64_t n, const uint16_t* w,
+CANRUN_AVX512_BF16 void panel_bf16_products(const uint16_t* x, int64_t x_rows, int64_t n, const uint16_t* w,
                                             int64_t width, float* y, int64_t ldy, int rows_per_block) {
-  const Bf16Rows rows = round_rows_to_bf16(x, x_rows, n);
+  const int64_t stride = rounded_row_stride(n);
   int64_t r = 0;
   const auto run = [&]<int R>() {
-    for (; r + R <= x_rows; r += R) pairs_block<R>(rows, r, n, w, width, y + r * ldy, ldy);
+    for (; r + R <= x_rows; r += R) pairs_block<R>(x + r * stride, stride, n, w, width, y + r * ldy, ldy);
   };
   if (rows_per_block >= 6) run.template operator()<6>();
   if (rows_per_block >= 4) run.template operator()<4>();
@@ -132,25 +140,39 @@ CANRUN_AVX512_BF16 void panel_bf16_products(const float* x, int64_t x_rows, int6
   run.template operator()<1>();
 }
 
-// One rounded row against P consecutive panels, P weight streams in flight.
+// One rounded row against P consecutive panels, P weight streams in flight; the chains of
+// pairs_block, so the bits are its bits.
 template <int P>
-CANRUN_AVX512_BF16 void pairs_row_block(const Bf16Rows& x, int64_t n, const uint16_t* panels, int64_t outputs,
+CANRUN_AVX512_BF16 void pairs_row_block(const uint16_t* x, int64_t n, const uint16_t* panels, int64_t outputs,
                                         float* y) {
-  __m512 acc[P];
-  CANRUN_UNROLLED for (int p = 0; p < P; ++p) acc[p] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < n; k += 2) {
-    const uint32_t x_pair = x.pair(0, k);
-    CANRUN_UNROLLED for (int p = 0; p < P; ++p) acc[p] = dot_pairs(acc[p], panel_pairs(panels + p * 16 * n, k, n), x_pair);
+  __m512 acc[P][kChains];
+  CANRUN_UNROLLED for (int p = 0; p < P; ++p) acc[p][0] = acc[p][1] = _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const uint32_t x0 = input_pair(x, k), x1 = input_pair(x, k + 2);
+    CANRUN_UNROLLED for (int p = 0; p < P; ++p) {
+      acc[p][0] = dot_pairs(acc[p][0], panel_pairs(panels + p * 16 * n, k, n), x0);
+      acc[p][1] = dot_pairs(acc[p][1], panel_pairs(panels + p * 16 * n, k + 2, n), x1);
+    }
   }
-  CANRUN_UNROLLED for (int p = 0; p < P; ++p) store_outputs(acc[p], std::min<int64_t>(16, outputs - p * 16), y + p * 16);
+  for (; k < n; k += 2) {
+    const uint32_t xk = input_pair(x, k);
+    const int chain = static_cast<int>(k % 4 / 2);
+    CANRUN_UNROLLED for (int p = 0; p < P; ++p) {
+      const __m512i w = panel_pairs(panels + p * 16 * n, k, n);
+      if (chain == 0) acc[p][0] = dot_pairs(acc[p][0], w, xk);
+      else acc[p][1] = dot_pairs(acc[p][1], w, xk);
+    }
+  }
+  CANRUN_UNROLLED for (int p = 0; p < P; ++p)
+    store_outputs(_mm512_add_ps(acc[p][0], acc[p][1]), std::min<int64_t>(16, outputs - p * 16), y + p * 16);
 }
 
-CANRUN_AVX512_BF16 void panels_row_bf16_products(const float* x, int64_t n, const uint16_t* panels, int64_t count,
+CANRUN_AVX512_BF16 void panels_row_bf16_products(const uint16_t* x, int64_t n, const uint16_t* panels, int64_t count,
                                                  int64_t outputs, float* y) {
-  const Bf16Rows row = round_rows_to_bf16(x, 1, n);
   int64_t q = 0;
   const auto run = [&]<int P>() {
-    for (; q + P <= count; q += P) pairs_row_block<P>(row, n, panels + q * 16 * n, outputs - q * 16, y + q * 16);
+    for (; q + P <= count; q += P) pairs_row_block<P>(x, n, panels + q * 16 * n, outputs - q * 16, y + q * 16);
   };
   run.template operator()<8>();
   run.template operator()<4>();
@@ -169,8 +191,9 @@ Primitives make_avx512() {
 
 Primitives make_avx512_bf16() {
   Primitives set = make_avx512();
-  set.panel_bf16 = panel_bf16_products;
-  set.panels_row_bf16 = panels_row_bf16_products;
+  set.round_rows_bf16 = round_rows_bf16;
+  set.panel_bf16_products = panel_bf16_products;
+  set.panels_row_bf16_products = panels_row_bf16_products;
   return set;
 }
 
