@@ -1,5 +1,5 @@
 // AVX-512 inner loops, two sets. x86_64-avx512: the panel products 16 lanes wide (one vector
-// per panel column, eight panels per decode pass), the same bits as AVX2's; the other loops
+// per panel column, four panels per decode pass), the same bits as AVX2's; the other loops
 // are AVX2's. x86_64-avx512-bf16: the same, but bf16 panels multiply with vdpbf16ps, which
 // takes both operands in bf16: each row of x is rounded to bf16 (round to nearest even) and a
 // pair of inputs is summed into f32 per instruction, with denormals flushed to zero. Results
@@ -27,7 +27,6 @@ namespace {
 struct Avx512Vector {
   using F = __m512;
   static constexpr int kLanes = 16;
-  static constexpr int kPanelsPerRowBlock = 8;  // 8 accumulators, 8 weight streams, of 32 registers
   CANRUN_AVX512 static F zero() { return _mm512_setzero_ps(); }
   // Panels are 32-byte aligned in a plan file, so a 64-byte column may straddle a line.
   CANRUN_AVX512 static F load(const float* p) { return _mm512_loadu_ps(p); }
@@ -174,7 +173,6 @@ CANRUN_AVX512_BF16 void panels_row_bf16_products(const uint16_t* x, int64_t n, c
   const auto run = [&]<int P>() {
     for (; q + P <= count; q += P) pairs_row_block<P>(x, n, panels + q * 16 * n, outputs - q * 16, y + q * 16);
   };
-  run.template operator()<8>();
   run.template operator()<4>();
   run.template operator()<2>();
   run.template operator()<1>();
