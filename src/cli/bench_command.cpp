@@ -19,6 +19,7 @@
 #include "cli/compile_flags.h"
 #include "cli/cores_option.h"
 #include "cli/table.h"
+#include "kernels/cpu/instruction_set.h"
 #include "lab/software_stack.h"
 #include "runtime/model_config.h"
 #include "runtime/session.h"
@@ -66,6 +67,15 @@ Json cost_per_million(const BenchArgs& args, double tokens_per_s) {
   return args.price_per_hour / 3600.0 / tokens_per_s * 1e6;
 }
 
+// What the products compute in: f32, except that the cpu kernels of x86_64-avx512-bf16 round
+// the activations to bf16 where they multiply bf16 weights.
+std::string compute_precision(const BenchArgs& args, const std::string& weights_dtype) {
+  if (args.backend == "cpu" && weights_dtype == "BF16" &&
+      cpu::chosen_instruction_set() == cpu::InstructionSet::kAvx512Bf16)
+    return "F32, bf16 products (activations rounded to bf16)";
+  return "F32";
+}
+
 // The software stack without its backend entry: the bench names the backend it ran itself.
 std::vector<StackComponent> bench_stack() {
   std::vector<StackComponent> stack = software_stack();
@@ -102,7 +112,7 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
   return {{"model", args.model_dir},
           {"architecture", measured.architecture},
           {"weights_dtype", measured.weights_dtype},
-          {"compute_dtype", "F32"},
+          {"compute_dtype", compute_precision(args, measured.weights_dtype)},
           {"backend", args.backend},
           {"workload",
            {{"prompt_tokens", args.workload.prompt.text()},
@@ -145,7 +155,8 @@ void print_report(const BenchArgs& args, const Measured& measured) {
   const BenchResults& results = measured.results;
   const Workload& workload = args.workload;
   std::cout << "canrun bench " << args.model_dir << ": " << measured.architecture << ", "
-            << measured.weights_dtype << " weights computed in F32, backend " << args.backend
+            << measured.weights_dtype << " weights computed in " << compute_precision(args, measured.weights_dtype)
+            << ", backend " << args.backend
             << "\nworkload: prompt " << workload.prompt.text() << " tokens, output " << workload.output.text()
             << " tokens, " << workload.requests << " requests after " << workload.warmup << " warm-up, concurrency "
             << workload.concurrency << ", " << args.cores << (args.cores == 1 ? " core, " : " cores, ")

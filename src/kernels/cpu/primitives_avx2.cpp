@@ -188,28 +188,20 @@ struct Avx2Vector {
   CANRUN_AVX2 static void store(float* p, F v) { _mm256_store_ps(p, v); }
 };
 
-CANRUN_AVX2 void panels_row_f32(const float* x, int64_t n, const float* panels, int64_t count, int64_t outputs,
-                                float* y) {
-  panels_row<Avx2Vector>(x, n, panels, count, outputs, y);
-}
-CANRUN_AVX2 void panels_row_bf16(const float* x, int64_t n, const uint16_t* panels, int64_t count, int64_t outputs,
-                                 float* y) {
-  panels_row<Avx2Vector>(x, n, panels, count, outputs, y);
-}
-CANRUN_AVX2 void panel_f32(const float* x, int64_t x_rows, int64_t n, const float* w, int64_t width, float* y,
-                           int64_t ldy, int rows_per_block) {
-  panel<Avx2Vector>(x, x_rows, n, w, width, y, ldy, rows_per_block);
-}
-CANRUN_AVX2 void panel_bf16(const float* x, int64_t x_rows, int64_t n, const uint16_t* w, int64_t width, float* y,
-                            int64_t ldy, int rows_per_block) {
-  panel<Avx2Vector>(x, x_rows, n, w, width, y, ldy, rows_per_block);
-}
-
 }  // namespace
 
 const Primitives& avx2_primitives() {
-  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, dot_rows_f32, exp_shifted, weighted_sum_f32, tile, panel_f32, panel_bf16,
-                                     panels_row_f32, panels_row_bf16};
+  static const Primitives primitives{widen_bf16,
+                                     dot_f32,
+                                     dot_bf16,
+                                     dot_rows_f32,
+                                     exp_shifted,
+                                     weighted_sum_f32,
+                                     tile,
+                                     panel<Avx2Vector, float>,
+                                     panel<Avx2Vector, uint16_t>,
+                                     panels_row<Avx2Vector, float>,
+                                     panels_row<Avx2Vector, uint16_t>};
   return primitives;
 }
 

@@ -39,23 +39,6 @@ struct Avx512Vector {
   CANRUN_AVX512 static void store(float* p, F v) { _mm512_store_ps(p, v); }
 };
 
-CANRUN_AVX512 void panels_row_f32(const float* x, int64_t n, const float* panels, int64_t count, int64_t outputs,
-                                  float* y) {
-  panels_row<Avx512Vector>(x, n, panels, count, outputs, y);
-}
-CANRUN_AVX512 void panels_row_bf16(const float* x, int64_t n, const uint16_t* panels, int64_t count,
-                                   int64_t outputs, float* y) {
-  panels_row<Avx512Vector>(x, n, panels, count, outputs, y);
-}
-CANRUN_AVX512 void panel_f32(const float* x, int64_t x_rows, int64_t n, const float* w, int64_t width, float* y,
-                             int64_t ldy, int rows_per_block) {
-  panel<Avx512Vector>(x, x_rows, n, w, width, y, ldy, rows_per_block);
-}
-CANRUN_AVX512 void panel_bf16(const float* x, int64_t x_rows, int64_t n, const uint16_t* w, int64_t width, float* y,
-                              int64_t ldy, int rows_per_block) {
-  panel<Avx512Vector>(x, x_rows, n, w, width, y, ldy, rows_per_block);
-}
-
 // ---- bf16 products (vdpbf16ps) ----
 
 CANRUN_AVX512_BF16 void round_rows_bf16(const float* x, int64_t rows, int64_t n, uint16_t* out) {
@@ -180,10 +163,10 @@ CANRUN_AVX512_BF16 void panels_row_bf16_products(const uint16_t* x, int64_t n, c
 
 Primitives make_avx512() {
   Primitives set = avx2_primitives();
-  set.panel_f32 = panel_f32;
-  set.panel_bf16 = panel_bf16;
-  set.panels_row_f32 = panels_row_f32;
-  set.panels_row_bf16 = panels_row_bf16;
+  set.panel_f32 = panel<Avx512Vector, float>;
+  set.panel_bf16 = panel<Avx512Vector, uint16_t>;
+  set.panels_row_f32 = panels_row<Avx512Vector, float>;
+  set.panels_row_bf16 = panels_row<Avx512Vector, uint16_t>;
   return set;
 }
 
