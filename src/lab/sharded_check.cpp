@@ -54,7 +54,7 @@ ShardedTestedRun read_worker_reports(const std::string& dir, int cores) {
     const std::string who = "rank " + std::to_string(rank) + " of " + std::to_string(cores);
     try {
       const Json report = read_json_file(path.string(), ErrorKind::kRuntime);
-      sharded.peak_worker_bytes = std::max(sharded.peak_worker_bytes, report.value("peak_resident_bytes", int64_t{0}));
+      sharded.peak_worker_bytes = std::max(sharded.peak_worker_bytes, number_or(report, "peak_resident_bytes", int64_t{0}));
       if (rank == 0) sharded.run = tested_run_from_json(report.at("run"));
       if (report.contains("failure") && !sharded.failure) {
         const Json& failure = report.at("failure");

@@ -123,7 +123,8 @@ bool already_made(const Json& config, uint64_t seed, const fs::path& dir) {
   if (!fs::is_regular_file(marker) || !fs::is_regular_file(dir / "model.safetensors")) return false;
   try {
     const Json recorded = read_json_file(marker.string(), ErrorKind::kIo);
-    return recorded.value("seed", uint64_t{0}) == seed && recorded["config"] == config;
+    return number_or(recorded, "seed", uint64_t{0}) == seed && recorded.contains("config") &&
+           recorded["config"] == config;
   } catch (const std::exception&) {
     return false;  // unreadable: made again
   }

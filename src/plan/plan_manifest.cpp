@@ -52,8 +52,8 @@ PlanKey manifest_key(const Json& manifest, const std::string& where) {
   if (!manifest.is_object() || !manifest.contains("key"))
     fail(ErrorKind::kIo, where + ": not a plan manifest (no \"key\")");
   const PlanKey key = PlanKey::from_json(manifest["key"], where);
-  if (manifest.value("digest", "") != key.digest())
-    fail(ErrorKind::kIo, where + ": \"digest\" " + manifest.value("digest", "(missing)") +
+  if (string_or(manifest, "digest", "") != key.digest())
+    fail(ErrorKind::kIo, where + ": \"digest\" " + string_or(manifest, "digest", "(missing or not a string)") +
                              " is not the digest of its key (" + key.digest() + ")");
   return key;
 }
@@ -76,7 +76,7 @@ std::vector<std::string> manifest_files(const Json& manifest, const std::string&
 uint64_t manifest_bytes(const Json& manifest) {
   uint64_t total = 0;
   if (manifest.contains("files") && manifest["files"].is_object())
-    for (const auto& [name, info] : manifest["files"].items()) total += info.value("bytes", uint64_t{0});
+    for (const auto& [name, info] : manifest["files"].items()) total += number_or(info, "bytes", uint64_t{0});
   return total;
 }
 

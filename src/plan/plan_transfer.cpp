@@ -25,13 +25,13 @@ struct IndexEntry {
 std::map<std::string, IndexEntry> parse_index(const std::string& text, const std::string& where,
                                               const std::string& version) {
   Json index = parse_json(text, where, ErrorKind::kIo);
-  if (!index.is_object() || index.value("compiler_version", "") != version)
+  if (string_or(index, "compiler_version", "") != version)
     fail(ErrorKind::kIo, where + ": not a plan index of compiler version " + version);
   if (!index.contains("entries") || !index["entries"].is_array())
     fail(ErrorKind::kIo, where + ": \"entries\" is missing or not an array");
   std::map<std::string, IndexEntry> entries;
   for (const Json& item : index["entries"]) {
-    const std::string digest = item.is_object() ? item.value("digest", "") : "";
+    const std::string digest = string_or(item, "digest", "");
     const std::string entry_where = where + ": entry " + digest;
     if (!is_plan_digest(digest)) fail(ErrorKind::kIo, where + ": an entry's \"digest\" is not 32 hex characters");
     if (!item.contains("manifest")) fail(ErrorKind::kIo, entry_where + ": no \"manifest\"");

@@ -61,4 +61,10 @@ Json read_json_file(const std::string& path, ErrorKind kind, const JsonLimits& l
   return parse_json(read_text_file(path, limits.max_bytes), path, kind, limits);
 }
 
+std::string string_or(const Json& object, std::string_view key, std::string_view fallback) {
+  if (!object.is_object()) return std::string(fallback);
+  const auto found = object.find(key);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : std::string(fallback);
+}
+
 }  // namespace canrun

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "util/error.h"
 
@@ -41,6 +42,19 @@ JsonType parse_json(std::string_view text, const std::string& where, ErrorKind k
 
 // Parses a whole JSON file within `limits`; throws Error(kind) naming the path on any failure.
 Json read_json_file(const std::string& path, ErrorKind kind, const JsonLimits& limits = {});
+
+// object[key] when object is an object and that field a string (a number of type Number),
+// else `fallback`: for fields read from files, where a missing field and one of another type
+// both end in the caller's own error, never in nlohmann's type_error.
+std::string string_or(const Json& object, std::string_view key, std::string_view fallback);
+template <typename Number>
+Number number_or(const Json& object, std::string_view key, Number fallback) {
+  if (!object.is_object()) return fallback;
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_number()) return fallback;
+  if (std::is_unsigned_v<Number> && !found->is_number_unsigned()) return fallback;
+  return found->template get<Number>();
+}
 
 // Reads a whole regular file of at most `max_bytes` into a string; throws Error(kIo) naming the
 // path (also for a FIFO, device or folder, which are refused rather than read).

@@ -15,6 +15,7 @@
 
 #include "plan/plan_cache.h"
 #include "plan/plan_manifest.h"
+#include "util/json.h"
 #include "plan_test_files.h"
 
 namespace canrun {
@@ -289,6 +290,19 @@ TEST_F(PlanCacheTest, UnparsableEntriesAreListedAndPruned) {
   ASSERT_EQ(report.removed.size(), 1u);
   EXPECT_EQ(report.removed[0].path, entry.dir);
   EXPECT_FALSE(fs::exists(entry.dir));
+}
+
+TEST_F(PlanCacheTest, AManifestFieldOfAnotherTypeIsAProblemNotACrash) {
+  PlanCache cache(root_, "1.0");
+  const PlanEntry entry = build(cache, test_key());
+  Json manifest = read_json_file(entry.file("manifest.json").string(), ErrorKind::kIo);
+  manifest["digest"] = 1;
+  manifest["files"]["weights.bin"] = "a string";
+  write_file(entry.file("manifest.json"), manifest.dump());
+  const std::vector<PlanEntryInfo> entries = cache.list(false, false);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_NE(entries[0].problem.find("\"digest\" (missing or not a string) is not the digest"), std::string::npos)
+      << entries[0].problem;
 }
 
 TEST(PlanCacheRoot, FollowsTheEnvironment) {
