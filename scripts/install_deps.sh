@@ -9,6 +9,7 @@ APT_PACKAGES=(
   libpcre2-dev libicu-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   libcpp-httplib-dev                  # canrun serve's HTTP server, canrun cache pull/push
   libxxhash-dev                       # plan cache keys and checksums
+  libdnnl-dev                         # oneDNN: the prefill matrix products where its matmul is faster
   libopenmpi-dev openmpi-bin          # collectives between the workers of a sharded run (--cores N)
   chromium chromium-driver wrk        # the Space's browser test and load benchmark
   clang libclang-rt-14-dev libomp-14-dev  # the fuzz targets: libFuzzer, ASan/UBSan runtimes, OpenMP for clang

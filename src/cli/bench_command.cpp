@@ -133,7 +133,9 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
                                    {"buckets", measured.compile->warm.buckets},
                                    {"recompilations", measured.compile->warm.recompilations},
                                    {"plan_bytes", measured.compile->warm.plan_bytes},
-                                   {"peak_activation_bytes", measured.compile->warm.peak_activation_bytes}}
+                                   {"peak_activation_bytes", measured.compile->warm.peak_activation_bytes},
+                                   {"tuned_products", measured.compile->warm.tuned_products},
+                                   {"onednn_products", measured.compile->warm.onednn_products}}
                             : Json(nullptr)},
           {"first_token_s", summary_json(results.first_token_s)},
           {"prefill_tokens_per_s", results.prefill_tokens_per_s},
@@ -172,7 +174,9 @@ void print_report(const BenchArgs& args, const Measured& measured) {
     rows.push_back({"compile", "cold " + duration(c.cold_s) + ", warm plan cache " + duration(c.warm_s) + " (" +
                                    std::to_string(c.warm.buckets.size()) + " prompt buckets, plan " +
                                    std::to_string(c.warm.plan_bytes >> 20) + " MiB, activations " +
-                                   std::to_string(c.warm.peak_activation_bytes >> 10) + " KiB)"});
+                                   std::to_string(c.warm.peak_activation_bytes >> 10) + " KiB, " +
+                                   std::to_string(c.warm.tuned_products) + " tuned products, " +
+                                   std::to_string(c.warm.onednn_products) + " on oneDNN)"});
   } else {
     rows.push_back({"compile", "- (" + std::string(args.backend == "ref" ? "the ref backend is never compiled" : "--no-compile") + ")"});
   }

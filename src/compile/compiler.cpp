@@ -259,6 +259,8 @@ void CompiledModel::load_shape(Plans& plans) {
       for (const Json& kernel : plan.at("kernels")) {
         const TunedProduct tuned = tuned_from_json(kernel, path.string());
         plans.prefill.choices.panels.set(tuned.shape, tuned.choice);
+        ++stats_.tuned_products;
+        if (tuned.choice.kernel == cpu::ProductKernel::kOnednn) ++stats_.onednn_products;
       }
       plans.prefill.buffers = buffer_plan_from_json(plan.at("prefill"), program_, shape.bucket, path.string());
       plans.decode.buffers = buffer_plan_from_json(plan.at("decode"), program_, 1, path.string());
@@ -277,6 +279,8 @@ Json CompiledModel::stats_json() const {
           {"recompilations", stats_.recompilations},
           {"plan_bytes", stats_.plan_bytes},
           {"peak_activation_bytes", stats_.peak_activation_bytes},
+          {"tuned_products", stats_.tuned_products},
+          {"onednn_products", stats_.onednn_products},
           {"buckets", stats_.buckets}};
 }
 

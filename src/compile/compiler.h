@@ -47,6 +47,8 @@ struct CompileStats {
   int64_t recompilations = 0;         // buckets compiled after the first one
   int64_t plan_bytes = 0;             // on disk, every entry in use
   int64_t peak_activation_bytes = 0;  // the largest arena of the buckets in use
+  int64_t tuned_products = 0;         // product shapes with a tuned choice, over the buckets in use
+  int64_t onednn_products = 0;        // of those, the ones oneDNN's matmul runs
   std::vector<int64_t> buckets;       // compiled so far
 };
 

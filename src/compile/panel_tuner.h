@@ -1,7 +1,8 @@
 // Kernel choices tuned for a compiled shape: each candidate way of running a product with a
 // packed matrix (cpu::PanelChoice) is timed on the real weights with random input of the
-// bucket's row count, and the fastest is kept. Candidates give identical results, so tuning
-// only ever changes speed. One row (decode) has a single way and is not tuned.
+// bucket's row count, and the fastest is kept. The panel candidates give identical results;
+// oneDNN's matmul, a candidate for large products where it runs (onednn_product.h), is within
+// f32 rounding of them. One row (decode) has a single way and is not tuned.
 #pragma once
 
 #include <cstdint>

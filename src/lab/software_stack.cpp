@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "compile/compiler.h"
+#include "kernels/cpu/onednn_product.h"
 #include "parallel/communicator.h"
 #include "util/version.h"
 
@@ -43,6 +44,7 @@ std::vector<StackComponent> software_stack() {
       {"g++", __VERSION__},
       {"arrow", ARROW_VERSION_STRING},
       {"mpi", mpi_library_version()},
+      {"onednn", cpu::onednn_version()},
       {"glibc", gnu_get_libc_version()},
       {"os", field_of("/etc/os-release", "PRETTY_NAME=", '=')},
       {"kernel", std::string(system.sysname) + " " + system.release},

@@ -1,23 +1,10 @@
 #include "program/executor.h"
 
-#include <cstdlib>
 #include <string>
 
 #include "util/error.h"
 
 namespace canrun {
-
-void Arena::Free::operator()(float* p) const { std::free(p); }
-
-float* Arena::reserve(int64_t bytes) {
-  if (bytes > bytes_) {
-    void* memory = std::aligned_alloc(64, static_cast<size_t>((bytes + 63) / 64 * 64));
-    if (memory == nullptr) fail(ErrorKind::kRuntime, "cannot allocate " + std::to_string(bytes) + " bytes of activations");
-    data_.reset(static_cast<float*>(memory));
-    bytes_ = bytes;
-  }
-  return data_.get();
-}
 
 std::vector<float> Executor::run(std::span<const int32_t> tokens, int64_t start, const ExecutionPlan& plan,
                                  SequenceState& state, Arena& arena, StepObserver* observer) const {
@@ -30,7 +17,7 @@ std::vector<float> Executor::run(std::span<const int32_t> tokens, int64_t start,
   if (count > buffers.tokens || buffers.offsets.size() != program_.values().size())
     fail(ErrorKind::kRuntime, "forward: a buffer plan for " + std::to_string(buffers.tokens) +
                                   " tokens cannot run " + std::to_string(count));
-  auto* base = reinterpret_cast<std::byte*>(arena.reserve(buffers.arena_bytes));
+  std::byte* base = arena.reserve(buffers.arena_bytes, "activations");
   std::vector<float*> bound(program_.values().size());
   for (size_t v = 0; v < bound.size(); ++v) bound[v] = reinterpret_cast<float*>(base + buffers.offsets[v]);
   StepContext context(program_, kernels_, plan.choices, comm_, state, tokens, start, std::move(bound));

@@ -13,6 +13,7 @@
 #include "program/buffer_plan.h"
 #include "program/program.h"
 #include "program/step_context.h"
+#include "util/aligned_buffer.h"
 
 namespace canrun {
 
@@ -23,19 +24,8 @@ class StepObserver {
   virtual void after_step(const Step& step, const StepContext& context) = 0;
 };
 
-// The activations' memory of one sequence: 64-byte aligned, grown when a plan needs more.
-class Arena {
- public:
-  float* reserve(int64_t bytes);
-  int64_t bytes() const { return bytes_; }
-
- private:
-  struct Free {
-    void operator()(float* p) const;
-  };
-  std::unique_ptr<float, Free> data_;
-  int64_t bytes_ = 0;
-};
+// The activations' memory of one sequence, grown when a plan needs more.
+using Arena = AlignedBuffer;
 
 class Executor {
  public:

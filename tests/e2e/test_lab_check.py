@@ -50,7 +50,7 @@ def test_fixture_folder_passes(canrun_bin, lab_env):
     assert row["peak_host_memory_bytes"] > 1 << 20
     assert row["error_type"] is None and row["error_message"] is None
     stack = {c["component"]: c["version"] for c in row["software_stack"]}
-    assert {"canrun", "backend", "isa", "g++", "arrow", "glibc", "os", "kernel", "cpu"} <= set(stack)
+    assert {"canrun", "backend", "isa", "g++", "arrow", "onednn", "glibc", "os", "kernel", "cpu"} <= set(stack)
     assert row["library_version"] == "cpu-" + stack["isa"]
     assert row["compiler_version"] == "canrun-" + stack["canrun"].split()[0]
     assert f"build/canrun check {FIXTURES / 'llama_bf16'} --profile local --json" in row["reproduce_script"]

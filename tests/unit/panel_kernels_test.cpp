@@ -5,18 +5,22 @@
 //   rounding error is at most about (in + 16) * 2^-24 * sum|x*w|.
 // - bf16 weights on x86_64-avx512-bf16 (vdpbf16ps): x is rounded to bf16 first, which adds at
 //   most 2^-8 * sum|x*w|; against ref with x rounded the same way, the f32 bound again.
-// Every tuning choice must give the same bits, since tuning may only change speed.
+// oneDNN's matmul (onednn_product.h), where it runs, sums in its own order; the f32 bound holds
+// for any order, so it is held to the same tolerances. Every panel choice must give the same
+// bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <random>
 #include <vector>
 
 #include "compile/weight_packing.h"
 #include "kernels/cpu/linear.h"
+#include "kernels/cpu/onednn_product.h"
 #include "kernels/cpu/panel_choices.h"
 #include "kernels/cpu/primitives.h"
 #include "kernels/ref/ops.h"
@@ -79,11 +83,11 @@ std::vector<float> rounded_to_bf16(const std::vector<float>& x) {
 // `x_for_ref`: the x ref multiplies (x itself, or x rounded to bf16); `extra`: the bound's
 // term for x's rounding when ref uses x itself.
 void expect_products_match_ref(cpu::InstructionSet set, const Problem& p, const Packed& m, const std::vector<float>& x,
-                               const std::vector<float>& x_for_ref, double extra) {
+                               const std::vector<float>& x_for_ref, double extra, const KernelChoices& choices = {}) {
   const std::vector<float> bias = std::vector<float>(static_cast<size_t>(p.out), 0.25f);
   std::vector<float> expected(p.rows * p.out), actual(p.rows * p.out);
   ref::linear(x_for_ref.data(), p.rows, p.in, m.reference.data(), bias.data(), p.out, expected.data());
-  cpu::linear_with(cpu::primitives_for(set), x.data(), p.rows, m.panels, bias.data(), {}, actual.data());
+  cpu::linear_with(cpu::primitives_for(set), x.data(), p.rows, m.panels, bias.data(), choices, actual.data());
   for (int64_t r = 0; r < p.rows; ++r)
     for (int64_t o = 0; o < p.out; ++o) {
       double magnitude = std::abs(bias[o]);
@@ -112,6 +116,42 @@ void expect_panels_match_ref(DType dtype) {
 
 TEST(PanelProducts, F32PanelsMatchRef) { expect_panels_match_ref(DType::kF32); }
 TEST(PanelProducts, Bf16PanelsMatchRef) { expect_panels_match_ref(DType::kBF16); }
+
+void expect_onednn_matches_ref(DType dtype) {
+  std::mt19937 rng(13);
+  for (cpu::InstructionSet set : tested_instruction_sets()) {
+    const cpu::Primitives& loops = cpu::primitives_for(set);
+    for (const Problem& p : kProblems) {
+      if (p.rows < 2) continue;  // one row (decode) always runs the panel loops
+      const Packed m = make_packed(p, dtype, rng);
+      // oneDNN runs with at most the chosen set: bf16 instructions only above AVX2.
+      const cpu::InstructionSet chosen = cpu::chosen_instruction_set();
+      const bool runs = chosen != cpu::InstructionSet::kPortable &&
+                        (dtype == DType::kF32 || (rounds_x_to_bf16(set, dtype) && chosen != cpu::InstructionSet::kAvx2Fma));
+      ASSERT_EQ(cpu::onednn_runs(loops, p.rows, m.panels), runs)
+          << cpu::instruction_set_name(set) << " " << p.rows << " x " << p.out << " x " << p.in;
+      if (!runs) continue;
+      KernelChoices choices;
+      choices.panels.set({p.rows, p.out, p.in, dtype}, {.kernel = cpu::ProductKernel::kOnednn});
+      const std::vector<float> x = random_values(p.rows * p.in, rng);
+      if (!rounds_x_to_bf16(set, dtype)) {
+        expect_products_match_ref(set, p, m, x, x, 0, choices);
+        continue;
+      }
+      expect_products_match_ref(set, p, m, x, x, 0x1p-8, choices);
+      expect_products_match_ref(set, p, m, x, rounded_to_bf16(x), 0, choices);
+    }
+  }
+}
+
+TEST(OnednnProducts, F32MatchesRef) { expect_onednn_matches_ref(DType::kF32); }
+TEST(OnednnProducts, Bf16WithBf16ProductsMatchesRef) {
+  const std::vector<cpu::InstructionSet>& sets = tested_instruction_sets();
+  if (std::find(sets.begin(), sets.end(), cpu::InstructionSet::kAvx512Bf16) == sets.end())
+    std::cout << "[ skipped  ] oneDNN with bf16 weights: this processor lacks "
+              << cpu::instruction_set_name(cpu::InstructionSet::kAvx512Bf16) << " (checked that it is refused)\n";
+  expect_onednn_matches_ref(DType::kBF16);
+}
 
 std::vector<float> product(cpu::InstructionSet set, const Packed& m, const std::vector<float>& x, int64_t rows,
                            const KernelChoices& choices = {}) {

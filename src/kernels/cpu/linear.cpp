@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cpu/onednn_product.h"
 #include "kernels/cpu/primitives.h"
 
 namespace canrun::cpu {
@@ -108,6 +109,14 @@ void panels_row_product(const Primitives& p, const float* x, const WeightMatrix&
   }
 }
 
+void packed_product(const Primitives& p, const float* x, int64_t rows, const WeightMatrix& w, PanelChoice choice,
+                    float* y) {
+  if (choice.kernel == ProductKernel::kOnednn)
+    onednn_product(p, x, rows, w, y);
+  else
+    panel_product(p, x, rows, w, choice, y);
+}
+
 }  // namespace
 
 void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, const KernelChoices& choices,
@@ -120,7 +129,7 @@ void linear_with(const Primitives& p, const float* x, int64_t rows, const Weight
   if (w.layout() == MatrixLayout::kPanels && rows == 1)
     panels_row_product(p, x, w, y);
   else if (w.layout() == MatrixLayout::kPanels)
-    panel_product(p, x, rows, w, choices.panels.find(rows, w.rows(), w.cols(), w.dtype()), y);
+    packed_product(p, x, rows, w, choices.panels.find(rows, w.rows(), w.cols(), w.dtype()), y);
   else if (rows == 1)
     matvec(p, x, w, y);
   else

@@ -14,7 +14,7 @@ namespace canrun::cpu {
 // y[rows, w.rows()] = x[rows, w.cols()] @ w^T (+ bias[w.rows()] when not null). Row-major
 // weights: one row (decode) streams each weight once; more rows (prefill) widen a tile of
 // weight rows to f32 once and reuse it for every row of x. Packed panels (compiled): as
-// `choices` say for the shape (panel_choices.h).
+// `choices` say for the shape (panel_choices.h): the panel loops, or oneDNN's matmul.
 void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, const KernelChoices& choices,
             float* y);
 // The same product with one instruction set's loops (primitives_for), whichever set is chosen.

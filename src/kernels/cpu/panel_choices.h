@@ -1,7 +1,8 @@
 // How the cpu backend runs a product with a packed (panels) matrix, and the choices a compiled
 // plan carries: per matrix shape and prompt bucket, the way the compile step found fastest. A
-// product whose shape was never tuned uses the default choice; every choice gives the same
-// result, only the speed differs.
+// product whose shape was never tuned uses the default choice. Every panel choice gives the
+// same result, only the speed differs; oneDNN's matmul sums in another order, so its results
+// are within f32 rounding of the panels' (onednn_product.h).
 #pragma once
 
 #include <cstdint>
@@ -14,9 +15,13 @@ namespace canrun::cpu {
 // The rows_per_block values the panel primitives take, smallest first.
 inline constexpr int kPanelRowBlocks[] = {1, 2, 4, 6};
 
+// Whose loops run the product.
+enum class ProductKernel { kPanels, kOnednn };
+
 struct PanelChoice {
-  int rows_per_block = 4;  // rows of x sharing each weight load (kPanelRowBlocks)
-  int64_t row_chunk = 0;   // rows of x per pass over the weights; 0: all of them in one pass
+  int rows_per_block = 4;  // kPanels: rows of x sharing each weight load (kPanelRowBlocks)
+  int64_t row_chunk = 0;   // kPanels: rows of x per pass over the weights; 0: all of them in one pass
+  ProductKernel kernel = ProductKernel::kPanels;
   bool operator==(const PanelChoice&) const = default;
 };
 
