@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/cpu/linear.h"
+#include "kernels/kernel_table.h"
 #include "kernels/cpu/primitives.h"
 #include "kernels/ref/ops.h"
 #include "instruction_sets.h"
@@ -144,6 +145,39 @@ TEST(CpuPrimitives, ShiftedExponentialsAndTheirSumMatchStdExp) {
       }
       EXPECT_NEAR(sum, exact_sum, 4 * 0x1p-23 * exact_sum) << n;
     }
+}
+
+// silu(g) * u in double; the f32 version's exp is within 4 ulp and three more roundings follow.
+double exact_gated_silu(float g, float u) { return g / (1.0 + std::exp(-static_cast<double>(g))) * u; }
+
+TEST(CpuPrimitives, GatedSiluMatchesDoubleExp) {
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> values(-20.0f, 20.0f);
+  for (const cpu::Primitives* p : primitive_sets())
+    for (const int64_t n : {1, 7, 8, 9, 100}) {
+      std::vector<float> gate(static_cast<size_t>(n)), up(gate.size()), y(gate.size() + 1, 99.0f);
+      for (size_t i = 0; i < gate.size(); ++i) gate[i] = values(rng), up[i] = values(rng);
+      p->gated_silu(gate.data(), up.data(), n, y.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const double exact = exact_gated_silu(gate[i], up[i]);
+        EXPECT_NEAR(y[i], exact, 8 * 0x1p-23 * std::abs(exact) + 1e-30) << n << " " << i;
+      }
+      EXPECT_EQ(y.back(), 99.0f) << "wrote past the values";
+    }
+}
+
+TEST(CpuKernels, GatedActivationOverThreadsMatchesRef) {
+  // Long enough for several threads' chunks; the other activations are ref's own.
+  std::mt19937 rng(6);
+  const int64_t n = 100003;
+  const std::vector<float> gate = random_values(n, rng), up = random_values(n, rng);
+  for (Activation act : {Activation::kSilu, Activation::kGeluTanh}) {
+    std::vector<float> expected(static_cast<size_t>(n)), actual(static_cast<size_t>(n));
+    ref::gated_activation(act, gate.data(), up.data(), n, expected.data());
+    cpu_kernels().gated_activation(act, gate.data(), up.data(), n, actual.data());
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_NEAR(actual[i], expected[i], 8 * 0x1p-23 * std::abs(expected[i]) + 1e-30) << i;
+  }
 }
 
 TEST(CpuPrimitives, WeightedSumsMatchDoubleSums) {

@@ -1,6 +1,7 @@
 // The cpu backend's table: ref's, with the ops it has fast versions of (matrix products on
-// f32/bf16 rows or packed panels, attention) in their place.
+// f32/bf16 rows or packed panels, attention, the gated activation) in their place.
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/gated_activation.h"
 #include "kernels/cpu/linear.h"
 #include "kernels/ref/ops.h"
 
@@ -14,6 +15,7 @@ KernelTable make_table() {
   table.backend = Backend::kCpu;
   table.linear = cpu::linear;
   table.attention = attention;
+  table.gated_activation = cpu::gated_activation;
   return table;
 }
 

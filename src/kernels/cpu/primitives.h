@@ -19,6 +19,9 @@ struct Primitives {
   void (*dot_rows_f32)(const float* x, const float* rows, int64_t count, int64_t n, float* out);
   // ref::exp_shifted's contract (softmax's exponentials and their sum).
   double (*exp_shifted)(float* x, int64_t n, float shift, double sum);
+  // y[i] = silu(gate[i]) * up[i] = gate[i] / (1 + exp(-gate[i])) * up[i] (the SwiGLU MLP),
+  // exp within 4 ulp.
+  void (*gated_silu)(const float* gate, const float* up, int64_t n, float* y);
   // out[j] = sum over p < count of weights[p] * rows[p * n + j], for j < n (attention's
   // probabilities times the cached values), summed over p in order.
   void (*weighted_sum_f32)(const float* weights, const float* rows, int64_t count, int64_t n, float* out);

@@ -96,6 +96,17 @@ CANRUN_AVX2 double exp_shifted(float* x, int64_t n, float shift, double sum) {
   return ref::exp_shifted(x + i, n - i, shift, sum);
 }
 
+CANRUN_AVX2 void gated_silu(const float* gate, const float* up, int64_t n, float* y) {
+  const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 g = _mm256_loadu_ps(gate + i);
+    const __m256 e = _ZGVdN8v_expf(_mm256_xor_ps(g, sign));
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, e)), _mm256_loadu_ps(up + i)));
+  }
+  ref::gated_activation(Activation::kSilu, gate + i, up + i, n - i, y + i);
+}
+
 // Eight accumulators of 8 lanes (64 columns) stay in registers while the rows stream past;
 // columns past the last multiple of 64 go 8 at a time, then one at a time.
 template <int Vectors>
@@ -196,6 +207,7 @@ const Primitives& avx2_primitives() {
                                      dot_bf16,
                                      dot_rows_f32,
                                      exp_shifted,
+                                     gated_silu,
                                      weighted_sum_f32,
                                      tile,
                                      panel<Avx2Vector, float>,

@@ -70,10 +70,15 @@ void panels_row(const float* x, int64_t n, const W* panels, int64_t count, int64
     panel(x, 1, n, panels + q * 16 * n, std::min<int64_t>(16, outputs - q * 16), y + q * 16, 0, 1);
 }
 
+void gated_silu(const float* gate, const float* up, int64_t n, float* y) {
+  ref::gated_activation(Activation::kSilu, gate, up, n, y);
+}
+
 }  // namespace
 
 const Primitives& portable_primitives() {
-  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, dot_rows_f32, ref::exp_shifted, weighted_sum_f32, tile,
+  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, dot_rows_f32, ref::exp_shifted, gated_silu,
+                                     weighted_sum_f32, tile,
                                      panel<float>, panel<uint16_t>, panels_row<float>, panels_row<uint16_t>};
   return primitives;
 }
