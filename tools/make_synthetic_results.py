@@ -132,7 +132,9 @@ def main():
     entries = [json.loads(line) for line in args.catalog.read_text().splitlines() if line.strip()]
     count = args.rows or len(entries)
     rng = random.Random(args.seed)
-    newest = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(days=args.days_ago)
+    # Microseconds kept, as canrun's rows keep them: with --days-ago 0 these rows must be newer
+    # than any row written a moment before, even within the same second.
+    newest = datetime.now(timezone.utc) - timedelta(days=args.days_ago)
     rows = []
     for index in range(count):
         entry = entries[index % len(entries)]
