@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/onednn_product.h"
 #include "kernels/cpu/primitives.h"
+#include "util/aligned_buffer.h"
 
 namespace canrun::cpu {
 namespace {
@@ -58,18 +59,17 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
   const bool bf16 = w.dtype() == DType::kBF16;
   const int64_t chunk = choice.row_chunk > 0 ? choice.row_chunk : rows;
   const bool bf16_products = bf16 && p.panel_bf16_products != nullptr;
-  std::vector<uint16_t> rounded(bf16_products ? std::min(chunk, rows) * rounded_row_stride(in) : 0);
   for (int64_t first_row = 0; first_row < rows; first_row += chunk) {
     const int64_t chunk_rows = std::min(chunk, rows - first_row);
     const float* xs = x + first_row * in;
     float* ys = y + first_row * out;
-    if (bf16_products) p.round_rows_bf16(xs, chunk_rows, in, rounded.data());
+    const uint16_t* rounded = bf16_products ? rows_rounded_to_bf16(p, xs, chunk_rows, in) : nullptr;
 #pragma omp parallel for schedule(static) if (chunk_rows * out * in > kParallelWork)
     for (int64_t q = 0; q < panels; ++q) {
       const int64_t width = std::min(WeightMatrix::kPanelWidth, out - q * WeightMatrix::kPanelWidth);
       float* yq = ys + q * WeightMatrix::kPanelWidth;
       if (bf16_products)
-        p.panel_bf16_products(rounded.data(), chunk_rows, in,
+        p.panel_bf16_products(rounded, chunk_rows, in,
                               static_cast<const uint16_t*>(w.panel_data()) + q * panel_elements, width, yq, out,
                               choice.rows_per_block);
       else if (bf16)
@@ -89,15 +89,14 @@ void panels_row_product(const Primitives& p, const float* x, const WeightMatrix&
   const int64_t panel_elements = WeightMatrix::kPanelWidth * in;
   const bool bf16 = w.dtype() == DType::kBF16;
   const bool bf16_products = bf16 && p.panels_row_bf16_products != nullptr;
-  std::vector<uint16_t> rounded(bf16_products ? rounded_row_stride(in) : 0);
-  if (bf16_products) p.round_rows_bf16(x, 1, in, rounded.data());
+  const uint16_t* rounded = bf16_products ? rows_rounded_to_bf16(p, x, 1, in) : nullptr;
 #pragma omp parallel if (out * in > kParallelWork)
   {
     const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
     const int64_t first = panels * thread / threads, count = panels * (thread + 1) / threads - first;
     const int64_t offset = first * WeightMatrix::kPanelWidth;
     if (count > 0 && bf16_products)
-      p.panels_row_bf16_products(rounded.data(), in,
+      p.panels_row_bf16_products(rounded, in,
                                  static_cast<const uint16_t*>(w.panel_data()) + first * panel_elements, count,
                                  out - offset, y + offset);
     else if (count > 0 && bf16)
@@ -118,6 +117,15 @@ void packed_product(const Primitives& p, const float* x, int64_t rows, const Wei
 }
 
 }  // namespace
+
+const uint16_t* rows_rounded_to_bf16(const Primitives& p, const float* x, int64_t rows, int64_t n) {
+  // Kept per calling thread: a fresh buffer per product would page-fault a prompt's rows each time.
+  thread_local AlignedBuffer buffer;
+  auto* rounded = reinterpret_cast<uint16_t*>(
+      buffer.reserve(rows * rounded_row_stride(n) * static_cast<int64_t>(sizeof(uint16_t)), "bf16 activations"));
+  p.round_rows_bf16(x, rows, n, rounded);
+  return rounded;
+}
 
 void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, const KernelChoices& choices,
             float* y) {

@@ -17,6 +17,9 @@ namespace canrun::cpu {
 // `choices` say for the shape (panel_choices.h): the panel loops, or oneDNN's matmul.
 void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, const KernelChoices& choices,
             float* y);
+// x's rows rounded to bf16 by p.round_rows_bf16 (p must have bf16 products), each row padded to
+// rounded_row_stride(n), in a buffer of the calling thread's that the next call reuses.
+const uint16_t* rows_rounded_to_bf16(const Primitives& p, const float* x, int64_t rows, int64_t n);
 // The same product with one instruction set's loops (primitives_for), whichever set is chosen.
 void linear_with(const Primitives& loops, const float* x, int64_t rows, const WeightMatrix& w, const float* bias,
                  const KernelChoices& choices, float* y);

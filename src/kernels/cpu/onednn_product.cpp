@@ -2,6 +2,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "kernels/cpu/linear.h"
 #include "util/aligned_buffer.h"
 #include "util/error.h"
 
@@ -78,7 +79,7 @@ bool onednn_runs(const Primitives& loops, int64_t rows, const WeightMatrix& w) {
 
 void onednn_product(const Primitives& loops, const float* x, int64_t rows, const WeightMatrix& w, float* y) {
   // Per calling thread, kept between calls: a fresh allocation would page-fault it every time.
-  thread_local AlignedBuffer weights_scratch, rounded_scratch;
+  thread_local AlignedBuffer weights_scratch;
   try {
     const dnnl::matmul::primitive_desc product = matmul_desc(rows, w);
     thread_local dnnl::stream stream(engine());
@@ -86,13 +87,8 @@ void onednn_product(const Primitives& loops, const float* x, int64_t rows, const
     memory weights(product.weights_desc(), engine(),
                    weights_scratch.reserve(static_cast<int64_t>(product.weights_desc().get_size()), "oneDNN weights"));
     dnnl::reorder(panels, weights).execute(stream, panels, weights);
-    const void* source = x;
-    if (w.dtype() == DType::kBF16) {
-      auto* rounded = reinterpret_cast<uint16_t*>(
-          rounded_scratch.reserve(rows * rounded_row_stride(w.cols()) * 2, "bf16 activations"));
-      loops.round_rows_bf16(x, rows, w.cols(), rounded);
-      source = rounded;
-    }
+    const void* source = w.dtype() == DType::kBF16 ? rows_rounded_to_bf16(loops, x, rows, w.cols())
+                                                   : static_cast<const void*>(x);
     memory input(product.src_desc(), engine(), const_cast<void*>(source));
     memory output(product.dst_desc(), engine(), y);
     dnnl::matmul(product).execute(stream,
