@@ -30,7 +30,8 @@ std::vector<cpu::PanelChoice> candidates(const WeightMatrix& w, int64_t rows) {
   return all;
 }
 
-const char* kernel_name(cpu::ProductKernel kernel) {
+// The kernel's name in plan files.
+std::string kernel_name(cpu::ProductKernel kernel) {
   return kernel == cpu::ProductKernel::kOnednn ? "onednn" : "panels";
 }
 
@@ -99,10 +100,12 @@ TunedProduct tuned_from_json(const Json& json, const std::string& where) {
     tuned.shape = {json.at("rows").get<int64_t>(), json.at("out").get<int64_t>(), json.at("in").get<int64_t>(),
                    dtype == "BF16" ? DType::kBF16 : DType::kF32};
     // Plans written before oneDNN was a choice have no "kernel": theirs are all panel choices.
-    const std::string kernel = json.value("kernel", std::string("panels"));
-    if (kernel != "panels" && kernel != "onednn") fail(ErrorKind::kIo, where + ": unknown kernel '" + kernel + "'");
-    tuned.choice = {json.at("rows_per_block").get<int>(), json.at("row_chunk").get<int64_t>(),
-                    kernel == "onednn" ? cpu::ProductKernel::kOnednn : cpu::ProductKernel::kPanels};
+    const std::string kernel = json.value("kernel", std::string(kernel_name(cpu::ProductKernel::kPanels)));
+    tuned.choice = {json.at("rows_per_block").get<int>(), json.at("row_chunk").get<int64_t>()};
+    if (kernel == kernel_name(cpu::ProductKernel::kOnednn))
+      tuned.choice.kernel = cpu::ProductKernel::kOnednn;
+    else if (kernel != kernel_name(cpu::ProductKernel::kPanels))
+      fail(ErrorKind::kIo, where + ": unknown kernel '" + kernel + "'");
     bool known = false;
     for (int r : cpu::kPanelRowBlocks) known = known || r == tuned.choice.rows_per_block;
     if (!known || tuned.choice.row_chunk < 0) fail(ErrorKind::kIo, where + ": invalid kernel choice");
