@@ -58,8 +58,15 @@ std::vector<RequestMeasurement> run_requests(Session& session, const std::vector
       if (on_done) on_done();
     }
   };
-  std::vector<std::thread> workers;
   const size_t count = std::min<size_t>(static_cast<size_t>(concurrency), last - first);
+  // One at a time runs on this thread: a thread of its own would start a second OpenMP thread
+  // pool, and with more pooled threads than cores libgomp stops spinning at barriers and puts
+  // its threads to sleep at every one (decode's products pay a futex wake-up each).
+  if (count == 1) {
+    worker();
+    return measurements;
+  }
+  std::vector<std::thread> workers;
   for (size_t i = 0; i < count; ++i) workers.emplace_back(worker);
   for (std::thread& thread : workers) thread.join();
   return measurements;
