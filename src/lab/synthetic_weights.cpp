@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "blocks/decoder_program.h"
 #include "checkpoint/config_reader.h"
 #include "models/registry.h"
+#include "tensor/dtype.h"
 
 namespace canrun {
 namespace {
@@ -62,17 +62,10 @@ uint64_t name_hash(const std::string& name) {
   return hash;
 }
 
-uint16_t to_bf16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  bits += 0x7fff + ((bits >> 16) & 1);  // round to nearest even
-  return static_cast<uint16_t>(bits >> 16);
-}
-
 void write_tensor(std::ofstream& out, const TensorPlan& tensor, uint64_t seed) {
   // Uniform on [-a, a] has standard deviation a / sqrt(3).
   const float half_width = 0.02f * std::sqrt(3.0f);
-  const uint16_t constant = to_bf16(tensor.fill == Fill::kOnes ? 1.0f : 0.0f);
+  const uint16_t constant = f32_to_bf16(tensor.fill == Fill::kOnes ? 1.0f : 0.0f);
   uint64_t state = seed ^ name_hash(tensor.name);
   std::vector<uint16_t> chunk;
   for (int64_t left = numel(tensor.shape); left > 0;) {
@@ -83,7 +76,7 @@ void write_tensor(std::ofstream& out, const TensorPlan& tensor, uint64_t seed) {
         continue;
       }
       const double unit = static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;  // [0, 1)
-      value = to_bf16(static_cast<float>((2 * unit - 1) * half_width));
+      value = f32_to_bf16(static_cast<float>((2 * unit - 1) * half_width));
     }
     out.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(chunk.size() * 2));
     left -= static_cast<int64_t>(chunk.size());

@@ -48,6 +48,17 @@ float f16_to_f32(uint16_t bits) {
   return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
+uint16_t f32_to_bf16(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40);  // quiet NaN
+  return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+}
+
+uint16_t f32_to_f16(float value) {
+  // GCC's _Float16 conversion rounds to nearest even (F16C's vcvtps2ph where enabled).
+  return std::bit_cast<uint16_t>(static_cast<_Float16>(value));
+}
+
 void widen_to_f32(DType dtype, const std::byte* src, size_t count, float* dst) {
   if (count == 0) return;  // an empty slice (a worker without heads) may have no storage at all
   if (dtype == DType::kF32) {
@@ -60,6 +71,17 @@ void widen_to_f32(DType dtype, const std::byte* src, size_t count, float* dst) {
     uint16_t bits;
     std::memcpy(&bits, src + 2 * i, 2);
     dst[i] = dtype == DType::kBF16 ? bf16_to_f32(bits) : f16_to_f32(bits);
+  }
+}
+
+void narrow_from_f32(DType dtype, const float* src, size_t count, std::byte* dst) {
+  if (dtype == DType::kF32) {
+    std::memcpy(dst, src, count * sizeof(float));
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const uint16_t bits = dtype == DType::kBF16 ? f32_to_bf16(src[i]) : f32_to_f16(src[i]);
+    std::memcpy(dst + 2 * i, &bits, 2);
   }
 }
 

@@ -1,4 +1,5 @@
-// Element types canrun reads from checkpoints, and their widening to f32.
+// Element types canrun reads from checkpoints (and keeps its KV cache in), their widening to
+// f32 and f32's rounding to them.
 #pragma once
 
 #include <cstddef>
@@ -16,8 +17,14 @@ std::optional<DType> parse_dtype(std::string_view safetensors_name);
 
 float bf16_to_f32(uint16_t bits);
 float f16_to_f32(uint16_t bits);
+// Round to nearest even, as torch's .to(bfloat16) / .to(float16) do; NaN stays NaN, f16
+// overflows to infinity.
+uint16_t f32_to_bf16(float value);
+uint16_t f32_to_f16(float value);
 
 // Widens `count` elements stored as `dtype` at `src` (any alignment) into `dst`.
 void widen_to_f32(DType dtype, const std::byte* src, size_t count, float* dst);
+// Rounds `count` f32 values into `dst` (any alignment) as `dtype`.
+void narrow_from_f32(DType dtype, const float* src, size_t count, std::byte* dst);
 
 }  // namespace canrun
