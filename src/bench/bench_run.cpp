@@ -23,6 +23,7 @@ RequestMeasurement run_request(Session& session, const BenchRequest& request) {
   measurement.prompt_tokens = static_cast<int64_t>(request.prompt.size());
   GenerateRequest options;
   options.max_new_tokens = request.output_tokens;
+  options.kv_dtype = request.kv_dtype;
   options.eos_token_ids = std::vector<int32_t>{};  // always the full length
   const Clock::time_point start = Clock::now();
   Clock::time_point previous = start;

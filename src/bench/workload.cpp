@@ -47,6 +47,7 @@ std::vector<BenchRequest> make_requests(const Workload& workload, int64_t vocab_
     request.prompt.resize(static_cast<size_t>(draw(workload.prompt, random)));
     for (int32_t& id : request.prompt) id = token(random);
     request.output_tokens = draw(workload.output, random);
+    request.kv_dtype = workload.kv_dtype;
   }
   return requests;
 }

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tensor/dtype.h"
+
 namespace canrun {
 
 // "128" (always 128) or "64-512" (uniform integers, both ends included).
@@ -27,11 +29,13 @@ struct Workload {
   int64_t warmup = 1;    // run first, not measured
   int64_t concurrency = 1;
   uint64_t seed = 0;
+  DType kv_dtype = DType::kF32;  // what each request's KV cache stores
 };
 
 struct BenchRequest {
   std::vector<int32_t> prompt;  // token ids drawn uniformly from the vocabulary
   int64_t output_tokens = 0;    // generated exactly: no eos stops a bench request
+  DType kv_dtype = DType::kF32;
 };
 
 // The warm-up requests first, then the measured ones; the same seed gives the same requests.

@@ -39,8 +39,8 @@ class RotaryCacheWriteStep : public Step {
       }
       const int64_t position = c.start() + t;
       for (int64_t h = 0; h < kv_heads_; ++h) {
-        std::copy_n(k + t * kv_width + h * head_dim_, head_dim_, cache.keys(h) + position * head_dim_);
-        std::copy_n(v + t * kv_width + h * head_dim_, head_dim_, cache.values(h) + position * head_dim_);
+        cache.write_key(h, position, k + t * kv_width + h * head_dim_, head_dim_);
+        cache.write_value(h, position, v + t * kv_width + h * head_dim_);
       }
     }
   }

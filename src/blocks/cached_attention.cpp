@@ -7,18 +7,33 @@
 
 namespace canrun {
 
-KvState::KvState(int64_t kv_heads, int64_t key_dim, int64_t value_dim, int64_t capacity)
+KvState::KvState(int64_t kv_heads, int64_t key_dim, int64_t value_dim, const StateShape& shape)
     : key_dim_(key_dim),
       value_dim_(value_dim),
-      capacity_(capacity),
-      keys_(static_cast<size_t>(kv_heads * capacity * key_dim)),
-      values_(static_cast<size_t>(kv_heads * capacity * value_dim)) {}
+      capacity_(shape.capacity),
+      dtype_(shape.kv_dtype),
+      keys_(static_cast<size_t>(kv_heads * capacity_ * key_dim) * dtype_size(dtype_)),
+      values_(static_cast<size_t>(kv_heads * capacity_ * value_dim) * dtype_size(dtype_)) {}
+
+std::byte* KvState::element(std::vector<std::byte>& rows, int64_t dim, int64_t kv_head, int64_t position,
+                            int64_t offset) {
+  const int64_t index = (kv_head * capacity_ + position) * dim + offset;
+  return rows.data() + index * static_cast<int64_t>(dtype_size(dtype_));
+}
+
+void KvState::write_key(int64_t kv_head, int64_t position, const float* src, int64_t count, int64_t offset) {
+  narrow_from_f32(dtype_, src, static_cast<size_t>(count), element(keys_, key_dim_, kv_head, position, offset));
+}
+
+void KvState::write_value(int64_t kv_head, int64_t position, const float* src) {
+  narrow_from_f32(dtype_, src, static_cast<size_t>(value_dim_), element(values_, value_dim_, kv_head, position, 0));
+}
 
 int declare_kv_cache(ProgramBuilder& program, const std::string& name, int64_t kv_heads, int64_t key_dim,
                      int64_t value_dim) {
   return program.state(
-      {name, [=](int64_t capacity) { return KvState::bytes_for(kv_heads, key_dim, value_dim, capacity); },
-       [=](int64_t capacity) { return std::make_unique<KvState>(kv_heads, key_dim, value_dim, capacity); }});
+      {name, [=](const StateShape& shape) { return KvState::bytes_for(kv_heads, key_dim, value_dim, shape); },
+       [=](const StateShape& shape) { return std::make_unique<KvState>(kv_heads, key_dim, value_dim, shape); }});
 }
 
 void AttentionStep::run(StepContext& c) const {
@@ -30,10 +45,8 @@ void AttentionStep::run(StepContext& c) const {
   args.start = c.start();
   args.heads = shape_.heads;
   args.kv_heads = shape_.kv_heads;
-  args.key_dim = shape_.key_dim;
-  args.value_dim = shape_.value_dim;
-  args.keys = cache.keys(0);
-  args.values = cache.values(0);
+  args.keys = cache.keys();
+  args.values = cache.values();
   args.key_stride = c.state().capacity() * shape_.key_dim;
   args.value_stride = c.state().capacity() * shape_.value_dim;
   args.window = shape_.window;

@@ -7,26 +7,36 @@
 #include <string>
 #include <vector>
 
+#include "kernels/kernel_table.h"
 #include "program/program.h"
 #include "program/sequence_state.h"
 #include "tensor/float_buffer.h"
 
 namespace canrun {
 
+// Keys and values of each kv head, a row per position, stored as the sequence's kv dtype: f32,
+// or bf16 / f16 rounded to nearest even as they are written.
 class KvState : public BlockState {
  public:
-  KvState(int64_t kv_heads, int64_t key_dim, int64_t value_dim, int64_t capacity);
-  // Rows of key_dim (value_dim) floats for one kv head, indexed by position.
-  float* keys(int64_t kv_head) { return keys_.data() + kv_head * capacity_ * key_dim_; }
-  float* values(int64_t kv_head) { return values_.data() + kv_head * capacity_ * value_dim_; }
-  int64_t bytes() const override { return static_cast<int64_t>((keys_.size() + values_.size()) * sizeof(float)); }
-  static int64_t bytes_for(int64_t kv_heads, int64_t key_dim, int64_t value_dim, int64_t capacity) {
-    return kv_heads * capacity * (key_dim + value_dim) * static_cast<int64_t>(sizeof(float));
+  KvState(int64_t kv_heads, int64_t key_dim, int64_t value_dim, const StateShape& shape);
+  // Writes `count` values of a key row from value `offset` on (latent attention writes a key's
+  // two parts apart), or a whole value row.
+  void write_key(int64_t kv_head, int64_t position, const float* src, int64_t count, int64_t offset = 0);
+  void write_value(int64_t kv_head, int64_t position, const float* src);
+  // Kv head 0's rows; kv head h's are h * capacity rows on.
+  CachedRows keys() const { return {keys_.data(), dtype_, key_dim_}; }
+  CachedRows values() const { return {values_.data(), dtype_, value_dim_}; }
+  int64_t bytes() const override { return static_cast<int64_t>(keys_.size() + values_.size()); }
+  static int64_t bytes_for(int64_t kv_heads, int64_t key_dim, int64_t value_dim, const StateShape& shape) {
+    return kv_heads * shape.capacity * (key_dim + value_dim) * static_cast<int64_t>(dtype_size(shape.kv_dtype));
   }
 
  private:
+  std::byte* element(std::vector<std::byte>& rows, int64_t dim, int64_t kv_head, int64_t position, int64_t offset);
+
   int64_t key_dim_, value_dim_, capacity_;
-  std::vector<float> keys_, values_;
+  DType dtype_;
+  std::vector<std::byte> keys_, values_;
 };
 
 // Declares a layer's KV cache; returns its slot.

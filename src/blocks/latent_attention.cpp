@@ -41,10 +41,9 @@ class LatentCacheWriteStep : public Step {
       const int64_t position = c.start() + t;
       for (int64_t h = 0; h < heads_; ++h) {
         const float* head = kv + (t * heads_ + h) * expanded;
-        float* key = cache.keys(h) + position * qk_dim_;
-        std::copy_n(head, mla_.nope_dim, key);
-        std::copy_n(k_rope, rope, key + mla_.nope_dim);
-        std::copy_n(head + mla_.nope_dim, mla_.value_dim, cache.values(h) + position * mla_.value_dim);
+        cache.write_key(h, position, head, mla_.nope_dim);
+        cache.write_key(h, position, k_rope, rope, mla_.nope_dim);
+        cache.write_value(h, position, head + mla_.nope_dim);
       }
     }
   }

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
 #include "cli/cores_option.h"
+#include "cli/kv_dtype_option.h"
 #include "cli/table.h"
 #include "kernels/cpu/instruction_set.h"
 #include "lab/software_stack.h"
@@ -120,7 +121,8 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
             {"requests", args.workload.requests},
             {"warmup", args.workload.warmup},
             {"concurrency", args.workload.concurrency},
-            {"seed", args.workload.seed}}},
+            {"seed", args.workload.seed},
+            {"kv_dtype", kv_dtype_name(args.workload.kv_dtype)}}},
           {"cores", args.cores},
           {"threads", args.threads},
           {"threads_per_request", measured.run.threads_per_request},
@@ -163,7 +165,8 @@ void print_report(const BenchArgs& args, const Measured& measured) {
             << " tokens, " << workload.requests << " requests after " << workload.warmup << " warm-up, concurrency "
             << workload.concurrency << ", " << args.cores << (args.cores == 1 ? " core, " : " cores, ")
             << args.threads << " threads (" << measured.run.threads_per_request << " per request)"
-            << (args.cores == 1 ? "" : " in each") << ", seed " << workload.seed << "\nstack:";
+            << (args.cores == 1 ? "" : " in each") << ", seed " << workload.seed << ", KV cache "
+            << kv_dtype_name(workload.kv_dtype) << "\nstack:";
   for (const StackComponent& component : bench_stack())
     std::cout << " " << component.component << " " << component.version << ";";
   std::cout << "\n\n";
@@ -322,6 +325,7 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(1, 1024));
   add_cores_option(*command, args->cores);
   command->add_option("--seed", args->workload.seed, "Seed of the prompts' token ids and lengths (default 0)");
+  add_kv_dtype_option(*command, args->workload.kv_dtype);
   command->add_option("--price-per-hour", args->price_per_hour,
                       "The machine's price per hour (e.g. in USD): adds the cost per million tokens")
       ->check(CLI::NonNegativeNumber)

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
 #include "cli/cores_option.h"
+#include "cli/kv_dtype_option.h"
 #include "cli/sampling_flags.h"
 #include "runtime/activation_dump.h"
 #include "runtime/session.h"
@@ -32,6 +33,7 @@ struct GenerateArgs {
   std::optional<std::string> system, user, messages_file, tools_file, chat_template;
   int64_t max_new_tokens = 32;
   int64_t cache_tokens = 0;
+  DType kv_dtype = DType::kF32;
   int64_t top_logits = 0;
   std::string backend = "cpu";
   CompileFlags compile;
@@ -83,6 +85,7 @@ void run_generate(const GenerateArgs& args) {
   GenerateRequest request;
   request.max_new_tokens = args.max_new_tokens;
   request.cache_capacity = args.cache_tokens;
+  request.kv_dtype = args.kv_dtype;
   // With --top-logits: the top ids at every generated position, what the top-5 rule compares.
   request.top_ids = args.top_logits;
   request.sampling = sampling_params(args.sampling, session.generation());
@@ -205,6 +208,7 @@ void add_generate_command(CLI::App& app) {
   command->add_option("--cache-tokens", args->cache_tokens,
                       "KV cache capacity in positions (default: prompt + max new tokens)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  add_kv_dtype_option(*command, args->kv_dtype);
   command->add_option("--backend", args->backend,
                       "Kernels: cpu (default; compiled: weights packed for its kernels, bf16 kept as bf16, f32 "
                       "accumulation, the processor's best instruction set or CANRUN_ISA's) or ref (the yardstick: f32 weights, double accumulation)")

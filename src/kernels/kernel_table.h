@@ -4,25 +4,41 @@
 // Matrices are [out, in] as nn.Linear stores them; activations are row-major f32.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/activation.h"
 #include "kernels/backend.h"
 #include "kernels/kernel_choices.h"
+#include "tensor/dtype.h"
 #include "tensor/weight_matrix.h"
 
 namespace canrun {
 
+// A KV cache's keys or values for one kv head: a row of `dim` values per position, stored as
+// `dtype` (f32, or bf16 / f16, widened exactly as read).
+struct CachedRows {
+  const void* data = nullptr;
+  DType dtype = DType::kF32;
+  int64_t dim = 0;
+  const void* row(int64_t position) const {
+    return static_cast<const std::byte*>(data) + position * dim * static_cast<int64_t>(dtype_size(dtype));
+  }
+  // The rows `elements` values on (another kv head's).
+  CachedRows advanced(int64_t elements) const {
+    return {static_cast<const std::byte*>(data) + elements * static_cast<int64_t>(dtype_size(dtype)), dtype, dim};
+  }
+};
+
 // Causal attention of `tokens` queries at positions start .. start + tokens - 1 over a static
 // cache: query head h reads kv head h / (heads / kv_heads), whose cached rows (one per position)
-// begin at keys + kv_head * key_stride and values + kv_head * value_stride.
+// are keys and values advanced by kv_head * key_stride and kv_head * value_stride values.
 struct AttentionArgs {
-  const float* q = nullptr;  // [tokens, heads * key_dim]
-  float* out = nullptr;      // [tokens, heads * value_dim]
+  const float* q = nullptr;  // [tokens, heads * keys.dim]
+  float* out = nullptr;      // [tokens, heads * values.dim]
   int64_t tokens = 0, start = 0;
-  int64_t heads = 0, kv_heads = 0, key_dim = 0, value_dim = 0;
-  const float* keys = nullptr;
-  const float* values = nullptr;
+  int64_t heads = 0, kv_heads = 0;
+  CachedRows keys, values;  // kv head 0's
   int64_t key_stride = 0, value_stride = 0;
   int64_t window = 0;  // a query sees itself and the window - 1 positions before it; 0: all before it
   float scale = 1;

@@ -133,7 +133,7 @@ MemoryEstimate estimate_memory(const ModelShape& shape, const PlannerOptions& op
   const Program program = decoder_program_shape(shape.spec ? *shape.spec : stand_in_spec(shape, tokens));
   MemoryEstimate estimate;
   estimate.weight_bytes = shape.parameters * static_cast<int64_t>(dtype_size(options.weight_dtype));
-  estimate.kv_cache_bytes = scaled(program.state_bytes(tokens), options.kv_dtype);
+  estimate.kv_cache_bytes = program.state_bytes({tokens, options.kv_dtype});
   estimate.activation_bytes = scaled(plan_buffers(program, options.prompt_tokens).arena_bytes, options.activation_dtype);
   estimate.overhead_bytes = options.overhead_bytes;
   return estimate;

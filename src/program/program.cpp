@@ -8,15 +8,15 @@ int64_t SequenceState::bytes() const {
   return total;
 }
 
-SequenceState Program::make_state(int64_t capacity) const {
+SequenceState Program::make_state(const StateShape& shape) const {
   std::vector<std::unique_ptr<BlockState>> slots;
-  for (const StateSlot& slot : state_) slots.push_back(slot.make(capacity));
-  return SequenceState(capacity, std::move(slots));
+  for (const StateSlot& slot : state_) slots.push_back(slot.make(shape));
+  return SequenceState(shape, std::move(slots));
 }
 
-int64_t Program::state_bytes(int64_t capacity) const {
+int64_t Program::state_bytes(const StateShape& shape) const {
   int64_t total = 0;
-  for (const StateSlot& slot : state_) total += slot.bytes(capacity);
+  for (const StateSlot& slot : state_) total += slot.bytes(shape);
   return total;
 }
 

@@ -97,9 +97,9 @@ class Program {
   const std::vector<StateSlot>& state_slots() const { return state_; }
 
   int64_t rows(ValueId id, int64_t tokens) const { return values_[id].rows == ValueRows::kTokens ? tokens : 1; }
-  // The per-sequence state of every block that keeps one, for `capacity` positions.
-  SequenceState make_state(int64_t capacity) const;
-  int64_t state_bytes(int64_t capacity) const;
+  // The per-sequence state of every block that keeps one, made for `shape`.
+  SequenceState make_state(const StateShape& shape) const;
+  int64_t state_bytes(const StateShape& shape) const;
   StepCost cost(const RunShape& shape) const;
   // Null when there is none of that name.
   const Step* find_step(std::string_view name) const;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "tensor/dtype.h"
+
 namespace canrun {
 
 class BlockState {
@@ -17,18 +19,25 @@ class BlockState {
   virtual int64_t bytes() const = 0;
 };
 
+// What a sequence's state is made for.
+struct StateShape {
+  int64_t capacity = 0;          // positions
+  DType kv_dtype = DType::kF32;  // what KV caches store (f32; bf16 or f16 halve them)
+};
+
 // One block instance's state, declared when the program is built.
 struct StateSlot {
   std::string name;  // "layers.3.kv_cache"
-  std::function<int64_t(int64_t capacity)> bytes;
-  std::function<std::unique_ptr<BlockState>(int64_t capacity)> make;
+  std::function<int64_t(const StateShape&)> bytes;
+  std::function<std::unique_ptr<BlockState>(const StateShape&)> make;
 };
 
 class SequenceState {
  public:
-  SequenceState(int64_t capacity, std::vector<std::unique_ptr<BlockState>> slots)
-      : capacity_(capacity), slots_(std::move(slots)) {}
-  int64_t capacity() const { return capacity_; }
+  SequenceState(StateShape shape, std::vector<std::unique_ptr<BlockState>> slots)
+      : shape_(shape), slots_(std::move(slots)) {}
+  int64_t capacity() const { return shape_.capacity; }
+  const StateShape& shape() const { return shape_; }
   int64_t bytes() const;
   // Slot `slot`'s state, of the type its block made.
   template <typename State>
@@ -37,7 +46,7 @@ class SequenceState {
   }
 
  private:
-  int64_t capacity_;
+  StateShape shape_;
   std::vector<std::unique_ptr<BlockState>> slots_;
 };
 

@@ -101,7 +101,7 @@ GenerationResult Session::generate(std::span<const int32_t> prompt, const Genera
                                 std::to_string(capacity) + " (--cache-tokens)");
 
   GenerationResult result;
-  SequenceState state = program_.make_state(capacity);
+  SequenceState state = program_.make_state({capacity, request.kv_dtype});
   result.kv_cache_bytes = state.bytes();
   Arena arena;
   const std::vector<int32_t>& eos = request.eos_token_ids ? *request.eos_token_ids : config_.generation.eos_token_ids;

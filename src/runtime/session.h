@@ -43,6 +43,7 @@ struct GenerateRequest {
   int64_t max_new_tokens = 32;
   std::optional<std::vector<int32_t>> eos_token_ids;  // none: the model's; empty: never stop early
   int64_t cache_capacity = 0;  // KV cache positions; 0: the compiled shape's, else prompt + new tokens
+  DType kv_dtype = DType::kF32;  // what the KV cache stores (bf16 / f16: half the bytes, values rounded)
   int64_t top_ids = 0;         // > 0: the ids of that many largest logits at every generated position
   SamplingParams sampling;     // greedy unless told to sample (the model's generation config is not applied)
   std::function<void(int32_t)> on_token;     // each generated token as soon as it is chosen

@@ -20,7 +20,7 @@ def test_json_measures_every_request_of_the_workload(run_canrun):
                         "--price-per-hour", "3.6")
     assert report["architecture"] == "llama" and report["weights_dtype"] == "F32"
     assert report["workload"] == {"prompt_tokens": "8-16", "output_tokens": "5", "requests": 3, "warmup": 1,
-                                  "concurrency": 2, "seed": 0}
+                                  "concurrency": 2, "seed": 0, "kv_dtype": "f32"}
     assert report["threads"] == 2 and report["threads_per_request"] == 1
     assert report["failures"] == 0 and report["errors"] == []
     assert report["generated_tokens"] == 3 * 5  # no eos stops a bench request
@@ -49,6 +49,9 @@ def test_cpu_backend_runs_the_same_workload(run_canrun):
     assert compile["buckets"] == [16] and compile["recompilations"] == 0
     assert compile["plan_bytes"] > 0 and compile["peak_activation_bytes"] > 0
     assert bench_json(run_canrun, "--prompt-tokens", "8", "--requests", "1")["backend"] == "cpu"  # the default
+    narrow = bench_json(run_canrun, "--prompt-tokens", "8", "--output-tokens", "4", "--requests", "1",
+                        "--kv-dtype", "bf16")
+    assert narrow["workload"]["kv_dtype"] == "bf16" and narrow["failures"] == 0
 
 
 def test_every_prompt_bucket_of_the_workload_is_compiled_before_measuring(run_canrun):
@@ -73,6 +76,7 @@ def test_table_names_the_conditions_and_each_measure(run_canrun):
     out = result.stdout
     assert "llama, F32 weights computed in F32" in out
     assert "workload: prompt 8 tokens, output 3 tokens, 2 requests after 1 warm-up, concurrency 1" in out
+    assert ", KV cache f32\n" in out
     for measure in ("load", "time to first token", "prefill", "decode", "per-token latency", "throughput",
                     "peak memory", "failures", "cost"):
         assert any(line.startswith(measure + " ") for line in out.splitlines()), measure
@@ -88,6 +92,7 @@ def test_table_names_the_conditions_and_each_measure(run_canrun):
     (["--concurrency", "0"], "--concurrency"),
     (["--price-per-hour", "-1"], "--price-per-hour"),
     (["--backend", "gpu"], "--backend"),
+    (["--kv-dtype", "int8"], "--kv-dtype"),
     (["--backend", "cpu", "--buckets", "8,4"], "--buckets '8,4': lengths must be in ascending order"),
     (["--backend", "cpu", "--prompt-tokens", "20", "--buckets", "8,16"], "longer than the largest prompt bucket, 16"),
     (["--backend", "ref", "--buckets", "8"], "--buckets has no effect with the ref backend"),

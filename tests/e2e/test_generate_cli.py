@@ -77,6 +77,23 @@ def test_prompt_longer_than_cache(run_canrun):
     assert "KV cache of 6" in result.stderr
 
 
+@pytest.mark.parametrize("kv_dtype", ["bf16", "f16"])
+def test_a_16_bit_kv_cache_takes_half_the_bytes(run_canrun, kv_dtype):
+    outputs = {}
+    for dtype in ("f32", kv_dtype):
+        result = run_canrun("generate", FIXTURES / "llama_f32", "--prompt", "Hello world", "-n", "4", "--json",
+                            "--kv-dtype", dtype)
+        assert result.returncode == 0, result.stderr
+        outputs[dtype] = json.loads(result.stdout)
+    assert outputs[kv_dtype]["kv_cache_bytes"] * 2 == outputs["f32"]["kv_cache_bytes"]
+
+
+def test_unknown_kv_dtype(run_canrun):
+    result = run_canrun("generate", FIXTURES / "llama_f32", "--prompt", "hi", "--kv-dtype", "f8")
+    assert result.returncode == 2
+    assert "--kv-dtype" in result.stderr and "f8" in result.stderr
+
+
 def test_negative_token_count_is_rejected(run_canrun):
     result = run_canrun("generate", FIXTURES / "llama_f32", "--prompt", "hi", "--max-new-tokens", -1)
     assert result.returncode != 0

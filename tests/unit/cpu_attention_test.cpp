@@ -1,15 +1,18 @@
 // cpu::attend against ref::attend (double sums) on random queries, keys and values: windows
 // that start past 0, a value width that is not a multiple of the vector width, soft-capping and
-// a sink. Scores and probabilities are f32 in both; the cpu sums in f32, so the outputs (each a
-// convex mix of values in [-1, 1]) agree to about 1e-6; the test allows 1e-5.
+// a sink, over f32, bf16 and f16 caches (both read the same stored values). Scores and
+// probabilities are f32 in both; the cpu sums in f32, so the outputs (each a convex mix of
+// values in [-1, 1]) agree to about 1e-6; the test allows 1e-5.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <random>
 #include <vector>
 
 #include "kernels/cpu/attention.h"
 #include "kernels/ref/ops.h"
 #include "random_values.h"
+#include "tensor/dtype.h"
 
 namespace canrun {
 namespace {
@@ -24,22 +27,28 @@ TEST(CpuAttention, MatchesRefAttend) {
   const Case cases[] = {{64, 64, 0, 0, 0, false},  {64, 64, 0, 99, 0, false},  {16, 12, 3, 40, 0, false},
                         {24, 72, 10, 10, 0, false}, {64, 64, 0, 57, 30.0f, false}, {32, 40, 5, 77, 0, true}};
   std::mt19937 rng(11);
-  for (const Case& c : cases) {
-    const int64_t positions = c.last + 1;
-    const std::vector<float> q = random_values(c.key_dim, rng);
-    const std::vector<float> keys = random_values(positions * c.key_dim, rng);
-    const std::vector<float> values = random_values(positions * c.value_dim, rng);
-    const float sink = 0.7f;
-    const float scale = 0.125f;
-    std::vector<float> scratch(static_cast<size_t>(positions)), expected(c.value_dim), actual(c.value_dim);
-    ref::attend(q.data(), keys.data(), c.key_dim, values.data(), c.value_dim, c.first, c.last, scale, c.softcap,
-                c.sink ? &sink : nullptr, scratch.data(), expected.data());
-    cpu::attend(q.data(), keys.data(), c.key_dim, values.data(), c.value_dim, c.first, c.last, scale, c.softcap,
-                c.sink ? &sink : nullptr, scratch.data(), actual.data());
-    for (int64_t d = 0; d < c.value_dim; ++d)
-      EXPECT_NEAR(actual[d], expected[d], 1e-5f) << "key_dim " << c.key_dim << " value_dim " << c.value_dim
-                                                 << " positions " << c.first << ".." << c.last << " dim " << d;
-  }
+  for (const DType dtype : {DType::kF32, DType::kBF16, DType::kF16})
+    for (const Case& c : cases) {
+      const int64_t positions = c.last + 1;
+      const std::vector<float> q = random_values(c.key_dim, rng);
+      const std::vector<float> keys = random_values(positions * c.key_dim, rng);
+      const std::vector<float> values = random_values(positions * c.value_dim, rng);
+      std::vector<std::byte> stored_keys(keys.size() * dtype_size(dtype)), stored_values(values.size() * dtype_size(dtype));
+      narrow_from_f32(dtype, keys.data(), keys.size(), stored_keys.data());
+      narrow_from_f32(dtype, values.data(), values.size(), stored_values.data());
+      const CachedRows key_rows{stored_keys.data(), dtype, c.key_dim}, value_rows{stored_values.data(), dtype, c.value_dim};
+      const float sink = 0.7f;
+      const float scale = 0.125f;
+      std::vector<float> scratch(static_cast<size_t>(positions)), expected(c.value_dim), actual(c.value_dim);
+      ref::attend(q.data(), key_rows, value_rows, c.first, c.last, scale, c.softcap, c.sink ? &sink : nullptr,
+                  scratch.data(), expected.data());
+      cpu::attend(q.data(), key_rows, value_rows, c.first, c.last, scale, c.softcap, c.sink ? &sink : nullptr,
+                  scratch.data(), actual.data());
+      for (int64_t d = 0; d < c.value_dim; ++d)
+        EXPECT_NEAR(actual[d], expected[d], 1e-5f) << dtype_name(dtype) << " key_dim " << c.key_dim << " value_dim "
+                                                   << c.value_dim << " positions " << c.first << ".." << c.last
+                                                   << " dim " << d;
+    }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -111,21 +112,35 @@ TEST(CpuPrimitives, DotsWidenAndTilesMatchDoubleSums) {
   }
 }
 
+// Cached rows as attention stores them: f32, or rounded to bf16 / f16; `widened` gets the
+// values the kernels must read.
+std::vector<std::byte> stored_rows(DType dtype, const std::vector<float>& rows, std::vector<float>& widened) {
+  std::vector<std::byte> stored(rows.size() * dtype_size(dtype));
+  narrow_from_f32(dtype, rows.data(), rows.size(), stored.data());
+  widened.resize(rows.size());
+  widen_to_f32(dtype, stored.data(), rows.size(), widened.data());
+  return stored;
+}
+
 TEST(CpuPrimitives, DotsOverRowsMatchDoubleSums) {
   std::mt19937 rng(8);
   for (const cpu::Primitives* p : primitive_sets())
-    for (const int64_t n : {1, 7, 8, 64, 67})
-      for (const int64_t count : {1, 7, 8, 9, 17}) {
-        const std::vector<float> x = random_values(n, rng), rows = random_values(count * n, rng);
-        std::vector<float> out(static_cast<size_t>(count) + 1, 99.0f);
-        p->dot_rows_f32(x.data(), rows.data(), count, n, out.data());
-        for (int64_t i = 0; i < count; ++i) {
-          double exact = 0;
-          for (int64_t k = 0; k < n; ++k) exact += static_cast<double>(x[k]) * rows[i * n + k];
-          EXPECT_NEAR(out[i], exact, tolerance(x.data(), rows.data() + i * n, n, 0)) << n << " " << count << " " << i;
+    for (const DType dtype : {DType::kF32, DType::kBF16, DType::kF16})
+      for (const int64_t n : {1, 7, 8, 64, 67})
+        for (const int64_t count : {1, 7, 8, 9, 17}) {
+          const std::vector<float> x = random_values(n, rng);
+          std::vector<float> rows;
+          const std::vector<std::byte> stored = stored_rows(dtype, random_values(count * n, rng), rows);
+          std::vector<float> out(static_cast<size_t>(count) + 1, 99.0f);
+          p->dot_rows(x.data(), stored.data(), dtype, count, n, out.data());
+          for (int64_t i = 0; i < count; ++i) {
+            double exact = 0;
+            for (int64_t k = 0; k < n; ++k) exact += static_cast<double>(x[k]) * rows[i * n + k];
+            EXPECT_NEAR(out[i], exact, tolerance(x.data(), rows.data() + i * n, n, 0))
+                << dtype_name(dtype) << " " << n << " " << count << " " << i;
+          }
+          EXPECT_EQ(out.back(), 99.0f) << "wrote past the rows";
         }
-        EXPECT_EQ(out.back(), 99.0f) << "wrote past the rows";
-      }
 }
 
 TEST(CpuPrimitives, ShiftedExponentialsAndTheirSumMatchStdExp) {
@@ -182,24 +197,26 @@ TEST(CpuKernels, GatedActivationOverThreadsMatchesRef) {
 
 TEST(CpuPrimitives, WeightedSumsMatchDoubleSums) {
   std::mt19937 rng(5);
-  for (const cpu::Primitives* p : primitive_sets()) {
-    for (const int64_t n : {1, 7, 8, 12, 64, 72, 130}) {
-      for (const int64_t count : {1, 5, 40}) {
-        const std::vector<float> weights = random_values(count, rng), rows = random_values(count * n, rng);
-        std::vector<float> out(static_cast<size_t>(n), 99.0f);  // overwritten, not added to
-        p->weighted_sum_f32(weights.data(), rows.data(), count, n, out.data());
-        for (int64_t j = 0; j < n; ++j) {
-          double exact = 0, magnitude = 0;
-          for (int64_t q = 0; q < count; ++q) {
-            exact += static_cast<double>(weights[q]) * rows[q * n + j];
-            magnitude += std::abs(static_cast<double>(weights[q]) * rows[q * n + j]);
+  for (const cpu::Primitives* p : primitive_sets())
+    for (const DType dtype : {DType::kF32, DType::kBF16, DType::kF16})
+      for (const int64_t n : {1, 7, 8, 12, 64, 72, 130})
+        for (const int64_t count : {1, 5, 40}) {
+          const std::vector<float> weights = random_values(count, rng);
+          std::vector<float> rows;
+          const std::vector<std::byte> stored = stored_rows(dtype, random_values(count * n, rng), rows);
+          std::vector<float> out(static_cast<size_t>(n), 99.0f);  // overwritten, not added to
+          p->weighted_sum(weights.data(), stored.data(), dtype, count, n, out.data());
+          for (int64_t j = 0; j < n; ++j) {
+            double exact = 0, magnitude = 0;
+            for (int64_t q = 0; q < count; ++q) {
+              exact += static_cast<double>(weights[q]) * rows[q * n + j];
+              magnitude += std::abs(static_cast<double>(weights[q]) * rows[q * n + j]);
+            }
+            // One chain of `count` adds per output.
+            EXPECT_NEAR(out[j], exact, (count + 1) * 0x1p-24 * magnitude + 1e-30)
+                << dtype_name(dtype) << " " << n << " " << count << " " << j;
           }
-          // One chain of `count` adds per output.
-          EXPECT_NEAR(out[j], exact, (count + 1) * 0x1p-24 * magnitude + 1e-30) << n << " " << count << " " << j;
         }
-      }
-    }
-  }
 }
 
 TEST(CpuPrimitives, TileOutputsDoNotDependOnBlockShape) {

@@ -98,8 +98,8 @@ class CausalMean : public Block {
   void visit(TensorVisitor&) override {}  // no weights
   void emit(ProgramBuilder& program, const BlockIo& io) override {
     const int64_t width = place_.spec.hidden_size;
-    const int slot = program.state({place_.steps + "running_sum", [=](int64_t) { return width * 8; },
-                                    [=](int64_t) { return std::make_unique<RunningSum>(width); }});
+    const int slot = program.state({place_.steps + "running_sum", [=](const StateShape&) { return width * 8; },
+                                    [=](const StateShape&) { return std::make_unique<RunningSum>(width); }});
     program.add<CausalMeanStep>(Step::Info{place_.steps + "causal_mean", {io.in}, {io.out}}, slot);
   }
 
@@ -131,22 +131,22 @@ TEST(ModelProgram, ANewBlockKindPlugsIntoARealModel) {
     EXPECT_EQ(program.find_step(step->name()) != nullptr, !mlp) << step->name();
   }
   EXPECT_EQ(program.state_slots().size(), unchanged.state_slots().size() + 1);
-  EXPECT_EQ(program.state_bytes(8), unchanged.state_bytes(8) + spec.hidden_size * 8);
+  EXPECT_EQ(program.state_bytes({8}), unchanged.state_bytes({8}) + spec.hidden_size * 8);
 
   // The executor runs it unchanged, and the toy's state carries from the prompt to the next
   // token: one decode step after five prompt tokens equals a prefill of all six.
   const Executor executor(program, ref_kernels(), *single_process_communicator());
   const std::vector<int32_t> tokens = {1, 612, 511, 618, 308, 42};
   Arena arena;
-  SequenceState stepped = program.make_state(8);
+  SequenceState stepped = program.make_state({8});
   executor.run(std::span(tokens).first(5), 0, {plan_buffers(program, 5)}, stepped, arena);
   const std::vector<float> decoded = executor.run(std::span(tokens).last(1), 5, {plan_buffers(program, 1)}, stepped, arena);
-  SequenceState whole = program.make_state(8);
+  SequenceState whole = program.make_state({8});
   const std::vector<float> prefilled = executor.run(tokens, 0, {plan_buffers(program, 6)}, whole, arena);
   ASSERT_EQ(decoded.size(), prefilled.size());
   for (size_t i = 0; i < decoded.size(); ++i) ASSERT_NEAR(decoded[i], prefilled[i], 1e-5f) << i;
   // And it changed the model: the logits differ from the unchanged program's.
-  SequenceState plain = unchanged.make_state(8);
+  SequenceState plain = unchanged.make_state({8});
   const Executor plain_executor(unchanged, ref_kernels(), *single_process_communicator());
   EXPECT_NE(plain_executor.run(tokens, 0, {plan_buffers(unchanged, 6)}, plain, arena), prefilled);
 }

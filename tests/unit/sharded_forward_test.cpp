@@ -68,7 +68,7 @@ std::vector<float> run(const Session& session) {
   const std::vector<int32_t> prompt = {3, 17, 42, 5, 99};
   const Program& program = session.program();
   const Executor executor(program, kernels_for(session.backend()), session.communicator());
-  SequenceState state = program.make_state(8);
+  SequenceState state = program.make_state({8});
   Arena arena;
   std::vector<float> logits = executor.run(prompt, 0, {plan_buffers(program, 5)}, state, arena);
   const int32_t next = 7;

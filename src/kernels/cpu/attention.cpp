@@ -5,14 +5,14 @@
 
 namespace canrun::cpu {
 
-void attend(const float* q, const float* keys, int64_t key_dim, const float* values, int64_t value_dim,
-            int64_t first, int64_t last, float scale, float softcap, const float* sink, float* scratch, float* out) {
+void attend(const float* q, const CachedRows& keys, const CachedRows& values, int64_t first, int64_t last,
+            float scale, float softcap, const float* sink, float* scratch, float* out) {
   const Primitives& p = primitives();
   const int64_t count = last - first + 1;
-  p.dot_rows_f32(q, keys + first * key_dim, count, key_dim, scratch);
+  p.dot_rows(q, keys.row(first), keys.dtype, count, keys.dim, scratch);
   for (int64_t i = 0; i < count; ++i) scratch[i] *= scale;
   ref::normalize_scores(scratch, count, softcap, sink, p.exp_shifted);
-  p.weighted_sum_f32(scratch, values + first * value_dim, count, value_dim, out);
+  p.weighted_sum(scratch, values.row(first), values.dtype, count, values.dim, out);
 }
 
 }  // namespace canrun::cpu

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 
+#include "kernels/kernel_table.h"
+
 namespace canrun::cpu {
 
-void attend(const float* q, const float* keys, int64_t key_dim, const float* values, int64_t value_dim,
-            int64_t first, int64_t last, float scale, float softcap, const float* sink, float* scratch, float* out);
+void attend(const float* q, const CachedRows& keys, const CachedRows& values, int64_t first, int64_t last,
+            float scale, float softcap, const float* sink, float* scratch, float* out);
 
 }  // namespace canrun::cpu

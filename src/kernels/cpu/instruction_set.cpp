@@ -14,9 +14,9 @@ constexpr InstructionSet kAll[] = {InstructionSet::kPortable, InstructionSet::kA
 std::vector<std::string_view> required_flags(InstructionSet set) {
   switch (set) {
     case InstructionSet::kPortable: return {};
-    case InstructionSet::kAvx2Fma: return {"avx2", "fma"};
-    case InstructionSet::kAvx512: return {"avx2", "fma", "avx512f", "avx512bw", "avx512vl"};
-    case InstructionSet::kAvx512Bf16: return {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_bf16"};
+    case InstructionSet::kAvx2Fma: return {"avx2", "fma", "f16c"};
+    case InstructionSet::kAvx512: return {"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl"};
+    case InstructionSet::kAvx512Bf16: return {"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_bf16"};
   }
   return {};
 }
@@ -24,6 +24,7 @@ std::vector<std::string_view> required_flags(InstructionSet set) {
 bool has_flag(std::string_view flag) {
   if (flag == "avx2") return __builtin_cpu_supports("avx2");
   if (flag == "fma") return __builtin_cpu_supports("fma");
+  if (flag == "f16c") return __builtin_cpu_supports("f16c");
   if (flag == "avx512f") return __builtin_cpu_supports("avx512f");
   if (flag == "avx512bw") return __builtin_cpu_supports("avx512bw");
   if (flag == "avx512vl") return __builtin_cpu_supports("avx512vl");

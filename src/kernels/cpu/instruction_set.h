@@ -13,7 +13,7 @@ namespace canrun::cpu {
 
 enum class InstructionSet {
   kPortable,    // plain C++
-  kAvx2Fma,     // 8-wide f32 FMA
+  kAvx2Fma,     // 8-wide f32 FMA (and F16C, for an f16 KV cache)
   kAvx512,      // AVX-512F/BW/VL: 16-wide f32 FMA, the same bits as kAvx2Fma in matrix products
   kAvx512Bf16,  // kAvx512 plus AVX512_BF16: bf16 weights times activations rounded to bf16
                 // (vdpbf16ps); different rounding, so only chosen by name

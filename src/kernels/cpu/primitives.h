@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/instruction_set.h"
+#include "tensor/dtype.h"
 
 namespace canrun::cpu {
 
@@ -15,16 +16,17 @@ struct Primitives {
   // The dot product of n values, accumulated in f32.
   float (*dot_f32)(const float* x, const float* w, int64_t n);
   float (*dot_bf16)(const float* x, const uint16_t* w, int64_t n);
-  // out[i] = dot(x, rows + i * n) for i < count (attention's scores over cached keys).
-  void (*dot_rows_f32)(const float* x, const float* rows, int64_t count, int64_t n, float* out);
+  // out[i] = dot(x, row i) for i < count, the rows `n` values apart and stored as `dtype`
+  // (attention's scores over cached keys; a bf16/f16 cache is widened exactly as loaded).
+  void (*dot_rows)(const float* x, const void* rows, DType dtype, int64_t count, int64_t n, float* out);
   // ref::exp_shifted's contract (softmax's exponentials and their sum).
   double (*exp_shifted)(float* x, int64_t n, float shift, double sum);
   // y[i] = silu(gate[i]) * up[i] = gate[i] / (1 + exp(-gate[i])) * up[i] (the SwiGLU MLP),
   // exp within 4 ulp.
   void (*gated_silu)(const float* gate, const float* up, int64_t n, float* y);
   // out[j] = sum over p < count of weights[p] * rows[p * n + j], for j < n (attention's
-  // probabilities times the cached values), summed over p in order.
-  void (*weighted_sum_f32)(const float* weights, const float* rows, int64_t count, int64_t n, float* out);
+  // probabilities times the cached values, stored as `dtype`), summed over p in order.
+  void (*weighted_sum)(const float* weights, const void* rows, DType dtype, int64_t count, int64_t n, float* out);
   // y[r * ldy + o] = dot(x[r], w[o]) for r < x_rows, o < w_rows; x is [x_rows, n], w [w_rows, n].
   // Each output is summed in the same order whatever x_rows and w_rows are.
   void (*tile)(const float* x, int64_t x_rows, const float* w, int64_t w_rows, int64_t n, float* y, int64_t ldy);

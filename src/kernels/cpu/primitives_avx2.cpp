@@ -9,7 +9,7 @@
 #include "kernels/ref/ops.h"
 #include "tensor/dtype.h"
 
-#define CANRUN_AVX2 __attribute__((target("avx2,fma")))
+#define CANRUN_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define CANRUN_TARGET CANRUN_AVX2
 #include "kernels/cpu/panel_kernels.h"
 // Loops over accumulators must be unrolled, or the accumulators live in memory, not registers.
@@ -39,18 +39,42 @@ CANRUN_AVX2 void widen_bf16(const uint16_t* src, int64_t n, float* dst) {
   for (; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
 }
 
+// Stored values, eight at a time or one, widened to f32: what the dot products and attention's
+// loops read weights and cached rows through.
+struct F32Values {
+  using E = float;
+  CANRUN_AVX2 static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
+  static float one(float v) { return v; }
+};
+struct Bf16Values {
+  using E = uint16_t;
+  CANRUN_AVX2 static __m256 load(const uint16_t* p) { return load_bf16(p); }
+  static float one(uint16_t v) { return bf16_to_f32(v); }
+};
+struct F16Values {
+  using E = uint16_t;
+  CANRUN_AVX2 static __m256 load(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static float one(uint16_t v) { return f16_to_f32(v); }
+};
+
 // Four independent accumulators cover the FMA latency in a single dot product (decode).
-CANRUN_AVX2 float dot_f32(const float* x, const float* w, int64_t n) {
+template <typename Values>
+CANRUN_AVX2 float dot(const float* x, const typename Values::E* w, int64_t n) {
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   int64_t i = 0;
   for (; i + 32 <= n; i += 32)
     UNROLLED for (int j = 0; j < 4; ++j)
-      acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * j), _mm256_loadu_ps(w + i + 8 * j), acc[j]);
-  for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(w + i), acc[0]);
+      acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * j), Values::load(w + i + 8 * j), acc[j]);
+  for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), Values::load(w + i), acc[0]);
   float sum = horizontal_sum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
-  for (; i < n; ++i) sum += x[i] * w[i];
+  for (; i < n; ++i) sum += x[i] * Values::one(w[i]);
   return sum;
 }
+
+CANRUN_AVX2 float dot_f32(const float* x, const float* w, int64_t n) { return dot<F32Values>(x, w, n); }
+CANRUN_AVX2 float dot_bf16(const float* x, const uint16_t* w, int64_t n) { return dot<Bf16Values>(x, w, n); }
 
 // The sums of eight vectors, one per lane: out lane i = the sum of v[i]'s lanes.
 CANRUN_AVX2 inline __m256 lane_sums(const __m256 (&v)[8]) {
@@ -61,22 +85,23 @@ CANRUN_AVX2 inline __m256 lane_sums(const __m256 (&v)[8]) {
 }
 
 // Attention scores: eight cached keys at a time, one accumulator each, reduced together.
-CANRUN_AVX2 void dot_rows_f32(const float* x, const float* rows, int64_t count, int64_t n, float* out) {
+template <typename Values>
+CANRUN_AVX2 void dot_rows_of(const float* x, const typename Values::E* rows, int64_t count, int64_t n, float* out) {
   const int64_t vector_end = n - n % 8;
   int64_t i = 0;
   for (; i + 8 <= count; i += 8) {
-    const float* block = rows + i * n;
+    const typename Values::E* block = rows + i * n;
     __m256 acc[8];
     UNROLLED for (int r = 0; r < 8; ++r) acc[r] = _mm256_setzero_ps();
     for (int64_t k = 0; k < vector_end; k += 8) {
       const __m256 xv = _mm256_loadu_ps(x + k);
-      UNROLLED for (int r = 0; r < 8; ++r) acc[r] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(block + r * n + k), acc[r]);
+      UNROLLED for (int r = 0; r < 8; ++r) acc[r] = _mm256_fmadd_ps(xv, Values::load(block + r * n + k), acc[r]);
     }
     _mm256_storeu_ps(out + i, lane_sums(acc));
     for (int64_t k = vector_end; k < n; ++k)
-      for (int r = 0; r < 8; ++r) out[i + r] += x[k] * block[r * n + k];
+      for (int r = 0; r < 8; ++r) out[i + r] += x[k] * Values::one(block[r * n + k]);
   }
-  for (; i < count; ++i) out[i] = dot_f32(x, rows + i * n, n);
+  for (; i < count; ++i) out[i] = dot<Values>(x, rows + i * n, n);
 }
 
 // Softmax's exponentials eight at a time; the sum runs in four double lanes.
@@ -109,39 +134,47 @@ CANRUN_AVX2 void gated_silu(const float* gate, const float* up, int64_t n, float
 
 // Eight accumulators of 8 lanes (64 columns) stay in registers while the rows stream past;
 // columns past the last multiple of 64 go 8 at a time, then one at a time.
-template <int Vectors>
-CANRUN_AVX2 void weighted_columns(const float* weights, const float* rows, int64_t count, int64_t n, float* out) {
+template <typename Values, int Vectors>
+CANRUN_AVX2 void weighted_columns(const float* weights, const typename Values::E* rows, int64_t count, int64_t n,
+                                  float* out) {
   __m256 acc[Vectors];
   UNROLLED for (int v = 0; v < Vectors; ++v) acc[v] = _mm256_setzero_ps();
   for (int64_t p = 0; p < count; ++p) {
     const __m256 weight = _mm256_broadcast_ss(weights + p);
     UNROLLED for (int v = 0; v < Vectors; ++v)
-      acc[v] = _mm256_fmadd_ps(weight, _mm256_loadu_ps(rows + p * n + 8 * v), acc[v]);
+      acc[v] = _mm256_fmadd_ps(weight, Values::load(rows + p * n + 8 * v), acc[v]);
   }
   UNROLLED for (int v = 0; v < Vectors; ++v) _mm256_storeu_ps(out + 8 * v, acc[v]);
 }
 
-CANRUN_AVX2 void weighted_sum_f32(const float* weights, const float* rows, int64_t count, int64_t n, float* out) {
+template <typename Values>
+CANRUN_AVX2 void weighted_sum_of(const float* weights, const typename Values::E* rows, int64_t count, int64_t n,
+                                 float* out) {
   int64_t j = 0;
-  for (; j + 64 <= n; j += 64) weighted_columns<8>(weights, rows + j, count, n, out + j);
-  for (; j + 8 <= n; j += 8) weighted_columns<1>(weights, rows + j, count, n, out + j);
+  for (; j + 64 <= n; j += 64) weighted_columns<Values, 8>(weights, rows + j, count, n, out + j);
+  for (; j + 8 <= n; j += 8) weighted_columns<Values, 1>(weights, rows + j, count, n, out + j);
   for (; j < n; ++j) {
     float sum = 0.0f;
-    for (int64_t p = 0; p < count; ++p) sum += weights[p] * rows[p * n + j];
+    for (int64_t p = 0; p < count; ++p) sum += weights[p] * Values::one(rows[p * n + j]);
     out[j] = sum;
   }
 }
 
-CANRUN_AVX2 float dot_bf16(const float* x, const uint16_t* w, int64_t n) {
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32)
-    UNROLLED for (int j = 0; j < 4; ++j)
-      acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * j), load_bf16(w + i + 8 * j), acc[j]);
-  for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), load_bf16(w + i), acc[0]);
-  float sum = horizontal_sum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
-  for (; i < n; ++i) sum += x[i] * bf16_to_f32(w[i]);
-  return sum;
+CANRUN_AVX2 void dot_rows(const float* x, const void* rows, DType dtype, int64_t count, int64_t n, float* out) {
+  switch (dtype) {
+    case DType::kF32: return dot_rows_of<F32Values>(x, static_cast<const float*>(rows), count, n, out);
+    case DType::kBF16: return dot_rows_of<Bf16Values>(x, static_cast<const uint16_t*>(rows), count, n, out);
+    case DType::kF16: return dot_rows_of<F16Values>(x, static_cast<const uint16_t*>(rows), count, n, out);
+  }
+}
+
+CANRUN_AVX2 void weighted_sum(const float* weights, const void* rows, DType dtype, int64_t count, int64_t n,
+                              float* out) {
+  switch (dtype) {
+    case DType::kF32: return weighted_sum_of<F32Values>(weights, static_cast<const float*>(rows), count, n, out);
+    case DType::kBF16: return weighted_sum_of<Bf16Values>(weights, static_cast<const uint16_t*>(rows), count, n, out);
+    case DType::kF16: return weighted_sum_of<F16Values>(weights, static_cast<const uint16_t*>(rows), count, n, out);
+  }
 }
 
 // R rows of x against C rows of w: each loaded vector feeds several FMAs, and the R * C
@@ -205,10 +238,10 @@ const Primitives& avx2_primitives() {
   static const Primitives primitives{widen_bf16,
                                      dot_f32,
                                      dot_bf16,
-                                     dot_rows_f32,
+                                     dot_rows,
                                      exp_shifted,
                                      gated_silu,
-                                     weighted_sum_f32,
+                                     weighted_sum,
                                      tile,
                                      panel<Avx2Vector, float>,
                                      panel<Avx2Vector, uint16_t>,

@@ -3,6 +3,7 @@
 #include "kernels/cpu/primitives.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "kernels/ref/ops.h"
 #include "tensor/dtype.h"
@@ -32,7 +33,17 @@ float dot(const float* x, const W* w, int64_t n) {
   return sum;
 }
 
-void weighted_sum_f32(const float* weights, const float* rows, int64_t count, int64_t n, float* out) {
+// Cached rows of `dtype` as f32: in place for f32, else widened into a per-thread buffer.
+const float* f32_rows(const void* rows, DType dtype, int64_t count) {
+  if (dtype == DType::kF32) return static_cast<const float*>(rows);
+  thread_local std::vector<float> widened_rows;
+  widened_rows.resize(static_cast<size_t>(count));
+  widen_to_f32(dtype, static_cast<const std::byte*>(rows), widened_rows.size(), widened_rows.data());
+  return widened_rows.data();
+}
+
+void weighted_sum(const float* weights, const void* stored, DType dtype, int64_t count, int64_t n, float* out) {
+  const float* rows = f32_rows(stored, dtype, count * n);
   std::fill_n(out, n, 0.0f);
   for (int64_t p = 0; p < count; ++p)
     for (int64_t j = 0; j < n; ++j) out[j] += weights[p] * rows[p * n + j];
@@ -43,7 +54,8 @@ void widen_bf16(const uint16_t* src, int64_t n, float* dst) {
 }
 
 float dot_f32(const float* x, const float* w, int64_t n) { return dot(x, w, n); }
-void dot_rows_f32(const float* x, const float* rows, int64_t count, int64_t n, float* out) {
+void dot_rows(const float* x, const void* stored, DType dtype, int64_t count, int64_t n, float* out) {
+  const float* rows = f32_rows(stored, dtype, count * n);
   for (int64_t i = 0; i < count; ++i) out[i] = dot(x, rows + i * n, n);
 }
 float dot_bf16(const float* x, const uint16_t* w, int64_t n) { return dot(x, w, n); }
@@ -77,8 +89,8 @@ void gated_silu(const float* gate, const float* up, int64_t n, float* y) {
 }  // namespace
 
 const Primitives& portable_primitives() {
-  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, dot_rows_f32, ref::exp_shifted, gated_silu,
-                                     weighted_sum_f32, tile,
+  static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, dot_rows, ref::exp_shifted, gated_silu,
+                                     weighted_sum, tile,
                                      panel<float>, panel<uint16_t>, panels_row<float>, panels_row<uint16_t>};
   return primitives;
 }

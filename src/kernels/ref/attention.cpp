@@ -3,11 +3,23 @@
 #include <vector>
 
 #include "kernels/ref/ops.h"
+#include "tensor/dtype.h"
 
 namespace canrun::ref {
 namespace {
 
 constexpr int64_t kParallelAttentionWork = 1 << 16;  // multiply-adds of q·k
+
+// Value d of a cached row, widened to f32.
+float cached_value(const CachedRows& rows, int64_t position, int64_t d) {
+  const int64_t i = position * rows.dim + d;
+  switch (rows.dtype) {
+    case DType::kF32: return static_cast<const float*>(rows.data)[i];
+    case DType::kBF16: return bf16_to_f32(static_cast<const uint16_t*>(rows.data)[i]);
+    case DType::kF16: return f16_to_f32(static_cast<const uint16_t*>(rows.data)[i]);
+  }
+  return 0;
+}
 
 }  // namespace
 
@@ -21,29 +33,29 @@ void normalize_scores(float* scores, int64_t count, float cap, const float* sink
   for (int64_t p = 0; p < count; ++p) scores[p] *= inv;
 }
 
-void attend(const float* q, const float* keys, int64_t key_dim, const float* values, int64_t value_dim,
-            int64_t first, int64_t last, float scale, float cap, const float* sink, float* scratch, float* out) {
+void attend(const float* q, const CachedRows& keys, const CachedRows& values, int64_t first, int64_t last,
+            float scale, float cap, const float* sink, float* scratch, float* out) {
   const int64_t count = last - first + 1;
   for (int64_t p = 0; p < count; ++p) {
-    const float* k = keys + (first + p) * key_dim;
     double dot = 0.0;
-    for (int64_t d = 0; d < key_dim; ++d) dot += static_cast<double>(q[d]) * k[d];
+    for (int64_t d = 0; d < keys.dim; ++d) dot += static_cast<double>(q[d]) * cached_value(keys, first + p, d);
     scratch[p] = static_cast<float>(dot) * scale;
   }
   normalize_scores(scratch, count, cap, sink);
-  for (int64_t d = 0; d < value_dim; ++d) {
+  for (int64_t d = 0; d < values.dim; ++d) {
     double acc = 0.0;
-    for (int64_t p = 0; p < count; ++p) acc += static_cast<double>(scratch[p]) * values[(first + p) * value_dim + d];
+    for (int64_t p = 0; p < count; ++p) acc += static_cast<double>(scratch[p]) * cached_value(values, first + p, d);
     out[d] = static_cast<float>(acc);
   }
 }
 
 void attention_with(const AttentionArgs& a, HeadAttend attend) {
   const int64_t group = a.heads / a.kv_heads;
-  const int64_t q_width = a.heads * a.key_dim, out_width = a.heads * a.value_dim;
+  const int64_t key_dim = a.keys.dim, value_dim = a.values.dim;
+  const int64_t q_width = a.heads * key_dim, out_width = a.heads * value_dim;
   // Later queries see more positions, hence dynamic scheduling. A short decode step stays on
   // one thread: a parallel region's barrier would cost more than it saves.
-  const int64_t work = a.tokens * a.heads * (a.start + a.tokens) * a.key_dim;
+  const int64_t work = a.tokens * a.heads * (a.start + a.tokens) * key_dim;
 #pragma omp parallel if (work > kParallelAttentionWork)
   {
     std::vector<float> scores(a.start + a.tokens);
@@ -54,10 +66,11 @@ void attention_with(const AttentionArgs& a, HeadAttend attend) {
         const int64_t first = a.window > 0 ? std::max<int64_t>(0, position - a.window + 1) : 0;
         // The kv head's query heads on one thread, which reads its cached keys and values from
         // memory once and then from its cache.
+        const CachedRows keys = a.keys.advanced(kv_head * a.key_stride);
+        const CachedRows values = a.values.advanced(kv_head * a.value_stride);
         for (int64_t h = kv_head * group; h < (kv_head + 1) * group; ++h)
-          attend(a.q + t * q_width + h * a.key_dim, a.keys + kv_head * a.key_stride, a.key_dim,
-                 a.values + kv_head * a.value_stride, a.value_dim, first, position, a.scale, a.softcap,
-                 a.sinks == nullptr ? nullptr : a.sinks + h, scores.data(), a.out + t * out_width + h * a.value_dim);
+          attend(a.q + t * q_width + h * key_dim, keys, values, first, position, a.scale, a.softcap,
+                 a.sinks == nullptr ? nullptr : a.sinks + h, scores.data(), a.out + t * out_width + h * value_dim);
       }
     }
   }

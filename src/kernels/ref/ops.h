@@ -46,20 +46,19 @@ using ExpShifted = double (*)(float* x, int64_t n, float shift, double sum);
 void normalize_scores(float* scores, int64_t count, float cap, const float* sink, ExpShifted exp = exp_shifted);
 
 // One query head's attention, the contract of ref::attend below (the cpu backend has its own).
-using HeadAttend = void (*)(const float* q, const float* keys, int64_t key_dim, const float* values,
-                            int64_t value_dim, int64_t first, int64_t last, float scale, float softcap,
-                            const float* sink, float* scratch, float* out);
+using HeadAttend = void (*)(const float* q, const CachedRows& keys, const CachedRows& values, int64_t first,
+                            int64_t last, float scale, float softcap, const float* sink, float* scratch, float* out);
 // Every (query, head) of `args` through `attend`: each pair computed alone, so results do not
 // depend on the thread count; a kv head's query heads run on one thread.
 void attention_with(const AttentionArgs& args, HeadAttend attend);
 void attention(const AttentionArgs& args);
 
-// One query head of key_dim against keys [positions, key_dim] and values [positions,
-// value_dim]; attends to positions [first, last] inclusive; writes value_dim outputs.
-// `softcap` (0: none) caps each score before the softmax; `sink` (null: none) is one more
-// logit in the softmax whose probability is then dropped (gpt-oss's attention sinks).
-void attend(const float* q, const float* keys, int64_t key_dim, const float* values, int64_t value_dim,
-            int64_t first, int64_t last, float scale, float softcap, const float* sink, float* scratch, float* out);
+// One query head of keys.dim against cached keys and values; attends to positions [first,
+// last] inclusive; writes values.dim outputs. `softcap` (0: none) caps each score before the
+// softmax; `sink` (null: none) is one more logit in the softmax whose probability is then
+// dropped (gpt-oss's attention sinks).
+void attend(const float* q, const CachedRows& keys, const CachedRows& values, int64_t first, int64_t last,
+            float scale, float softcap, const float* sink, float* scratch, float* out);
 
 // y[i] = (clamp(up[i], -limit, limit) + 1) * g * sigmoid(alpha * g), g = min(gate[i], limit):
 // gpt-oss's clamped SwiGLU.
