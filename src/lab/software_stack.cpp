@@ -9,6 +9,7 @@
 
 #include "compile/compiler.h"
 #include "kernels/cpu/onednn_product.h"
+#include "lab/source_commit.h"
 #include "parallel/communicator.h"
 #include "util/version.h"
 
