@@ -1,6 +1,7 @@
 #include "tensor/dtype.h"
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 
 namespace canrun {
@@ -55,8 +56,18 @@ uint16_t f32_to_bf16(float value) {
 }
 
 uint16_t f32_to_f16(float value) {
-  // GCC's _Float16 conversion rounds to nearest even (F16C's vcvtps2ph where enabled).
-  return std::bit_cast<uint16_t>(static_cast<_Float16>(value));
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return sign | 0x7e00;   // NaN, quiet
+  if (magnitude >= 0x477ff000u) return sign | 0x7c00;  // 65520 and up (the tie above 65504 included): infinity
+  if (magnitude >= 0x38800000u) {                      // 2^-14 and up: normal
+    uint32_t rebiased = magnitude - 0x38000000u;       // exponent bias 127 -> 15
+    rebiased += 0xfff + ((rebiased >> 13) & 1);        // round 23 mantissa bits to 10, to nearest even
+    return sign | static_cast<uint16_t>(rebiased >> 13);
+  }
+  // Subnormal: the count of 2^-24 steps, rounded to nearest even (1024 is the smallest normal).
+  return sign | static_cast<uint16_t>(std::nearbyint(std::bit_cast<float>(magnitude) * 0x1p24f));
 }
 
 void widen_to_f32(DType dtype, const std::byte* src, size_t count, float* dst) {
