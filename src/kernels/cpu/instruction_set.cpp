@@ -1,5 +1,7 @@
 #include "kernels/cpu/instruction_set.h"
 
+#include <cpuid.h>
+
 #include <cstdlib>
 
 #include "util/error.h"
@@ -21,10 +23,16 @@ std::vector<std::string_view> required_flags(InstructionSet set) {
   return {};
 }
 
+// CPUID leaf 1, ECX bit 29 (clang 14's __builtin_cpu_supports has no "f16c").
+bool has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+
 bool has_flag(std::string_view flag) {
   if (flag == "avx2") return __builtin_cpu_supports("avx2");
   if (flag == "fma") return __builtin_cpu_supports("fma");
-  if (flag == "f16c") return __builtin_cpu_supports("f16c");
+  if (flag == "f16c") return has_f16c();
   if (flag == "avx512f") return __builtin_cpu_supports("avx512f");
   if (flag == "avx512bw") return __builtin_cpu_supports("avx512bw");
   if (flag == "avx512vl") return __builtin_cpu_supports("avx512vl");
