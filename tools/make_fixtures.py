@@ -17,6 +17,7 @@ Run with the tools venv (tools/requirements-tools.txt):
     python tools/make_fixtures.py --only qwen2 --only mistral_sliding
 """
 import argparse
+import contextlib
 import copy
 import json
 import shutil
@@ -39,6 +40,9 @@ MAX_NEW_TOKENS = 32
 # Reordered float32 sums move these logits (magnitude ~10) by ~1e-5; a 5e-3 gap leaves a wide
 # margin before a different but correct implementation could pick another token.
 MIN_TOP2_GAP = 5e-3
+# A sparse attention indexer keeps each query's top-k keys by its scores (magnitude ~1); a gap
+# this wide between the k-th and the next keeps reordered sums from changing the choice.
+MIN_INDEX_GAP = 1e-4
 # Random weights of this spread give peaked, input-dependent next-token distributions; the
 # default init (std 0.02, norms at 1, biases at 0) gives nearly flat logits and near ties.
 WEIGHT_STD = 0.3
@@ -117,6 +121,20 @@ GPT_OSS = dict(TINY, model_type="gpt_oss", intermediate_size=32, num_local_exper
 DEEPSEEK_V2 = dict(TINY, model_type="deepseek_v2", num_hidden_layers=3, num_key_value_heads=4, rms_norm_eps=1e-6,
                    kv_lora_rank=24, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
                    n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=32, first_k_dense_replace=1)
+# DeepSeek-V3's router: 8 experts in 4 groups, the best 2 groups by their two best biased
+# scores, top-3 of those; shared expert; layer 0 dense.
+DEEPSEEK_V3 = dict(DEEPSEEK_V2, model_type="deepseek_v3", n_routed_experts=8, num_experts_per_tok=3,
+                   n_group=4, topk_group=2, n_shared_experts=1, routed_scaling_factor=2.5)
+del DEEPSEEK_V3["head_dim"]  # the config class sets it to qk_rope_head_dim
+GLM4_MOE_LITE = dict(DEEPSEEK_V3, model_type="glm4_moe_lite", rms_norm_eps=1e-5, routed_scaling_factor=1.8)
+del GLM4_MOE_LITE["first_k_dense_replace"]
+MINIMAX_M2 = dict(TINY, model_type="minimax_m2", intermediate_size=32, num_local_experts=8, num_experts_per_tok=2,
+                  rms_norm_eps=1e-6, rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                      "partial_rotary_factor": 0.5})
+LFM2 = dict(TINY, model_type="lfm2", num_hidden_layers=4, norm_eps=1e-5, conv_L_cache=3, block_multiple_of=16,
+            layer_types=["conv", "full_attention", "conv", "full_attention"],
+            rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
+del LFM2["head_dim"]  # hidden_size / num_attention_heads, as Lfm2Attention reads it
 COHERE = dict(TINY, model_type="cohere", layer_norm_eps=1e-5, logit_scale=0.5, rope_parameters=DEFAULT_ROPE)
 
 
@@ -259,6 +277,42 @@ FIXTURES = [
                  topk_method="group_limited_greedy", n_group=4, topk_group=2, norm_topk_prob=True,
                  rope_parameters=DEFAULT_ROPE),
             "gpt2", seed=3325),
+    Fixture("deepseek_v3",
+            "DeepSeek-V3: latent attention with q_lora_rank 32, rope in interleaved pairs, layer 0 dense, "
+            "8 experts scored by sigmoid + e_score_correction_bias, top-3 among the best 2 of 4 groups "
+            "(noaux_tc), renormalised and scaled by 2.5, 1 shared expert",
+            dict(DEEPSEEK_V3, q_lora_rank=32, norm_topk_prob=True, rope_parameters=DEFAULT_ROPE),
+            "llama3", seed=3401),
+    Fixture("deepseek_v3_halves",
+            "DeepSeek-V3 with rope_interleave false (rope part rotated in halves), q_proj (q_lora_rank "
+            "null), attention biases, yarn (factor 4, mscale_all_dim 0.7; Hub config form), one group, "
+            "top-k weights not renormalised",
+            dict(DEEPSEEK_V3, q_lora_rank=None, rope_interleave=False, attention_bias=True, n_group=1, topk_group=1,
+                 norm_topk_prob=False,
+                 rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
+                                  "original_max_position_embeddings": 32, "mscale": 0.9, "mscale_all_dim": 0.7}),
+            "gpt2", seed=3402, hub_config={"rope": True}),
+    Fixture("deepseek_v32",
+            "DeepSeek-V3.2: deepseek_v3 with the DSA indexer (16 heads of 16, rope on the first 8 in "
+            "halves, LayerNorm'd keys) keeping each query's best 6 keys: prompts and generation go past 6",
+            dict(DEEPSEEK_V3, model_type="deepseek_v32", q_lora_rank=32, norm_topk_prob=True, index_topk=6,
+                 index_n_heads=16, index_head_dim=16, rope_parameters=DEFAULT_ROPE),
+            "llama3", seed=3404),
+    Fixture("glm4_moe_lite",
+            "GLM-4.7-Flash (glm4_moe_lite): deepseek_v3's attention and router, mlp_layer_types "
+            "[dense, sparse, sparse] by default, first_k_dense_replace absent",
+            dict(GLM4_MOE_LITE, q_lora_rank=32, norm_topk_prob=True, rope_parameters=DEFAULT_ROPE),
+            "sentencepiece", seed=3403),
+    Fixture("minimax_m2",
+            "MiniMax-M2: q/k RMSNorm over all heads, rotary on 8 of 16 dims given as the published "
+            "top-level rotary_dim, 8 experts (Mixtral layout) chosen by sigmoid + e_score_correction_bias, "
+            "top-2 renormalised, on every layer",
+            MINIMAX_M2, "gpt2", seed=3405, hub_config={"rotary_dim": True}),
+    Fixture("lfm2",
+            "LFM2: short gated convolution layers (3 taps, depthwise, causal: the state carries 2 "
+            "positions) at 0 and 2, attention with per-head q/k RMSNorm at 1 and 3, SwiGLU of "
+            "2/3 x 128 rounded up to 16 = 96, final embedding_norm, tied",
+            LFM2, "llama3", seed=3407),
     Fixture("llama_yarn", "Llama with yarn rope scaling (factor 4, original 32; attention factor on cos/sin)",
             dict(LLAMA, rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
                                          "original_max_position_embeddings": 32}),
@@ -288,6 +342,10 @@ def randomize_(model, seed):
             else:
                 value = WEIGHT_STD * torch.randn(p.shape, generator=gen)
             p.copy_(value)
+        for name, b in model.named_buffers():
+            # The noaux_tc routers' score bias is a buffer the checkpoint stores.
+            if name.endswith("e_score_correction_bias"):
+                b.copy_(BIAS_STD * torch.randn(b.shape, generator=gen))
 
 
 FP4_VALUES = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
@@ -378,12 +436,18 @@ def write_hub_config(folder, hub):
         rope = config.pop("rope_parameters")
         config["rope_theta"] = rope.pop("rope_theta")
         config["rope_scaling"] = None if rope["rope_type"] == "default" else rope
+    if hub.get("rotary_dim"):
+        rope = config["rope_parameters"]
+        config["rotary_dim"] = int(config["head_dim"] * rope.pop("partial_rotary_factor"))
     if hub.get("drop_layer_types"):
         del config["layer_types"]
     if "sliding_window" in hub:
         config["sliding_window"] = hub["sliding_window"]
     write_json(path, dict(sorted(config.items())))
-    assert loaded_config(folder) == before, f"{folder.name}: Hub-form config loads differently"
+    after = loaded_config(folder)
+    if hub.get("rotary_dim"):
+        after.pop("rotary_dim")  # kept as an attribute beside the partial_rotary_factor it becomes
+    assert after == before, f"{folder.name}: Hub-form config loads differently"
 
 
 def make_fixture(fx, folder, eos_ids):
@@ -461,6 +525,42 @@ def float32_list(values):
     return [float(str(v)) for v in values.numpy().astype(np.float32)]
 
 
+@contextlib.contextmanager
+def index_gaps(model):
+    """Records, in the list it yields, the gap between the k-th and the (k+1)-th score of every
+    choice a sparse attention indexer makes (its scores' topk) while the block runs."""
+    gaps = []
+    indexers = [m for m in model.modules() if type(m).__name__.endswith("Indexer")]
+    topk = torch.Tensor.topk
+
+    def recording_topk(values, k, *args, **kwargs):
+        # Only rows with more than k keys it may see choose (the mask puts the others near -inf).
+        rows = values.reshape(-1, values.shape[-1])
+        rows = rows[(rows > -1e30).sum(-1) > k]
+        if len(rows):
+            top = topk(rows, k + 1, dim=-1).values
+            gaps.append(float((top[:, k - 1] - top[:, k]).min()))
+        return topk(values, k, *args, **kwargs)
+
+    def wrap(forward):
+        def indexer_forward(*args, **kwargs):
+            torch.Tensor.topk = recording_topk
+            try:
+                return forward(*args, **kwargs)
+            finally:
+                torch.Tensor.topk = topk
+        return indexer_forward
+
+    originals = [(m, m.forward) for m in indexers]
+    for m, forward in originals:
+        m.forward = wrap(forward)
+    try:
+        yield gaps
+    finally:
+        for m, forward in originals:
+            m.forward = forward
+
+
 def compute_golden(fx, folder, cases):
     eager = load(folder, "eager")
     try:
@@ -472,7 +572,11 @@ def compute_golden(fx, folder, cases):
     golden_cases = []
     with torch.no_grad():
         for text, ids in cases:
-            new_ids, logits = greedy(eager, ids)
+            with index_gaps(eager) as gaps:
+                new_ids, logits = greedy(eager, ids)
+            if gaps and min(gaps) < MIN_INDEX_GAP:
+                raise RuntimeError(f"{fx.name} {text!r}: indexer top-k gap {min(gaps):.2e} < {MIN_INDEX_GAP}; "
+                                   "change its seed")
             sdpa_ids, sdpa_logits = greedy(sdpa, ids)
             assert sdpa_ids == new_ids, f"{fx.name} {text!r}: sdpa {sdpa_ids} != eager {new_ids}"
             assert torch.allclose(sdpa_logits[0], logits[0], rtol=0, atol=1e-4), fx.name
@@ -586,6 +690,19 @@ def write_readme():
         "  complex pairs (x[2i], x[2i+1]); q_a_layernorm and kv_a_layernorm use eps 1e-6 whatever",
         "  rms_norm_eps is; the softmax scale is qk_head_dim^-0.5 times yarn_get_mscale(factor,",
         "  mscale_all_dim)^2.",
+        "- deepseek_v3 and glm4_moe_lite (noaux_tc, whatever topk_method and scoring_func say): the",
+        "  router's sigmoid scores plus e_score_correction_bias rank the groups (sum of each group's",
+        "  two best) and then the experts; the chosen experts weigh by their unbiased scores,",
+        "  divided by their sum + 1e-20 when norm_topk_prob, times routed_scaling_factor. With",
+        "  rope_interleave the rope part's pairs (x[2i], x[2i+1]) rotate and their halves are",
+        "  written apart (the same permutation for q and k, so the scores are those of v2's pairs).",
+        "  glm4_moe_lite takes its dense/sparse layers from mlp_layer_types (default: layer 0",
+        "  dense) and ignores first_k_dense_replace.",
+        "- deepseek_v32: each layer's indexer scores the keys a query sees by",
+        "  sum_h w_h heads^-0.5 relu(q_h . k dim^-0.5) (queries from the normalised q latent, keys",
+        "  LayerNorm'd, rope in halves on their first qk_rope_head_dim dims) and the query attends",
+        "  only to the index_topk best (all while it sees no more); generation keeps every choice's",
+        "  k-th/(k+1)-th score gap above MIN_INDEX_GAP.",
         "",
         "| fixture | exercises |",
         "|---|---|",

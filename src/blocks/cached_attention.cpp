@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "blocks/attention_indexer.h"
 #include "program/program_builder.h"
 #include "program/step_context.h"
 
@@ -53,6 +54,11 @@ void AttentionStep::run(StepContext& c) const {
   args.scale = shape_.scale;
   args.softcap = shape_.softcap;
   args.sinks = sinks_.empty() ? nullptr : sinks_.data();
+  if (keep_slot_ >= 0) {
+    const IndexerState& indexer = c.state().get<IndexerState>(keep_slot_);
+    args.keep = indexer.keep();
+    args.keep_stride = indexer.capacity();
+  }
   c.kernels().attention(args);
 }
 

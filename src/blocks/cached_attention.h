@@ -51,11 +51,12 @@ struct AttentionShape {
 };
 
 // inputs {q [tokens, heads * key_dim]}, outputs {context [tokens, heads * value_dim]}: every query
-// attends to the cached positions up to its own (the cache already holds this run's keys).
+// attends to the cached positions up to its own (the cache already holds this run's keys), or
+// only to those an indexer kept (`keep_slot`, an IndexerState's; -1: none).
 class AttentionStep : public Step {
  public:
-  AttentionStep(Info info, int slot, AttentionShape shape, const FloatBuffer& sinks)
-      : Step(std::move(info)), slot_(slot), shape_(shape), sinks_(sinks) {}
+  AttentionStep(Info info, int slot, AttentionShape shape, const FloatBuffer& sinks, int keep_slot = -1)
+      : Step(std::move(info)), slot_(slot), shape_(shape), sinks_(sinks), keep_slot_(keep_slot) {}
   std::string_view kind() const override { return "attention"; }
   void run(StepContext& context) const override;
   StepCost cost(const Program& program, const RunShape& shape) const override;
@@ -64,6 +65,7 @@ class AttentionStep : public Step {
   int slot_;
   AttentionShape shape_;
   const FloatBuffer& sinks_;  // [heads] or empty
+  int keep_slot_;
 };
 
 }  // namespace canrun

@@ -5,6 +5,7 @@
 // this rank's heads only: its output is this rank's partial sum of the output projection.
 #include <cmath>
 
+#include "blocks/attention_indexer.h"
 #include "blocks/block_kind.h"
 #include "blocks/cached_attention.h"
 #include "blocks/steps.h"
@@ -15,12 +16,14 @@ namespace {
 
 // inputs {q, kv_a, kv (expanded), rope table}, outputs {q}: rotates each head's rope part of q
 // and the shared rope key part of kv_a, and writes per-head keys [k_nope; k_rope] and values into
-// the cache. transformers rotates the rope parts as complex numbers (x[2i] + i x[2i+1]) times
-// e^(i angle): interleaved pairs, no permutation.
+// the cache. transformers rotates the rope parts in interleaved pairs (x[2i], x[2i+1]) (deepseek_v3
+// writes each rotated pair's halves apart, a permutation shared by q and k that leaves their
+// dot products as they are), or in halves where the config's rope_interleave is false.
 class LatentCacheWriteStep : public Step {
  public:
-  LatentCacheWriteStep(Info info, int slot, int64_t heads, const LatentAttentionSpec& mla, int64_t qk_dim)
-      : Step(std::move(info)), slot_(slot), heads_(heads), mla_(mla), qk_dim_(qk_dim) {}
+  LatentCacheWriteStep(Info info, int slot, int64_t heads, const LatentAttentionSpec& mla, int64_t qk_dim,
+                       bool pairs)
+      : Step(std::move(info)), slot_(slot), heads_(heads), mla_(mla), qk_dim_(qk_dim), pairs_(pairs) {}
   std::string_view kind() const override { return "latent_cache_write"; }
 
   void run(StepContext& c) const override {
@@ -35,9 +38,10 @@ class LatentCacheWriteStep : public Step {
     for (int64_t t = 0; t < c.count(); ++t) {
       const float* cos = table + t * rotary_dim;
       const float* sin = cos + rotary_dim / 2;
-      c.kernels().rotary_pairs(q + t * q_width + mla_.nope_dim, heads_, qk_dim_, rope, cos, sin);
+      const auto rotate = pairs_ ? c.kernels().rotary_pairs : c.kernels().rotary_halves;
+      rotate(q + t * q_width + mla_.nope_dim, heads_, qk_dim_, rope, cos, sin);
       float* k_rope = kv_a + t * kv_a_width + mla_.kv_lora_rank;
-      c.kernels().rotary_pairs(k_rope, 1, rope, rope, cos, sin);
+      rotate(k_rope, 1, rope, rope, cos, sin);
       const int64_t position = c.start() + t;
       for (int64_t h = 0; h < heads_; ++h) {
         const float* head = kv + (t * heads_ + h) * expanded;
@@ -53,6 +57,7 @@ class LatentCacheWriteStep : public Step {
   int64_t heads_;
   const LatentAttentionSpec& mla_;
   int64_t qk_dim_;
+  bool pairs_;
 };
 
 class LatentAttention : public Block {
@@ -83,6 +88,13 @@ class LatentAttention : public Block {
                           rows_of(head_range(mine, expanded), mla.kv_lora_rank));
     o_ = v.matrix_part(p + n.o, hidden, heads * mla.value_dim, cols_of(hidden, head_range(mine, mla.value_dim)));
     o_bias_ = bias_if(v, spec.o_bias && place_.shard.rank == 0, p + n.o, hidden);
+    if (mla.index_topk > 0) {  // every rank keeps the whole indexer and makes the same choice
+      const std::string ip = p + n.indexer + ".";
+      index_q_ = v.matrix(ip + "wq_b", mla.index_heads * mla.index_head_dim, mla.q_lora_rank);
+      index_k_ = v.matrix(ip + "wk", mla.index_head_dim, hidden);
+      index_k_norm_ = visit_norm(v, kIndexerKeyNorm, ip + "k_norm", mla.index_head_dim);
+      index_weights_ = v.plain_matrix(ip + "weights_proj.weight", mla.index_heads, hidden);
+    }
   }
 
   void emit(ProgramBuilder& program, const BlockIo& io) override {
@@ -99,11 +111,13 @@ class LatentAttention : public Block {
     const int64_t qk_dim = spec.head_dim, q_width = heads * qk_dim;
     const int64_t rank = mla.kv_lora_rank, expanded = mla.nope_dim + mla.value_dim;
     const ValueId q = program.value(s + "q", q_width);
+    int keep_slot = -1;
     if (mla.q_lora_rank > 0) {
       const ValueId q_latent = program.value(s + "q_latent", mla.q_lora_rank);
       add_linear(program, s + "q_a_proj", io.in, q_latent, q_a_, q_a_bias_, hidden, {module + n.q_a});
       program.add<NormStep>(Step::Info{s + "q_a_norm", {q_latent}, {q_latent}, {module + n.q_a_norm}}, q_a_norm_,
                             mla.latent_norm, mla.q_lora_rank);
+      if (mla.index_topk > 0) keep_slot = emit_indexer(program, io, q_latent);
       add_linear(program, s + "q_b_proj", q_latent, q, q_b_, no_bias_, mla.q_lora_rank, {module + n.q_b});
     } else {
       add_linear(program, s + "q_proj", io.in, q, q_, no_bias_, hidden, {module + n.q});
@@ -119,7 +133,7 @@ class LatentAttention : public Block {
     add_linear(program, s + "kv_b_proj", latent, kv, kv_b_, no_bias_, rank, {module + n.kv_b});
     const int slot = declare_kv_cache(program, s + "kv_cache", heads, qk_dim, mla.value_dim);
     program.add<LatentCacheWriteStep>(Step::Info{s + "latent_cache_write", {q, kv_a, kv, io.rope}, {q, kv_a}}, slot,
-                                      heads, mla, qk_dim);
+                                      heads, mla, qk_dim, spec.rope_interleaved);
     AttentionShape shape;
     shape.heads = shape.kv_heads = heads;
     shape.key_dim = qk_dim;
@@ -127,15 +141,36 @@ class LatentAttention : public Block {
     shape.scale = spec.attention_scale > 0 ? spec.attention_scale : 1.0f / std::sqrt(static_cast<float>(qk_dim));
     const ValueId context = program.value(s + "context", heads * mla.value_dim);
     program.add<AttentionStep>(Step::Info{s + "attention", {q}, {context}, {module + n.o, true}}, slot, shape,
-                               no_bias_);
+                               no_bias_, keep_slot);
     add_linear(program, s + "o_proj", context, io.out, o_, o_bias_, heads * mla.value_dim, {module + n.o});
   }
 
  private:
+  // The indexer's queries (from the normalised q latent), keys and per-head weights (from the
+  // block's input), and the step that chooses; returns the slot of the state holding the choice.
+  int emit_indexer(ProgramBuilder& program, const BlockIo& io, ValueId q_latent) {
+    const LatentAttentionSpec& mla = place_.spec.mla;
+    const std::string s = place_.steps + "indexer.", module = place_.tensors + place_.spec.names.indexer + ".";
+    const int64_t heads = mla.index_heads, dim = mla.index_head_dim, hidden = place_.spec.hidden_size;
+    const ValueId q = program.value(s + "q", heads * dim), k = program.value(s + "k", dim);
+    const ValueId weights = program.value(s + "weights", heads);
+    add_linear(program, s + "wq_b", q_latent, q, index_q_, no_bias_, mla.q_lora_rank, {module + "wq_b"});
+    add_linear(program, s + "wk", io.in, k, index_k_, no_bias_, hidden, {module + "wk"});
+    program.add<NormStep>(Step::Info{s + "k_norm", {k}, {k}, {module + "k_norm"}}, index_k_norm_, kIndexerKeyNorm, dim);
+    add_linear(program, s + "weights_proj", io.in, weights, index_weights_, no_bias_, hidden, {module + "weights_proj"});
+    const int slot = declare_indexer(program, place_.steps + "indexer_cache", dim);
+    program.add<IndexerStep>(Step::Info{s + "choose", {q, k, weights, io.rope}, {}}, slot, heads, dim, mla.rope_dim,
+                             mla.index_topk);
+    return slot;
+  }
+
+  // transformers' nn.LayerNorm(index_head_dim, eps=1e-6), with its bias.
+  static constexpr NormSpec kIndexerKeyNorm{NormKind::kLayerNorm, true, false, 1e-6f};
+
   BlockPlace place_;
-  WeightMatrix q_a_, q_b_, q_, kv_a_, kv_b_, o_;
+  WeightMatrix q_a_, q_b_, q_, kv_a_, kv_b_, o_, index_q_, index_k_, index_weights_;
   FloatBuffer q_a_bias_, kv_a_bias_, o_bias_, no_bias_;
-  NormWeights q_a_norm_, kv_a_norm_;
+  NormWeights q_a_norm_, kv_a_norm_, index_k_norm_;
 };
 
 const BlockKindRegistration registration("latent_attention", [](const BlockPlace& place) {

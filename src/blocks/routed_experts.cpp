@@ -1,11 +1,13 @@
-// The routed-experts block kind: a router's softmax (optionally limited to the best groups),
-// top-k, optionally renormalised and scaled, then the weighted sum of those experts' gated MLPs,
+// The routed-experts block kind: a router's softmax (optionally limited to the best groups) or
+// deepseek_v3's biased sigmoid choice, top-k, optionally renormalised and scaled, then the
+// weighted sum of those experts' gated MLPs,
 // plus an always-on shared expert (optionally scaled by sigmoid of a one-output gate). gpt-oss:
 // router bias, softmax over the k chosen logits, 3-D experts (optionally MXFP4) with biases and
 // the clamped SwiGLU. Sharded, a rank computes only its own experts for the tokens routed to
 // them and its columns of the shared expert: its output is this rank's partial sum.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "blocks/block_kind.h"
 #include "blocks/steps.h"
@@ -41,12 +43,33 @@ void keep_top_groups(const MoeSpec& moe, float* probs) {
     if (std::find(kept.begin(), kept.end(), g) == kept.end()) std::fill_n(probs + g * size, size, 0.0f);
 }
 
+// deepseek_v3's noaux_tc choice over the biased scores `choice`: the top_k_groups groups with
+// the largest sum of their two best scores stay eligible (the others' set to -inf), then the
+// top-k experts.
+std::vector<int32_t> choose_biased(const MoeSpec& moe, std::vector<float>& choice) {
+  if (moe.groups > 0) {
+    const int64_t size = moe.num_experts / moe.groups;
+    std::vector<float> group_score(static_cast<size_t>(moe.groups));
+    for (int64_t g = 0; g < moe.groups; ++g) {
+      const std::vector<int32_t> best = top_k_indices({choice.data() + g * size, static_cast<size_t>(size)},
+                                                      std::min<int64_t>(2, size));
+      for (int32_t i : best) group_score[g] += choice[g * size + i];
+    }
+    const std::vector<int32_t> kept = top_k_indices(group_score, moe.top_k_groups);
+    for (int64_t g = 0; g < moe.groups; ++g)
+      if (std::find(kept.begin(), kept.end(), g) == kept.end())
+        std::fill_n(choice.data() + g * size, size, -std::numeric_limits<float>::infinity());
+  }
+  return top_k_indices(choice, moe.top_k);
+}
+
 // inputs {x, router logits [tokens, experts]}, outputs {out}: each token's chosen experts, added
 // in ascending expert order as transformers does.
 class ExpertsStep : public Step {
  public:
-  ExpertsStep(Info info, const MoeSpec& moe, Activation act, IndexRange mine, const std::vector<ExpertWeights>& experts)
-      : Step(std::move(info)), moe_(moe), act_(act), mine_(mine), experts_(experts) {}
+  ExpertsStep(Info info, const MoeSpec& moe, Activation act, IndexRange mine, const std::vector<ExpertWeights>& experts,
+              const FloatBuffer& score_bias)
+      : Step(std::move(info)), moe_(moe), act_(act), mine_(mine), experts_(experts), score_bias_(score_bias) {}
   std::string_view kind() const override { return "experts"; }
 
   void run(StepContext& c) const override {
@@ -55,11 +78,21 @@ class ExpertsStep : public Step {
     const float* x = c.value(x_id);
     float* router = c.value(inputs()[1]);
     float* out = c.value(outputs()[0]);
-    std::vector<float> expert_out(hidden), weight(static_cast<size_t>(moe_.top_k));
+    std::vector<float> expert_out(hidden), weight(static_cast<size_t>(moe_.top_k)), choice;
     std::vector<int32_t> chosen;
     for (int64_t t = 0; t < c.count(); ++t) {
       float* probs = router + t * moe_.num_experts;
-      if (moe_.softmax_after_top_k) {
+      if (moe_.sigmoid_scores) {
+        choice.resize(static_cast<size_t>(moe_.num_experts));
+        for (int64_t e = 0; e < moe_.num_experts; ++e) {
+          probs[e] = 1.0f / (1.0f + std::exp(-probs[e]));
+          choice[e] = probs[e] + score_bias_.data()[e];
+        }
+        chosen = choose_biased(moe_, choice);
+        float sum = 0.0f;
+        for (int64_t j = 0; j < moe_.top_k; ++j) sum += (weight[j] = probs[chosen[j]]);
+        for (float& w : weight) w = (moe_.normalize_top_k ? w / (sum + 1e-20f) : w) * moe_.routed_scale;
+      } else if (moe_.softmax_after_top_k) {
         // gpt-oss: top-k of the logits, then the softmax over those k.
         chosen = top_k_indices({probs, static_cast<size_t>(moe_.num_experts)}, moe_.top_k);
         for (int64_t j = 0; j < moe_.top_k; ++j) weight[j] = probs[chosen[j]];
@@ -115,6 +148,7 @@ class ExpertsStep : public Step {
   Activation act_;
   IndexRange mine_;
   const std::vector<ExpertWeights>& experts_;
+  const FloatBuffer& score_bias_;  // sigmoid_scores: e_score_correction_bias
 };
 
 // inputs {x, shared expert output}, outputs {out}: out += sigmoid(gate . x) * shared per token
@@ -154,6 +188,8 @@ class RoutedExperts : public Block {
     const int64_t hidden = spec.hidden_size;
     router_ = v.plain_matrix(p + n.router + ".weight", moe.num_experts, hidden);
     if (moe.router_bias) router_bias_ = v.vector(p + n.router + ".bias", moe.num_experts, TensorRole::kBias);
+    if (moe.sigmoid_scores)
+      score_bias_ = v.vector(p + n.score_bias, moe.num_experts, TensorRole::kBias);
     if (moe.fused_3d_experts) return visit_fused_experts(v, p + n.experts + ".");
     for (int64_t e = place_.layout.experts.first; e < place_.layout.experts.end(); ++e) {
       const std::string ep = p + n.experts + "." + std::to_string(e) + ".";
@@ -192,7 +228,7 @@ class RoutedExperts : public Block {
     }
     const bool shared = moe.shared_ffn > 0 && place_.layout.shared_ffn.count > 0;
     program.add<ExpertsStep>(Step::Info{s + "experts", {io.in, router}, {io.out}, {shared ? "" : moe_module}}, moe,
-                             spec.activation, place_.layout.experts, experts_);
+                             spec.activation, place_.layout.experts, experts_, score_bias_);
     if (!shared) return;
     const int64_t ffn = place_.layout.shared_ffn.count;
     const std::string sp = s + "shared_expert.";
@@ -258,7 +294,7 @@ class RoutedExperts : public Block {
 
   BlockPlace place_;
   WeightMatrix router_, shared_gate_;
-  FloatBuffer router_bias_;
+  FloatBuffer router_bias_, score_bias_;
   std::vector<ExpertWeights> experts_;
   ExpertWeights shared_;
 };

@@ -44,6 +44,10 @@ struct AttentionArgs {
   float scale = 1;
   float softcap = 0;              // 0: none; else scores = cap * tanh(scores / cap)
   const float* sinks = nullptr;   // [heads]: one more logit per head in each softmax (gpt-oss); null: none
+  // Sparse attention (deepseek_v32's indexer): token t attends only to the positions p with
+  // keep[t * keep_stride + p] != 0, within its causal window; null: all of them.
+  const uint8_t* keep = nullptr;
+  int64_t keep_stride = 0;
 };
 
 struct KernelTable {

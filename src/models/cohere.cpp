@@ -35,7 +35,7 @@ DecoderSpec read_cohere(const ConfigReader& config) {
 const ArchitectureRegistration kCohere({"cohere", "Cohere: parallel block on one LayerNorm, interleaved rotary, logit_scale",
                                         read_cohere,
                                         {"logit_scale", "attention_bias", "tie_word_embeddings",
-                                         "rope default|linear|dynamic|yarn|llama3"}});
+                                         "rope default|linear|dynamic|yarn|llama3"}, {"CohereForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -53,6 +53,7 @@ struct WeightNames {
   std::string gate_up;  // fused [gate; up] (phi3), used when spec.fused_gate_up
   // Mixture of experts: router, then "<experts>.<e>.<expert_gate|up|down>".
   std::string router = "mlp.gate";
+  std::string score_bias = "mlp.gate.e_score_correction_bias";  // MoeSpec::sigmoid_scores
   std::string experts = "mlp.experts";
   std::string expert_gate = "gate_proj", expert_up = "up_proj", expert_down = "down_proj";
   std::string shared_expert = "mlp.shared_expert";
@@ -62,6 +63,7 @@ struct WeightNames {
   std::string q_a = "self_attn.q_a_proj", q_a_norm = "self_attn.q_a_layernorm", q_b = "self_attn.q_b_proj";
   std::string kv_a = "self_attn.kv_a_proj_with_mqa", kv_a_norm = "self_attn.kv_a_layernorm";
   std::string kv_b = "self_attn.kv_b_proj";
+  std::string indexer = "self_attn.indexer";  // its wq_b, wk, k_norm and weights_proj
 };
 
 // A routed-experts MLP: softmax over the router logits, top-k, optionally renormalised over
@@ -90,6 +92,11 @@ struct MoeSpec {
   float routed_scale = 1.0f;
   int64_t groups = 0;
   int64_t top_k_groups = 0;
+  // deepseek_v3 (noaux_tc), minimax_m2: sigmoid scores; the router's e_score_correction_bias is
+  // added to them for the choice only (groups, if any, ranked by the sum of their two best, then the top-k), the
+  // chosen experts are weighted by their unbiased scores, renormalised (+1e-20) when
+  // normalize_top_k, then scaled by routed_scale.
+  bool sigmoid_scores = false;
 };
 
 // Multi-head latent attention (deepseek_v2). q comes from q_proj, or through the low rank
@@ -97,7 +104,7 @@ struct MoeSpec {
 // kv_lora_rank outputs, is RMS-normalised and expanded by kv_b_proj into each head's
 // [k_nope; v]; its last rope_dim outputs are one rotary key part shared by all heads. A head's
 // query and key are [nope; rope] (spec.head_dim = nope_dim + rope_dim, the rope part rotated in
-// interleaved pairs), its value has value_dim.
+// interleaved pairs, or in halves when spec.rope_interleaved is false), its value has value_dim.
 struct LatentAttentionSpec {
   int64_t q_lora_rank = 0;  // 0: q_proj
   int64_t kv_lora_rank = 0;
@@ -106,6 +113,20 @@ struct LatentAttentionSpec {
   int64_t value_dim = 0;
   bool down_bias = false;  // biases on q_a_proj and kv_a_proj_with_mqa (o_proj's is spec.o_bias)
   NormSpec latent_norm;    // q_a_layernorm and kv_a_layernorm
+  // deepseek_v32's sparse attention when index_topk > 0: an indexer (index_heads queries of
+  // index_head_dim from the normalised q latent, one LayerNorm'd key per position, rope in
+  // halves on their first rope_dim dims) scores the positions a query sees, and the query
+  // attends only to the index_topk best of them (all of them while there are no more).
+  int64_t index_topk = 0;
+  int64_t index_heads = 0;
+  int64_t index_head_dim = 0;
+};
+
+// A short gated convolution mixer (lfm2): in_proj to B, C and x (hidden each); B*x through a
+// depthwise causal convolution of `kernel` taps over the positions; C times that; out_proj.
+struct ShortConvSpec {
+  int64_t kernel = 3;
+  bool bias = false;  // on in_proj, the convolution and out_proj
 };
 
 struct DecoderSpec {
@@ -155,6 +176,7 @@ struct DecoderSpec {
   float logits_scale = 1;       // multiplies the logits (granite: 1 / logits_scaling; cohere: logit_scale)
   std::vector<int64_t> sliding_window;  // per layer; 0 means full causal attention
   MoeSpec moe;
+  ShortConvSpec conv;  // the layers whose mixer kind is "short_conv"
   std::vector<bool> moe_layers;  // per layer: true = routed experts instead of the dense MLP
   // Per layer, the block kinds of its token mixer and feed-forward block (blocks/block_kind.h);
   // empty: attention or latent_attention, and dense_mlp or routed_experts as the flags say.

@@ -26,7 +26,7 @@ DecoderSpec read_gemma(const ConfigReader& config) {
 
 const ArchitectureRegistration kGemma({"gemma", "Gemma: (1+w) RMSNorm, sqrt(hidden) embedding scale, GeGLU", read_gemma,
                                        {"hidden_act", "attention_bias", "tie_word_embeddings",
-                                        "rope default|linear|dynamic|yarn|llama3"}});
+                                        "rope default|linear|dynamic|yarn|llama3"}, {"GemmaForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -33,7 +33,7 @@ const ArchitectureRegistration kGemma2({"gemma2", "Gemma 2: sandwich norms, alte
                                         read_gemma2,
                                         {"sliding_window", "layer_types", "attn_logit_softcapping",
                                          "final_logit_softcapping", "query_pre_attn_scalar", "hidden_activation",
-                                         "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}});
+                                         "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}, {"Gemma2ForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -65,7 +65,7 @@ const ArchitectureRegistration kGemma3Text({"gemma3_text",
                                              "rope_parameters per layer type / rope_local_base_freq",
                                              "rope default|linear|dynamic|yarn|llama3", "query_pre_attn_scalar",
                                              "attn_logit_softcapping", "final_logit_softcapping",
-                                             "tie_word_embeddings"}});
+                                             "tie_word_embeddings"}, {"Gemma3ForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -50,7 +50,7 @@ DecoderSpec read_gpt2(const ConfigReader& config) {
 const ArchitectureRegistration kGpt2({"gpt2", "GPT-2: learned positions, Conv1D weights, LayerNorm, gelu_new MLP",
                                       read_gpt2,
                                       {"activation_function", "n_inner", "scale_attn_weights",
-                                       "tie_word_embeddings"}});
+                                       "tie_word_embeddings"}, {"GPT2LMHeadModel"}});
 
 }  // namespace
 }  // namespace canrun

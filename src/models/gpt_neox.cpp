@@ -48,7 +48,7 @@ const ArchitectureRegistration kGptNeox({"gpt_neox", "GPT-NeoX: parallel residua
                                          read_gpt_neox,
                                          {"use_parallel_residual", "rotary_pct", "rotary_emb_base", "attention_bias",
                                           "hidden_act", "tie_word_embeddings",
-                                          "rope default|linear|dynamic|yarn|llama3"}});
+                                          "rope default|linear|dynamic|yarn|llama3"}, {"GPTNeoXForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -72,7 +72,7 @@ const ArchitectureRegistration kGptOss({"gpt_oss",
                                         read_gpt_oss,
                                         {"quantization_config mxfp4", "num_local_experts", "num_experts_per_tok",
                                          "swiglu_alpha", "swiglu_limit", "sliding_window", "layer_types",
-                                         "attention_bias", "rope yarn (default)|default|linear|dynamic|llama3"}});
+                                         "attention_bias", "rope yarn (default)|default|linear|dynamic|llama3"}, {"GptOssForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -26,7 +26,7 @@ const ArchitectureRegistration kGranite({"granite", "Granite: Llama layout with 
                                          read_granite,
                                          {"embedding_multiplier", "residual_multiplier", "attention_multiplier",
                                           "logits_scaling", "attention_bias", "mlp_bias", "tie_word_embeddings",
-                                          "rope default|linear|dynamic|yarn|llama3"}});
+                                          "rope default|linear|dynamic|yarn|llama3"}, {"GraniteForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -16,7 +16,7 @@ DecoderSpec read_llama(const ConfigReader& config) {
 
 const ArchitectureRegistration kLlama({"llama", "Llama: RMSNorm, rotary (default/linear/llama3), GQA, SwiGLU",
                                        read_llama,
-                                       {"attention_bias", "mlp_bias", "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}});
+                                       {"attention_bias", "mlp_bias", "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}, {"LlamaForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

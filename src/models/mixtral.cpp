@@ -25,18 +25,14 @@ DecoderSpec read_mixtral(const ConfigReader& config) {
   keys.always_normalize = true;
   spec.moe = read_moe(config, spec, keys);
   spec.moe_layers.assign(static_cast<size_t>(spec.num_layers), true);
-  spec.names.router = "block_sparse_moe.gate";
-  spec.names.experts = "block_sparse_moe.experts";
-  spec.names.expert_gate = "w1";
-  spec.names.expert_up = "w3";
-  spec.names.expert_down = "w2";
+  use_mixtral_expert_names(spec.names);
   return spec;
 }
 
 const ArchitectureRegistration kMixtral({"mixtral", "Mixtral: Mistral layout, routed experts (top-k renormalised)",
                                          read_mixtral,
                                          {"num_local_experts", "num_experts_per_tok", "sliding_window",
-                                          "rope default|linear|dynamic|yarn|llama3"}});
+                                          "rope default|linear|dynamic|yarn|llama3"}, {"MixtralForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -20,4 +20,12 @@ MoeSpec read_moe(const ConfigReader& config, const DecoderSpec& spec, const MoeK
   return moe;
 }
 
+void use_mixtral_expert_names(WeightNames& names) {
+  names.router = "block_sparse_moe.gate";
+  names.experts = "block_sparse_moe.experts";
+  names.expert_gate = "w1";
+  names.expert_up = "w3";
+  names.expert_down = "w2";
+}
+
 }  // namespace canrun

@@ -22,4 +22,8 @@ struct MoeKeys {
 
 MoeSpec read_moe(const ConfigReader& config, const DecoderSpec& spec, const MoeKeys& keys);
 
+// Mixtral's checkpoint layout: block_sparse_moe.gate, block_sparse_moe.experts.<e>.w1 (gate),
+// w3 (up), w2 (down); also MiniMax-M2's.
+void use_mixtral_expert_names(WeightNames& names);
+
 }  // namespace canrun

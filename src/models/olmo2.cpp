@@ -24,7 +24,7 @@ DecoderSpec read_olmo2(const ConfigReader& config) {
 
 const ArchitectureRegistration kOlmo2({"olmo2", "OLMo 2: post-block RMSNorms, q/k RMSNorm over all heads", read_olmo2,
                                        {"attention_bias", "tie_word_embeddings",
-                                        "rope default|linear|dynamic|yarn|llama3"}});
+                                        "rope default|linear|dynamic|yarn|llama3"}, {"Olmo2ForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

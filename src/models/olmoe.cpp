@@ -36,7 +36,7 @@ DecoderSpec read_olmoe(const ConfigReader& config) {
 
 const ArchitectureRegistration kOlmoe({"olmoe", "OLMoE: q/k RMSNorm over all heads, routed experts", read_olmoe,
                                        {"num_experts", "num_experts_per_tok", "norm_topk_prob", "attention_bias",
-                                        "rope default|linear|dynamic|yarn|llama3"}});
+                                        "rope default|linear|dynamic|yarn|llama3"}, {"OlmoeForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

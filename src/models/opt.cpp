@@ -54,7 +54,7 @@ DecoderSpec read_opt(const ConfigReader& config) {
 }
 
 const ArchitectureRegistration kOpt({"opt", "OPT: learned positions (offset 2), LayerNorm, relu MLP", read_opt,
-                                     {"enable_bias", "activation_function", "ffn_dim", "tie_word_embeddings"}});
+                                     {"enable_bias", "activation_function", "ffn_dim", "tie_word_embeddings"}, {"OPTForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -38,7 +38,7 @@ DecoderSpec read_phi(const ConfigReader& config) {
 const ArchitectureRegistration kPhi({"phi", "Phi-1/1.5/2: parallel attention and MLP on one LayerNorm, partial rotary",
                                      read_phi,
                                      {"partial_rotary_factor", "hidden_act", "tie_word_embeddings",
-                                      "rope default|linear|dynamic|yarn|llama3"}});
+                                      "rope default|linear|dynamic|yarn|llama3"}, {"PhiForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -37,7 +37,7 @@ DecoderSpec read_phi3(const ConfigReader& config) {
 const ArchitectureRegistration kPhi3({"phi3", "Phi-3/Phi-4: fused qkv and gate_up, partial rotary, longrope",
                                       read_phi3,
                                       {"rope default|longrope (short/long factors, attention factor)",
-                                       "partial_rotary_factor", "sliding_window", "tie_word_embeddings"}});
+                                       "partial_rotary_factor", "sliding_window", "tie_word_embeddings"}, {"Phi3ForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -18,7 +18,7 @@ DecoderSpec read_qwen2(const ConfigReader& config) {
 
 const ArchitectureRegistration kQwen2({"qwen2", "Qwen2/2.5: Llama layout with q/k/v biases, optional sliding window",
                                        read_qwen2,
-                                       {"use_sliding_window", "max_window_layers", "layer_types", "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}});
+                                       {"use_sliding_window", "max_window_layers", "layer_types", "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}, {"Qwen2ForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -36,7 +36,7 @@ const ArchitectureRegistration kQwen2Moe({"qwen2_moe", "Qwen2-MoE: q/k/v biases,
                                           {"num_experts", "num_experts_per_tok", "norm_topk_prob",
                                            "shared_expert_intermediate_size", "decoder_sparse_step",
                                            "mlp_only_layers", "qkv_bias", "sliding window by layer",
-                                           "rope default|linear|dynamic|yarn|llama3"}});
+                                           "rope default|linear|dynamic|yarn|llama3"}, {"Qwen2MoeForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

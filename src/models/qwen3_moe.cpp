@@ -32,7 +32,7 @@ const ArchitectureRegistration kQwen3Moe({"qwen3_moe", "Qwen3-MoE: Qwen3 attenti
                                           read_qwen3_moe,
                                           {"num_experts", "num_experts_per_tok", "norm_topk_prob",
                                            "decoder_sparse_step", "mlp_only_layers", "sliding window by layer",
-                                           "rope default|linear|dynamic|yarn|llama3", "tie_word_embeddings"}});
+                                           "rope default|linear|dynamic|yarn|llama3", "tie_word_embeddings"}, {"Qwen3MoeForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -16,6 +16,8 @@ struct Architecture {
   std::string description;  // one line for `canrun archs`
   std::function<DecoderSpec(const ConfigReader& config)> read_spec;
   std::vector<std::string> options;  // the config options that change the computation, for `canrun archs`
+  // transformers' model classes this family implements, as a config's "architectures" names them.
+  std::vector<std::string> classes;
 };
 
 const std::vector<Architecture> registered_architectures();
@@ -25,6 +27,14 @@ void register_architecture(Architecture architecture);
 
 // Throws Error(kUnsupportedArchitecture) "UNSUPPORTED_ARCHITECTURE: <type> (supported: ...)".
 const Architecture& find_architecture(const std::string& model_type);
+
+// The family that runs a checkpoint: its model_type's, else the one implementing a class its
+// "architectures" names (a model_type transformers does not know, as Kimi-K2's kimi_k2 with
+// DeepseekV3ForCausalLM, loads as that class). nullptr: neither.
+const Architecture* resolve_architecture(const std::string& model_type, const std::vector<std::string>& classes);
+
+// resolve_architecture on a config's model_type and architectures; throws as find_architecture.
+const Architecture& architecture_of(const ConfigReader& config);
 std::vector<std::string> supported_model_types();
 
 struct ArchitectureRegistration {

@@ -52,7 +52,7 @@ const ArchitectureRegistration kSmolLM3({"smollm3", "SmolLM3: Llama layout, ever
                                          read_smollm3,
                                          {"no_rope_layers", "no_rope_layer_interval", "use_sliding_window",
                                           "layer_types", "attention_bias", "mlp_bias", "tie_word_embeddings",
-                                          "rope default|linear|dynamic|yarn|llama3"}});
+                                          "rope default|linear|dynamic|yarn|llama3"}, {"SmolLM3ForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

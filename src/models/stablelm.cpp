@@ -32,7 +32,7 @@ DecoderSpec read_stablelm(const ConfigReader& config) {
 const ArchitectureRegistration kStablelm({"stablelm", "StableLM: LayerNorm, partial rotary, optional parallel residual",
                                           read_stablelm,
                                           {"partial_rotary_factor", "use_qkv_bias", "use_parallel_residual",
-                                           "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}});
+                                           "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}, {"StableLmForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -34,7 +34,7 @@ DecoderSpec read_starcoder2(const ConfigReader& config) {
 const ArchitectureRegistration kStarcoder2({"starcoder2", "StarCoder2: LayerNorm, biased attention and gelu MLP, sliding window",
                                             read_starcoder2,
                                             {"use_bias", "sliding_window", "hidden_act", "tie_word_embeddings",
-                                             "rope default|linear|dynamic|yarn|llama3"}});
+                                             "rope default|linear|dynamic|yarn|llama3"}, {"Starcoder2ForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

@@ -15,6 +15,7 @@ ShardLayout shard_layout(const DecoderSpec& spec, Shard shard) {
   layout.ffn = split_evenly(spec.intermediate_size, shard);
   layout.shared_ffn = split_evenly(spec.moe.shared_ffn, shard);
   layout.experts = split_evenly(spec.moe.num_experts, shard);
+  layout.channels = split_evenly(spec.hidden_size, shard);
   return layout;
 }
 

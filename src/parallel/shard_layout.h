@@ -17,6 +17,7 @@ struct ShardLayout {
   IndexRange ffn;          // dense MLP intermediate columns
   IndexRange shared_ffn;   // the shared expert's intermediate columns
   IndexRange experts;      // routed experts (expert parallel)
+  IndexRange channels;     // a convolution mixer's channels (of hidden_size)
 };
 
 ShardLayout shard_layout(const DecoderSpec& spec, Shard shard);

@@ -18,8 +18,7 @@ Json read_config(const std::string& model_dir, std::string& config_path) {
 
 DecoderSpec spec_of(const Json& config_json, const std::string& config_path) {
   const ConfigReader config(config_json, config_path);
-  const std::string model_type = config.string("model_type", std::nullopt);
-  return find_architecture(model_type).read_spec(config);
+  return architecture_of(config).read_spec(config);
 }
 
 }  // namespace

@@ -108,9 +108,11 @@ def _broken_copy(tmp_path, edit):
 
 
 def test_unknown_architecture(run_canrun, tmp_path):
+    # Without "architectures": with it, a class canrun implements would load the folder.
     def edit(folder):
         config = json.loads((folder / "config.json").read_text())
         config["model_type"] = "frobnicator"
+        config.pop("architectures", None)
         (folder / "config.json").write_text(json.dumps(config))
     result = run_canrun("generate", _broken_copy(tmp_path, edit), "--prompt", "hi")
     assert result.returncode == 1

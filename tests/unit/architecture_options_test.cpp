@@ -108,6 +108,50 @@ TEST_F(ArchitectureOptions, DeepseekV2RejectsWhatTransformersCannotRun) {
   expect_load_error(config, ErrorKind::kUnsupportedOption, {"moe_layer_freq", "deepseek_v2", "supported: 1"});
 }
 
+TEST_F(ArchitectureOptions, NoauxRoutersNameTheirBadFields) {
+  Json config = tiny("deepseek_v3");
+  config["num_key_value_heads"] = 4;
+  config["n_routed_experts"] = 6;
+  config["num_experts_per_tok"] = 2;
+  config["n_group"] = 4;
+  expect_load_error(config, ErrorKind::kCheckpoint, {"config.json", "n_group", "must divide n_routed_experts (6)"});
+  config["n_routed_experts"] = 8;
+  config["topk_group"] = 1;
+  config["num_experts_per_tok"] = 3;
+  expect_load_error(config, ErrorKind::kCheckpoint, {"num_experts_per_tok", "topk_group"});
+  Json glm = tiny("glm4_moe_lite");
+  glm["num_key_value_heads"] = 4;
+  glm["n_routed_experts"] = 8;
+  glm["mlp_layer_types"] = {"dense", "mixed"};
+  expect_load_error(glm, ErrorKind::kCheckpoint, {"mlp_layer_types", "entry 1", "\"dense\" or \"sparse\""});
+  glm["mlp_layer_types"] = {"dense"};
+  expect_load_error(glm, ErrorKind::kCheckpoint, {"mlp_layer_types", "each of the 2 layers"});
+  // Latent attention sizes its heads from qk_*_head_dim: GLM-4.7-Flash has 20 heads on 2048.
+  glm.erase("mlp_layer_types");
+  glm["hidden_size"] = 2048;
+  glm["num_attention_heads"] = glm["num_key_value_heads"] = 20;
+  EXPECT_EQ(find_architecture("glm4_moe_lite").read_spec(ConfigReader(glm, "config.json")).head_dim, 192 + 64);
+}
+
+// A model_type transformers does not know loads as the class its "architectures" names.
+TEST(ArchitectureRegistry, ArchitecturesNameTheFamilyOfAnUnknownModelType) {
+  EXPECT_EQ(resolve_architecture("kimi_k2", {"DeepseekV3ForCausalLM"})->model_type, "deepseek_v3");
+  EXPECT_EQ(resolve_architecture("qwen3", {"DeepseekV3ForCausalLM"})->model_type, "qwen3");  // model_type first
+  EXPECT_EQ(resolve_architecture("kimi_k2", {}), nullptr);
+  EXPECT_EQ(resolve_architecture("kimi_k2", {"KimiK2ForCausalLM"}), nullptr);
+  Json config = tiny("kimi_k2");
+  EXPECT_THROW(architecture_of(ConfigReader(config, "config.json")), Error);
+  config["architectures"] = "DeepseekV3ForCausalLM";
+  try {
+    architecture_of(ConfigReader(config, "config.json"));
+    FAIL() << "a string in place of the list was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'architectures'"), std::string::npos) << e.what();
+  }
+  config["architectures"] = {"DeepseekV3ForCausalLM"};
+  EXPECT_EQ(architecture_of(ConfigReader(config, "config.json")).model_type, "deepseek_v3");
+}
+
 TEST_F(ArchitectureOptions, LongropeFactorsMustMatchTheRotaryDimension) {
   Json config = tiny("phi3");
   config["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 1.0}}};
@@ -148,10 +192,11 @@ TEST(ArchitectureRegistry, SlidingWindowNullMeansFullAttentionAbsentMeansTheDefa
   EXPECT_EQ(windows_of("mixtral", mixtral), (std::vector<int64_t>{16, 16}));
 }
 
-TEST(ArchitectureRegistry, EveryFamilyListsItsOptions) {
+TEST(ArchitectureRegistry, EveryFamilyListsItsOptionsAndClasses) {
   for (const Architecture& architecture : registered_architectures()) {
     EXPECT_FALSE(architecture.description.empty()) << architecture.model_type;
     EXPECT_FALSE(architecture.options.empty()) << architecture.model_type;
+    EXPECT_FALSE(architecture.classes.empty()) << architecture.model_type;
   }
 }
 

@@ -161,7 +161,10 @@ TEST_F(CheckpointErrors, MisshapedTensor) {
 
 TEST_F(CheckpointErrors, UnknownModelType) {
   const std::string model = copy_fixture();
+  // Its "architectures" still names LlamaForCausalLM, which loads it as llama.
   edit_config(model, [](Json& c) { c["model_type"] = "frobnicator"; });
+  EXPECT_EQ(Session(model, uncompiled(Backend::kRef)).spec().num_layers, 2);
+  edit_config(model, [](Json& c) { c.erase("architectures"); });
   expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kUnsupportedArchitecture,
                {"UNSUPPORTED_ARCHITECTURE: frobnicator", "llama", "qwen3"});
 }

@@ -40,15 +40,45 @@ TEST(CpuAttention, MatchesRefAttend) {
       const float sink = 0.7f;
       const float scale = 0.125f;
       std::vector<float> scratch(static_cast<size_t>(positions)), expected(c.value_dim), actual(c.value_dim);
-      ref::attend(q.data(), key_rows, value_rows, c.first, c.last, scale, c.softcap, c.sink ? &sink : nullptr,
+      ref::attend(q.data(), key_rows, value_rows, c.first, c.last, scale, c.softcap, c.sink ? &sink : nullptr, nullptr,
                   scratch.data(), expected.data());
-      cpu::attend(q.data(), key_rows, value_rows, c.first, c.last, scale, c.softcap, c.sink ? &sink : nullptr,
+      cpu::attend(q.data(), key_rows, value_rows, c.first, c.last, scale, c.softcap, c.sink ? &sink : nullptr, nullptr,
                   scratch.data(), actual.data());
       for (int64_t d = 0; d < c.value_dim; ++d)
         EXPECT_NEAR(actual[d], expected[d], 1e-5f) << dtype_name(dtype) << " key_dim " << c.key_dim << " value_dim "
                                                    << c.value_dim << " positions " << c.first << ".." << c.last
                                                    << " dim " << d;
     }
+}
+
+// A sparse attention's unselected keys (keep[p] == 0) weigh nothing: the result is attention
+// over the kept rows alone, on both backends.
+TEST(CpuAttention, KeepAttendsToTheKeptPositionsOnly) {
+  const int64_t key_dim = 24, value_dim = 16, first = 2, last = 20;
+  std::mt19937 rng(12);
+  const std::vector<float> q = random_values(key_dim, rng);
+  const std::vector<float> keys = random_values((last + 1) * key_dim, rng);
+  const std::vector<float> values = random_values((last + 1) * value_dim, rng);
+  std::vector<uint8_t> keep(static_cast<size_t>(last + 1 - first));
+  std::vector<float> kept_keys, kept_values;
+  for (int64_t p = first; p <= last; ++p) {
+    keep[p - first] = p % 3 != 1;
+    if (!keep[p - first]) continue;
+    kept_keys.insert(kept_keys.end(), keys.begin() + p * key_dim, keys.begin() + (p + 1) * key_dim);
+    kept_values.insert(kept_values.end(), values.begin() + p * value_dim, values.begin() + (p + 1) * value_dim);
+  }
+  const CachedRows all_keys{keys.data(), DType::kF32, key_dim}, all_values{values.data(), DType::kF32, value_dim};
+  const CachedRows some_keys{kept_keys.data(), DType::kF32, key_dim};
+  const CachedRows some_values{kept_values.data(), DType::kF32, value_dim};
+  const int64_t kept = static_cast<int64_t>(kept_keys.size()) / key_dim;
+  std::vector<float> scratch(static_cast<size_t>(last + 1)), expected(value_dim), ref_out(value_dim), cpu_out(value_dim);
+  ref::attend(q.data(), some_keys, some_values, 0, kept - 1, 0.2f, 0, nullptr, nullptr, scratch.data(), expected.data());
+  ref::attend(q.data(), all_keys, all_values, first, last, 0.2f, 0, nullptr, keep.data(), scratch.data(), ref_out.data());
+  cpu::attend(q.data(), all_keys, all_values, first, last, 0.2f, 0, nullptr, keep.data(), scratch.data(), cpu_out.data());
+  for (int64_t d = 0; d < value_dim; ++d) {
+    EXPECT_NEAR(ref_out[d], expected[d], 1e-6f) << d;
+    EXPECT_NEAR(cpu_out[d], expected[d], 1e-5f) << d;
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "runtime/session.h"
 #include "util/json.h"
@@ -68,6 +69,28 @@ TEST_P(GoldenParity, GreedyTokensAndLogitsMatchTransformers) {
       max_diff = std::max(max_diff, std::abs(result.prompt_logits[i] - expected_logits[i]));
     EXPECT_LT(max_diff, logit_tolerance(engine));
   }
+}
+
+// Kimi-K2 publishes model_type kimi_k2, which transformers does not know, with architectures
+// ["DeepseekV3ForCausalLM"]: the deepseek_v3 fixture under that config gives deepseek_v3's tokens.
+TEST(GoldenParityByClass, AnUnknownModelTypeRunsAsTheClassItsArchitecturesName) {
+  const fs::path source = kSourceDir / "tests/fixtures/models/deepseek_v3";
+  const fs::path dir = fs::temp_directory_path() / "canrun_kimi_k2_fixture";
+  fs::remove_all(dir);
+  fs::copy(source, dir);
+  Json config = read_json_file((source / "config.json").string(), ErrorKind::kIo);
+  config["model_type"] = "kimi_k2";
+  config["architectures"] = {"DeepseekV3ForCausalLM"};
+  std::ofstream((dir / "config.json").string()) << config.dump();
+  const Json golden = read_json_file((kSourceDir / "tests/goldens/models/deepseek_v3.json").string(), ErrorKind::kIo);
+  Session session(dir.string(), uncompiled(Backend::kRef));
+  for (const Json& c : golden["cases"]) {
+    GenerateRequest request;
+    request.max_new_tokens = 32;
+    EXPECT_EQ(session.generate(c["prompt_ids"].get<std::vector<int32_t>>(), request).tokens,
+              c["generated_ids"].get<std::vector<int32_t>>());
+  }
+  fs::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenParity,

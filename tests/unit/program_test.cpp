@@ -151,5 +151,36 @@ TEST(ModelProgram, ANewBlockKindPlugsIntoARealModel) {
   EXPECT_NE(plain_executor.run(tokens, 0, {plan_buffers(unchanged, 6)}, plain, arena), prefilled);
 }
 
+// The state a block kind keeps besides the KV cache (lfm2's convolution inputs, deepseek_v32's
+// indexer keys) carries across runs: a prompt prefilled in pieces, then decoded one token at a
+// time, ends on the logits of one prefill of the whole.
+TEST(ModelProgram, StatefulBlockKindsCarryTheirStateAcrossRuns) {
+  for (const char* fixture : {"lfm2", "deepseek_v32"}) {
+    SCOPED_TRACE(fixture);
+    const std::string dir = (kFixtures / fixture).string();
+    const DecoderSpec spec = read_model_spec(dir);
+    const WeightStore store = WeightStore::open_folder(dir);
+    CheckpointLoader loader(store, spec.conv1d, /*keep_bf16=*/false);
+    const Program program = build_decoder_program(spec, {}, loader);
+    const Executor executor(program, ref_kernels(), *single_process_communicator());
+    const std::vector<int32_t> tokens = {1, 61, 251, 18, 308, 42, 7, 199, 350, 12, 77, 5, 260};
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    Arena arena;
+    SequenceState pieces = program.make_state({16});
+    std::vector<float> last;
+    int64_t start = 0;
+    for (int64_t length : {5, 3, 2, 1, 1, 1}) {
+      last = executor.run(std::span(tokens).subspan(start, length), start, {plan_buffers(program, length)}, pieces,
+                          arena);
+      start += length;
+    }
+    ASSERT_EQ(start, n);
+    SequenceState whole = program.make_state({16});
+    const std::vector<float> at_once = executor.run(tokens, 0, {plan_buffers(program, n)}, whole, arena);
+    ASSERT_EQ(last.size(), at_once.size());
+    for (size_t i = 0; i < last.size(); ++i) ASSERT_NEAR(last[i], at_once[i], 1e-4f) << i;
+  }
+}
+
 }  // namespace
 }  // namespace canrun

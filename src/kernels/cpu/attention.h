@@ -10,6 +10,6 @@
 namespace canrun::cpu {
 
 void attend(const float* q, const CachedRows& keys, const CachedRows& values, int64_t first, int64_t last,
-            float scale, float softcap, const float* sink, float* scratch, float* out);
+            float scale, float softcap, const float* sink, const uint8_t* keep, float* scratch, float* out);
 
 }  // namespace canrun::cpu

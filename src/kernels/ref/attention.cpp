@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "kernels/ref/ops.h"
@@ -23,8 +24,12 @@ float cached_value(const CachedRows& rows, int64_t position, int64_t d) {
 
 }  // namespace
 
-void normalize_scores(float* scores, int64_t count, float cap, const float* sink, ExpShifted exp) {
+void normalize_scores(float* scores, int64_t count, float cap, const float* sink, ExpShifted exp,
+                      const uint8_t* keep) {
   if (cap > 0) softcap(scores, count, cap);
+  if (keep != nullptr)
+    for (int64_t p = 0; p < count; ++p)
+      if (keep[p] == 0) scores[p] = -std::numeric_limits<float>::infinity();
   // A sink takes part in the maximum and the sum, and then has no output of its own.
   float max_value = sink != nullptr ? *sink : scores[0];
   for (int64_t p = 0; p < count; ++p) max_value = scores[p] > max_value ? scores[p] : max_value;
@@ -34,14 +39,14 @@ void normalize_scores(float* scores, int64_t count, float cap, const float* sink
 }
 
 void attend(const float* q, const CachedRows& keys, const CachedRows& values, int64_t first, int64_t last,
-            float scale, float cap, const float* sink, float* scratch, float* out) {
+            float scale, float cap, const float* sink, const uint8_t* keep, float* scratch, float* out) {
   const int64_t count = last - first + 1;
   for (int64_t p = 0; p < count; ++p) {
     double dot = 0.0;
     for (int64_t d = 0; d < keys.dim; ++d) dot += static_cast<double>(q[d]) * cached_value(keys, first + p, d);
     scratch[p] = static_cast<float>(dot) * scale;
   }
-  normalize_scores(scratch, count, cap, sink);
+  normalize_scores(scratch, count, cap, sink, exp_shifted, keep);
   for (int64_t d = 0; d < values.dim; ++d) {
     double acc = 0.0;
     for (int64_t p = 0; p < count; ++p) acc += static_cast<double>(scratch[p]) * cached_value(values, first + p, d);
@@ -70,7 +75,8 @@ void attention_with(const AttentionArgs& a, HeadAttend attend) {
         const CachedRows values = a.values.advanced(kv_head * a.value_stride);
         for (int64_t h = kv_head * group; h < (kv_head + 1) * group; ++h)
           attend(a.q + t * q_width + h * key_dim, keys, values, first, position, a.scale, a.softcap,
-                 a.sinks == nullptr ? nullptr : a.sinks + h, scores.data(), a.out + t * out_width + h * value_dim);
+                 a.sinks == nullptr ? nullptr : a.sinks + h, a.keep == nullptr ? nullptr : a.keep + t * a.keep_stride + first,
+                 scores.data(), a.out + t * out_width + h * value_dim);
       }
     }
   }

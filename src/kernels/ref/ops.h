@@ -42,12 +42,16 @@ using ExpShifted = double (*)(float* x, int64_t n, float shift, double sum);
 
 // Attention scores[count] to probabilities in place: `cap` (0: none) caps each score first;
 // `sink` (null: none) is one more logit in the softmax whose probability is then dropped
-// (gpt-oss's attention sinks). `exp` computes the exponentials and their sum.
-void normalize_scores(float* scores, int64_t count, float cap, const float* sink, ExpShifted exp = exp_shifted);
+// (gpt-oss's attention sinks). `exp` computes the exponentials and their sum. `keep` (null:
+// all) zeroes the probability of each position p with keep[p] == 0 (a sparse attention's
+// unselected keys); it keeps at least one.
+void normalize_scores(float* scores, int64_t count, float cap, const float* sink, ExpShifted exp = exp_shifted,
+                      const uint8_t* keep = nullptr);
 
 // One query head's attention, the contract of ref::attend below (the cpu backend has its own).
 using HeadAttend = void (*)(const float* q, const CachedRows& keys, const CachedRows& values, int64_t first,
-                            int64_t last, float scale, float softcap, const float* sink, float* scratch, float* out);
+                            int64_t last, float scale, float softcap, const float* sink, const uint8_t* keep,
+                            float* scratch, float* out);
 // Every (query, head) of `args` through `attend`: each pair computed alone, so results do not
 // depend on the thread count; a kv head's query heads run on one thread.
 void attention_with(const AttentionArgs& args, HeadAttend attend);
@@ -56,9 +60,9 @@ void attention(const AttentionArgs& args);
 // One query head of keys.dim against cached keys and values; attends to positions [first,
 // last] inclusive; writes values.dim outputs. `softcap` (0: none) caps each score before the
 // softmax; `sink` (null: none) is one more logit in the softmax whose probability is then
-// dropped (gpt-oss's attention sinks).
+// dropped (gpt-oss's attention sinks); `keep` (null: all) as normalize_scores's, from `first` on.
 void attend(const float* q, const CachedRows& keys, const CachedRows& values, int64_t first, int64_t last,
-            float scale, float softcap, const float* sink, float* scratch, float* out);
+            float scale, float softcap, const float* sink, const uint8_t* keep, float* scratch, float* out);
 
 // y[i] = (clamp(up[i], -limit, limit) + 1) * g * sigmoid(alpha * g), g = min(gate[i], limit):
 // gpt-oss's clamped SwiGLU.

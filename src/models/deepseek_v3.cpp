@@ -1,0 +1,149 @@
+// DeepSeek-V3 / R1 (and Kimi-K2, whose config names DeepseekV3ForCausalLM), DeepSeek-V3.2
+// (deepseek_v32: sparse attention) and GLM-4.7-Flash (glm4_moe_lite): deepseek_v2's latent attention with the rope part rotated in pairs or, with
+// rope_interleave false, in halves; routed experts chosen by sigmoid scores plus the router's
+// e_score_correction_bias among the best groups (noaux_tc), weighted by the unbiased scores,
+// renormalised when norm_topk_prob and scaled by routed_scaling_factor; shared experts.
+#include <algorithm>
+
+#include "models/families_common.h"
+#include "models/latent_decoder.h"
+#include "models/moe_common.h"
+#include "models/registry.h"
+
+namespace canrun {
+namespace {
+
+// The config class's defaults for the router.
+struct RouterDefaults {
+  int64_t experts = 0, top_k = 0, expert_ffn = 0, groups = 0, top_k_groups = 0;
+  double routed_scale = 1.0;
+};
+
+void read_noaux_experts(const ConfigReader& config, DecoderSpec& spec, const RouterDefaults& defaults) {
+  MoeKeys keys;
+  keys.num_experts = "n_routed_experts";
+  keys.num_experts_alias = "num_local_experts";
+  keys.default_experts = defaults.experts;
+  keys.default_top_k = defaults.top_k;
+  keys.default_expert_ffn = defaults.expert_ffn;
+  keys.default_normalize = true;
+  spec.moe = read_moe(config, spec, keys);
+  if (spec.moe.num_experts < 1) config.reject("n_routed_experts", "must be at least 1");
+  spec.moe.sigmoid_scores = true;
+  spec.moe.routed_scale = static_cast<float>(config.number("routed_scaling_factor", defaults.routed_scale));
+  spec.moe.shared_ffn = spec.moe.expert_ffn * config.integer("n_shared_experts", 1, 0, 1024);
+  spec.moe.groups = config.integer("n_group", defaults.groups, 1, spec.moe.num_experts);
+  if (spec.moe.num_experts % spec.moe.groups != 0)
+    config.reject("n_group", "must divide n_routed_experts (" + std::to_string(spec.moe.num_experts) + ")");
+  spec.moe.top_k_groups = config.integer("topk_group", defaults.top_k_groups, 1, spec.moe.groups);
+  if (spec.moe.top_k > spec.moe.top_k_groups * (spec.moe.num_experts / spec.moe.groups))
+    config.reject("num_experts_per_tok", "must not exceed the experts of the topk_group kept groups");
+}
+
+// DeepseekV3Config's sizes (DeepseekV32Config's, but for its max_position_embeddings).
+LlamaLikeDefaults deepseek_v3_sizes(int64_t max_positions) {
+  LlamaLikeDefaults defaults;
+  defaults.vocab_size = 129280;
+  defaults.hidden_size = 7168;
+  defaults.intermediate_size = 18432;
+  defaults.num_layers = 61;
+  defaults.num_heads = 128;
+  defaults.max_positions = max_positions;
+  return defaults;
+}
+
+DecoderSpec read_deepseek_v3(const ConfigReader& config) {
+  DecoderSpec spec = read_latent_decoder(config, deepseek_v3_sizes(4096), LatentDefaults{});
+  spec.rope_interleaved = config.boolean("rope_interleave", true);
+  spec.moe_layers = sparse_from(config, spec.num_layers, 3);
+  read_noaux_experts(config, spec, {256, 8, 2048, 8, 4, 2.5});
+  return spec;
+}
+
+// mlp_layer_types ("dense" | "sparse" per layer), or when absent the first `dense` layers dense
+// and the rest sparse.
+std::vector<bool> mlp_layer_types(const ConfigReader& config, int64_t num_layers, int64_t dense) {
+  std::vector<bool> layers(static_cast<size_t>(num_layers), true);
+  if (!config.has("mlp_layer_types")) {
+    std::fill_n(layers.begin(), std::min(dense, num_layers), false);
+    return layers;
+  }
+  const Json& types = config.json()["mlp_layer_types"];
+  if (!types.is_array() || static_cast<int64_t>(types.size()) != num_layers)
+    config.reject("mlp_layer_types", "must list \"dense\" or \"sparse\" for each of the " +
+                                         std::to_string(num_layers) + " layers");
+  for (int64_t i = 0; i < num_layers; ++i) {
+    const Json& type = types[static_cast<size_t>(i)];
+    if (type != "dense" && type != "sparse")
+      config.reject("mlp_layer_types", "entry " + std::to_string(i) + " must be \"dense\" or \"sparse\"");
+    layers[i] = type == "sparse";
+  }
+  return layers;
+}
+
+DecoderSpec read_glm4_moe_lite(const ConfigReader& config) {
+  LlamaLikeDefaults defaults;
+  defaults.vocab_size = 154880;
+  defaults.hidden_size = 2048;
+  defaults.intermediate_size = 10240;
+  defaults.num_layers = 47;
+  defaults.num_heads = 20;
+  defaults.max_positions = 202752;
+  defaults.norm_eps = 1e-5;
+  LatentDefaults latent;
+  latent.q_lora_rank = 768;
+  latent.nope_dim = 192;
+  latent.value_dim = 256;
+  DecoderSpec spec = read_latent_decoder(config, defaults, latent);
+  spec.rope_interleaved = config.boolean("rope_interleave", true);
+  // transformers' glm4_moe_lite ignores first_k_dense_replace: its default keeps layer 0 dense.
+  spec.moe_layers = mlp_layer_types(config, spec.num_layers, 1);
+  read_noaux_experts(config, spec, {64, 4, 1536, 1, 1, 1.8});
+  return spec;
+}
+
+// DeepSeek-V3.2: deepseek_v3 with the DSA indexer on every layer's attention; the query always
+// comes through q_lora_rank, the rope part always rotates in pairs.
+DecoderSpec read_deepseek_v32(const ConfigReader& config) {
+  DecoderSpec spec = read_latent_decoder(config, deepseek_v3_sizes(163840), LatentDefaults{});
+  if (spec.mla.q_lora_rank == 0)
+    reject_option(config, "q_lora_rank", "null", "deepseek_v32", "its attention always has q_a_proj; supported: a rank");
+  spec.rope_interleaved = true;
+  LatentAttentionSpec& mla = spec.mla;
+  mla.index_topk = config.integer("index_topk", 2048, 1, int64_t{1} << 24);
+  mla.index_heads = config.integer("index_n_heads", 64, 1, 4096);
+  mla.index_head_dim = config.integer("index_head_dim", 128, mla.rope_dim, 8192);
+  spec.moe_layers = mlp_layer_types(config, spec.num_layers, config.integer("first_k_dense_replace", 3, 0, 1 << 20));
+  read_noaux_experts(config, spec, {256, 8, 2048, 8, 4, 2.5});
+  return spec;
+}
+
+const std::vector<std::string> kNoauxOptions = {
+    "q_lora_rank (null: q_proj)", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+    "rope_interleave", "attention_bias", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+    "n_shared_experts", "routed_scaling_factor", "n_group", "topk_group", "norm_topk_prob",
+    "rope default|linear|dynamic|yarn|llama3 (mscale_all_dim scales the softmax)"};
+
+std::vector<std::string> with(std::vector<std::string> options, const std::string& more) {
+  options.insert(options.begin() + 5, more);
+  return options;
+}
+
+const ArchitectureRegistration kDeepseekV3(
+    {"deepseek_v3",
+     "DeepSeek-V3/R1, Kimi-K2: latent attention, dense then sigmoid-routed (noaux_tc) + shared experts",
+     read_deepseek_v3, with(kNoauxOptions, "first_k_dense_replace"), {"DeepseekV3ForCausalLM"}});
+
+const ArchitectureRegistration kDeepseekV32(
+    {"deepseek_v32", "DeepSeek-V3.2: deepseek_v3 with sparse attention (DSA: an indexer keeps each query's top-k keys)",
+     read_deepseek_v32,
+     with(kNoauxOptions, "index_topk, index_n_heads, index_head_dim, mlp_layer_types or first_k_dense_replace"),
+     {"DeepseekV32ForCausalLM"}});
+
+const ArchitectureRegistration kGlm4MoeLite(
+    {"glm4_moe_lite", "GLM-4.7-Flash: deepseek_v3's latent attention and sigmoid-routed experts",
+     read_glm4_moe_lite, with(kNoauxOptions, "mlp_layer_types (first_k_dense_replace ignored, as transformers does)"),
+     {"Glm4MoeLiteForCausalLM"}});
+
+}  // namespace
+}  // namespace canrun
