@@ -17,19 +17,22 @@ sources, plus what the lab adds:
 
 Selection rule (a model is selected when all hold):
   1. task is text-generation (the engine has no vision tower yet);
-  2. model_type is supported today or next on the roadmap (FAMILIES below);
-  3. popular: at least MIN_DOWNLOADS recent downloads in the latest popularity snapshot;
-  4. its weights fit the trn2 profile, 16 cores of 24 GiB, at bf16: params_b * 2 bytes
-     <= 16 * 24 GiB. This is a selection bound on the weights alone; the planner's full
-     estimate (KV cache, activations, overhead, divisibility) decides the cores at check time.
-A model failing 4 is excluded as "needs more than 16 cores"; one failing 1-3, or whose params_b
-is unknown, as "not prioritized yet".
+  2. canrun supports its family: `canrun archs --json` lists its model_type, or a family whose
+     classes include one its architectures name (kimi_k2 runs as DeepseekV3ForCausalLM);
+  3. it fits the trn2 profile, 16 cores of 24 GiB, at bf16, by canrun's planner (weights from
+     the family's exact parameter count, KV cache, activations, overhead): `canrun archs`
+     lists it among its family's models.
+A model failing 3 is excluded as "needs more than 16 cores", one failing 1 or 2 as "not
+prioritized yet". `canrun archs` reads the rows written with every model unselected first.
 
-Usage: python3 tools/build_catalog.py [--source FILE] [--out FILE]
+Usage: python3 tools/build_catalog.py [--source FILE] [--out FILE] [--canrun BINARY]
 """
 import argparse
 import json
+import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -38,12 +41,6 @@ DEFAULT_OUT = REPO_ROOT / "data" / "catalog.jsonl"
 
 TASKS = ("text-generation", "image-text-to-text")
 SELECTED_TASK = "text-generation"
-# Supported today (src/models) and the Llama-like families planned next.
-FAMILIES = {"llama", "mistral", "qwen2", "qwen3",
-            "qwen3_moe", "mixtral", "phi3", "gemma2", "gemma3_text"}
-MIN_DOWNLOADS = 100_000
-TRN2_BYTES = 16 * 24 * 2**30
-BF16_BYTES = 2
 
 LATEST_SNAPSHOT = "llmfit_2026_05"
 EARLIER_SNAPSHOTS = ("llmfit_2026_02",)
@@ -96,16 +93,28 @@ def popularity(record, rank):
     return result
 
 
-def exclusion(record, pop):
+class Registry:
+    """What canrun's architecture registry and planner say of the catalog's text-generation rows."""
+
+    def __init__(self, canrun, catalog):
+        result = subprocess.run([canrun, "archs", "--json", "--catalog", str(catalog), "--task", SELECTED_TASK,
+                                 "--profile", "trn2"], capture_output=True, text=True, timeout=300)
+        if result.returncode != 0:
+            sys.exit(f"{canrun} archs --json failed: {result.stderr.strip()}")
+        supported = json.loads(result.stdout)["supported"]
+        self.classes = {f["model_type"]: set(f["classes"]) for f in supported}
+        self.fitting = {model for f in supported for model in f["models"]}
+
+    def supports(self, record):
+        named = set(record.get("architectures") or [])
+        return record["model_type"] in self.classes or any(named & c for c in self.classes.values())
+
+
+def exclusion(record, registry):
     """None when the selection rule holds, else the reason of the first criterion it fails."""
-    count = pop["downloads"]["count"]
-    if record["task"] != SELECTED_TASK or record["model_type"] not in FAMILIES:
+    if record["task"] != SELECTED_TASK or not registry.supports(record):
         return "not prioritized yet"
-    if count is None or count < MIN_DOWNLOADS:
-        return "not prioritized yet"
-    if record["params_b"] is None:
-        return "not prioritized yet"
-    if record["params_b"] * 1e9 * BF16_BYTES > TRN2_BYTES:
+    if record["id"] not in registry.fitting:
         return "needs more than 16 cores"
     return None
 
@@ -120,16 +129,25 @@ def catalog_row(record, rank):
     if record["task"] not in TASKS or not model_type:
         sys.exit(f"{record['id']}: unexpected task {record['task']!r} or model_type {model_type!r}")
     row = dict(record, model_type=model_type)
-    pop = popularity(record, rank)
-    reason = exclusion(row, pop)
-    row.update(popularity=pop, selected=reason is None, exclusion=reason, corrections=corrections)
+    row.update(popularity=popularity(record, rank), selected=False, exclusion="not decided yet",
+               corrections=corrections)
     return row
+
+
+def write_rows(rows, path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--canrun", default=os.environ.get("CANRUN_BIN", str(REPO_ROOT / "build" / "canrun")),
+                        help="the canrun binary whose registry decides the supported families "
+                             "(default $CANRUN_BIN, else build/canrun)")
     args = parser.parse_args()
 
     records = [json.loads(line) for line in args.source.read_text().splitlines() if line.strip()]
@@ -138,11 +156,14 @@ def main():
         sys.exit(f"{args.source}: duplicate model ids")
     ranks = downloads_ranks(records)
     rows = [catalog_row(r, ranks.get(r["id"])) for r in records]
-
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as out:
-        for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    with tempfile.TemporaryDirectory() as scratch:
+        undecided = Path(scratch) / "catalog.jsonl"
+        write_rows(rows, undecided)
+        registry = Registry(args.canrun, undecided)
+    for row in rows:
+        reason = exclusion(row, registry)
+        row.update(selected=reason is None, exclusion=reason)
+    write_rows(rows, args.out)
     for task in TASKS:
         in_task = [r for r in rows if r["task"] == task]
         print(f"{task}: {sum(r['selected'] for r in in_task)} selected of {len(in_task)}")

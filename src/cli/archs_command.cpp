@@ -1,6 +1,7 @@
 // canrun archs: the supported architecture families, the config options each handles, and
 // how many of the catalog's text-generation models that fit 16 cores of 24 GiB (trn2, bf16)
-// each covers; then the families still missing, with the models they block.
+// each covers, and what share of the task's downloads the supported families carry; then the
+// families still missing, with the models they block.
 #include <algorithm>
 #include <iostream>
 #include <cstdio>
@@ -29,6 +30,7 @@ struct ArchsArgs {
 struct Coverage {
   std::vector<std::string> models;         // catalog models of the family that fit
   std::vector<std::string> config_errors;  // of those, the ones whose config the family rejects
+  int64_t downloads = 0;                   // of all the family's catalog models, fitting or not
 };
 
 // Whether the model's bf16 weights fit the profile: from the family's spec when canrun reads
@@ -61,23 +63,31 @@ void run_archs(const ArchsArgs& args) {
   const std::vector<Architecture> architectures = registered_architectures();
   std::map<std::string, Coverage> supported, missing;
   for (const Architecture& a : architectures) supported[a.model_type];
-  int64_t total = 0;
+  int64_t total = 0, total_downloads = 0;
   for (const CatalogEntry& entry : entries) {
     if (!args.task.empty() && entry.task != args.task) continue;
+    // A model_type canrun does not know may still name a class it implements (kimi_k2).
+    const Architecture* architecture = resolve_architecture(entry.model_type, entry.architectures);
+    Coverage& coverage = architecture ? supported[architecture->model_type] : missing[entry.model_type];
+    const int64_t downloads = entry.downloads.count.value_or(0);
+    coverage.downloads += downloads;
+    total_downloads += downloads;
     std::string config_error;
     if (!fits(entry, profile, config_error)) continue;
     ++total;
-    const bool known = supported.count(entry.model_type) > 0;
-    Coverage& coverage = known ? supported[entry.model_type] : missing[entry.model_type];
     coverage.models.push_back(entry.id);
-    if (known && !config_error.empty()) coverage.config_errors.push_back(entry.id + ": " + config_error);
+    if (architecture && !config_error.empty()) coverage.config_errors.push_back(entry.id + ": " + config_error);
   }
-  int64_t covered = 0, loadable = 0;
+  int64_t covered = 0, loadable = 0, covered_downloads = 0;
   for (const auto& [type, coverage] : supported) {
     covered += static_cast<int64_t>(coverage.models.size());
     loadable += static_cast<int64_t>(coverage.models.size() - coverage.config_errors.size());
+    covered_downloads += coverage.downloads;
   }
-  const double percent = total > 0 ? 100.0 * static_cast<double>(covered) / static_cast<double>(total) : 0.0;
+  const auto share = [](int64_t part, int64_t whole) {
+    return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  const double percent = share(covered, total), downloads_percent = share(covered_downloads, total_downloads);
 
   if (args.json) {
     Json families = Json::array();
@@ -86,19 +96,23 @@ void run_archs(const ArchsArgs& args) {
       families.push_back({{"model_type", a.model_type},
                           {"description", a.description},
                           {"options", a.options},
+                          {"classes", a.classes},
                           {"catalog_models", coverage.models.size()},
+                          {"catalog_downloads", coverage.downloads},
                           {"models", coverage.models},
                           {"config_errors", coverage.config_errors}});
     }
     Json missing_json = Json::array();
     for (const auto& [type, coverage] : missing)
       missing_json.push_back({{"model_type", type}, {"catalog_models", coverage.models.size()},
-                              {"models", coverage.models}});
+                              {"catalog_downloads", coverage.downloads}, {"models", coverage.models}});
     std::cout << Json({{"task", args.task},
                        {"profile", profile.name},
                        {"supported", families},
                        {"missing", missing_json},
-                       {"coverage", {{"covered", covered}, {"loadable", loadable}, {"total", total}, {"percent", percent}}}})
+                       {"coverage", {{"covered", covered}, {"loadable", loadable}, {"total", total}, {"percent", percent},
+                                     {"covered_downloads", covered_downloads}, {"total_downloads", total_downloads},
+                                     {"downloads_percent", downloads_percent}}}})
                      .dump(2)
               << "\n";
     return;
@@ -115,18 +129,21 @@ void run_archs(const ArchsArgs& args) {
   std::cout << "\ncoverage: " << covered << " / " << total << " " << args.task << " models of the catalog that fit "
             << profile.name << " in bf16 have a supported architecture (" << line << ")";
   if (loadable != covered) std::cout << "; " << loadable << " of them load with their config";
-  std::cout << "\n";
+  std::snprintf(line, sizeof line, "%.1f%%", downloads_percent);
+  std::cout << "\nby downloads: " << line << " of the " << total_downloads << " downloads of the catalog's "
+            << args.task << " models (fitting or not) are of a supported architecture\n";
   for (const auto& [type, coverage] : supported)
     for (const std::string& error : coverage.config_errors) std::cout << "config not supported: " << error << "\n";
   if (!missing.empty()) {
     std::cout << "missing families:\n";
     std::vector<std::pair<std::string, Coverage>> ordered(missing.begin(), missing.end());
     std::stable_sort(ordered.begin(), ordered.end(),
-                     [](const auto& a, const auto& b) { return a.second.models.size() > b.second.models.size(); });
+                     [](const auto& a, const auto& b) { return a.second.downloads > b.second.downloads; });
     for (const auto& [type, coverage] : ordered) {
       std::string models;
       for (const std::string& id : coverage.models) models += (models.empty() ? "" : ", ") + id;
-      std::cout << "  " << type << " (" << coverage.models.size() << "): " << models << "\n";
+      std::cout << "  " << type << " (" << coverage.models.size() << " fit, " << coverage.downloads
+                << " downloads)" << (models.empty() ? "" : ": " + models) << "\n";
     }
   }
 }

@@ -56,6 +56,14 @@ CatalogEntry read_entry(const Json& json, const std::string& where) {
   }
   entry.model_type = row.string("model_type", std::nullopt);
   if (entry.model_type.empty()) row.reject("model_type", "must not be empty");
+  if (row.has("architectures")) {
+    const Json& names = json["architectures"];
+    if (!names.is_array()) row.reject("architectures", "must be a list of class names");
+    for (const Json& name : names) {
+      if (!name.is_string()) row.reject("architectures", "must be a list of class names");
+      entry.architectures.push_back(name.get<std::string>());
+    }
+  }
   if (row.has("params_b")) {
     entry.params_b = row.number("params_b", std::nullopt);
     if (*entry.params_b <= 0) row.reject("params_b", "must be positive");
@@ -118,10 +126,12 @@ std::vector<CatalogEntry> filter_catalog(const std::vector<CatalogEntry>& entrie
   return kept;
 }
 
+bool family_supported(const CatalogEntry& entry) {
+  return resolve_architecture(entry.model_type, entry.architectures) != nullptr;
+}
+
 std::string exclusion_reason(const CatalogEntry& entry) {
-  const std::vector<std::string> supported = supported_model_types();
-  if (std::find(supported.begin(), supported.end(), entry.model_type) == supported.end())
-    return "architecture not supported: " + entry.model_type;
+  if (!family_supported(entry)) return "architecture not supported: " + entry.model_type;
   return entry.exclusion;
 }
 
@@ -136,6 +146,7 @@ Json hf_config(const CatalogEntry& entry) {
     for (const auto& [key, value] : entry.config["extra"].items())
       if (key.find('.') == std::string::npos) config[key] = value;
   config["model_type"] = entry.model_type;
+  if (!entry.architectures.empty()) config["architectures"] = entry.architectures;
   return config;
 }
 

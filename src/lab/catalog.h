@@ -25,6 +25,7 @@ struct CatalogEntry {
   std::string id;
   std::string task;
   std::string model_type;
+  std::vector<std::string> architectures;  // the config's model classes; empty when the source gave none
   std::optional<double> params_b;  // as published, in billions; null when unknown
   std::string license;             // empty when unknown
   Json config;                     // the snapshot's config values (null = not seen in the source)
@@ -36,6 +37,9 @@ struct CatalogEntry {
 
 // The tasks the catalog covers.
 const std::vector<std::string>& catalog_tasks();
+
+// Whether canrun has the entry's family (by model_type, or by a class its architectures name).
+bool family_supported(const CatalogEntry& entry);
 
 // $CANRUN_CATALOG if set, else data/catalog.jsonl of the source tree canrun was built from.
 std::string default_catalog_path();

@@ -80,7 +80,7 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
                           ? source.synthetic_config
                           : read_json_file((fs::path(source.dir) / "config.json").string(), ErrorKind::kCheckpoint);
   row.architecture = ConfigReader(config, "config.json").string("model_type", std::nullopt);
-  find_architecture(row.architecture);  // an unknown family ends here, before any planning or weights
+  architecture_of(ConfigReader(config, "config.json"));  // an unknown family ends here, before any planning or weights
 
   const ModelShape shape = model_shape(config, source.entry ? published_parameters(*source.entry) : std::nullopt);
   row.parameter_count = shape.parameters;

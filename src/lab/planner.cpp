@@ -85,11 +85,12 @@ ModelShape shape_from_config(const Json& config, std::optional<int64_t> known_pa
 
 ModelShape model_shape(const Json& config, std::optional<int64_t> known_parameters) {
   const ConfigReader reader(config, "config");
-  const std::vector<std::string> supported = supported_model_types();
-  const std::string model_type = reader.string("model_type", std::string());
-  if (std::find(supported.begin(), supported.end(), model_type) == supported.end())
+  try {
+    return shape_from_spec(architecture_of(reader).read_spec(reader));
+  } catch (const Error& error) {
+    if (error.kind() != ErrorKind::kUnsupportedArchitecture) throw;
     return shape_from_config(config, known_parameters);
-  return shape_from_spec(find_architecture(model_type).read_spec(reader));
+  }
 }
 
 int64_t MemoryEstimate::per_core_bytes(int64_t cores) const {

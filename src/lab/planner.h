@@ -40,7 +40,7 @@ ModelShape shape_from_spec(const DecoderSpec& spec);
 // not counted). Errors name the missing field.
 ModelShape shape_from_config(const Json& config, std::optional<int64_t> known_parameters);
 
-// shape_from_spec when the registry knows config's model_type, else shape_from_config.
+// shape_from_spec when the registry has config's family (architecture_of), else shape_from_config.
 ModelShape model_shape(const Json& config, std::optional<int64_t> known_parameters);
 
 struct PlannerOptions {

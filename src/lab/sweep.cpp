@@ -119,8 +119,7 @@ class Sweep {
   // Rows the sweep knows without running anything: unsupported families, excluded models.
   std::optional<ResultRow> row_without_child(const ModelSource& source) const {
     const CatalogEntry& entry = *source.entry;
-    const std::vector<std::string> supported = supported_model_types();
-    const bool known = std::find(supported.begin(), supported.end(), entry.model_type) != supported.end();
+    const bool known = family_supported(entry);
     if (known && entry.selected) return std::nullopt;
     const Status status = known ? Status::kExcluded : Status::kUnsupportedArchitecture;
     ResultRow row = initial_row(source, check_options(source), std::string(status_name(status)));

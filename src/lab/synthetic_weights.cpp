@@ -147,8 +147,8 @@ std::string synthetic_cache_dir() {
 void make_synthetic_checkpoint(const Json& config, uint64_t seed, const std::string& dir) {
   const fs::path target(dir);
   if (already_made(config, seed, target)) return;
-  const DecoderSpec spec = find_architecture(ConfigReader(config, "config").string("model_type", std::nullopt))
-                               .read_spec(ConfigReader(config, dir + "/config.json"));
+  const ConfigReader reader(config, dir + "/config.json");
+  const DecoderSpec spec = architecture_of(reader).read_spec(reader);
   remove_abandoned_staging(target);
   const fs::path staging = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()));
   fs::remove_all(staging);

@@ -5,7 +5,8 @@ from conftest import REPO_ROOT
 
 FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "phi3", "qwen3_moe", "qwen2_moe", "mixtral", "olmoe", "gpt_oss", "gemma",
             "gemma2", "gemma3_text", "gpt2", "gpt_neox", "opt", "phi", "granite", "olmo2", "smollm3",
-            "starcoder2", "stablelm", "cohere", "deepseek_v2"]
+            "starcoder2", "stablelm", "cohere", "deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite",
+            "minimax_m2"]
 
 
 def archs_json(run_canrun, *args):
@@ -30,6 +31,8 @@ def test_table_lists_families_options_and_coverage(run_canrun):
     assert "longrope" in phi3
     coverage = next(line for line in lines if line.startswith("coverage: "))
     assert "text-generation models of the catalog that fit trn2 in bf16" in coverage
+    by_downloads = next(line for line in lines if line.startswith("by downloads: "))
+    assert "downloads of the catalog's text-generation models" in by_downloads
     assert "missing families:" in result.stdout
 
 
@@ -44,12 +47,24 @@ def test_json_counts_add_up_to_the_catalog(run_canrun):
     assert data["coverage"]["covered"] == covered
     assert data["coverage"]["total"] == covered + blocked
     assert abs(data["coverage"]["percent"] - 100 * covered / (covered + blocked)) < 1e-9
-    # Only text-generation models are counted, each under its own model_type.
-    tasks = {r["id"]: r for r in catalog_rows()}
+    # Only text-generation models are counted, each under its own model_type or, for a
+    # model_type canrun does not know, the family of a class its architectures name.
+    rows = catalog_rows()
+    tasks = {r["id"]: r for r in rows}
     for family in data["supported"] + data["missing"]:
         for model in family["models"]:
             assert tasks[model]["task"] == "text-generation"
-            assert tasks[model]["model_type"] == family["model_type"]
+            assert (tasks[model]["model_type"] == family["model_type"]
+                    or set(tasks[model].get("architectures") or []) & set(family.get("classes", [])))
+    # Downloads: every text-generation model counts, fitting or not.
+    downloads = [r["popularity"]["downloads"]["count"] or 0 for r in rows if r["task"] == "text-generation"]
+    assert data["coverage"]["total_downloads"] == sum(downloads)
+    counted = sum(f["catalog_downloads"] for f in data["supported"] + data["missing"])
+    assert counted == sum(downloads)
+    assert data["coverage"]["covered_downloads"] == sum(f["catalog_downloads"] for f in data["supported"])
+    assert data["coverage"]["downloads_percent"] >= 98.0
+    # Kimi-K2's model_type kimi_k2 names DeepseekV3ForCausalLM: it counts as deepseek_v3.
+    assert "kimi_k2" not in {m["model_type"] for m in data["missing"]}
     assert not set(supported) & {m["model_type"] for m in data["missing"]}
     # Small supported models are counted; the 405B Llama does not fit 16 x 24 GiB.
     assert "Qwen/Qwen3-0.6B" in supported["qwen3"]["models"]

@@ -106,14 +106,15 @@ def test_unknown_model_names_where_it_looked(canrun_bin, lab_env):
 
 
 def test_unsupported_architecture_in_a_folder_is_a_row(canrun_bin, lab_env, tmp_path):
-    folder = tmp_path / "lfm2"
+    folder = tmp_path / "frobnicator"
     shutil.copytree(FIXTURES / "qwen2", folder)
     config = json.loads((folder / "config.json").read_text())
-    config["model_type"] = "lfm2"
+    config["model_type"] = "frobnicator"
+    del config["architectures"]  # Qwen2ForCausalLM would load it as qwen2
     (folder / "config.json").write_text(json.dumps(config))
     row = check_json(canrun_bin, lab_env, folder)
     assert row["result"] == "UNSUPPORTED_ARCHITECTURE"
-    assert "lfm2" in row["error_message"] and row["load_time_s"] is None
+    assert "frobnicator" in row["error_message"] and row["load_time_s"] is None
 
 
 DEEP = "[" * 100000 + "]" * 100000
