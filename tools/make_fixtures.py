@@ -298,6 +298,14 @@ FIXTURES = [
             dict(DEEPSEEK_V3, model_type="deepseek_v32", q_lora_rank=32, norm_topk_prob=True, index_topk=6,
                  index_n_heads=16, index_head_dim=16, rope_parameters=DEFAULT_ROPE),
             "llama3", seed=3404),
+    Fixture("glm_moe_dsa",
+            "GLM-5 (glm_moe_dsa): deepseek_v32's blocks with the indexer's rope in pairs (16 heads of 16, "
+            "best 6 keys), layer 1 reusing layer 0's choice (indexer_types full, shared, full), 8 "
+            "experts in 2 groups, top-3 from the best group",
+            dict(DEEPSEEK_V3, model_type="glm_moe_dsa", q_lora_rank=32, norm_topk_prob=True, rms_norm_eps=1e-5,
+                 n_group=2, topk_group=1, index_topk=6, index_n_heads=16, index_head_dim=16,
+                 indexer_types=["full", "shared", "full"], rope_parameters=DEFAULT_ROPE),
+            "gpt2", seed=3409),
     Fixture("glm4_moe_lite",
             "GLM-4.7-Flash (glm4_moe_lite): deepseek_v3's attention and router, mlp_layer_types "
             "[dense, sparse, sparse] by default, first_k_dense_replace absent",
@@ -702,7 +710,9 @@ def write_readme():
         "  sum_h w_h heads^-0.5 relu(q_h . k dim^-0.5) (queries from the normalised q latent, keys",
         "  LayerNorm'd, rope in halves on their first qk_rope_head_dim dims) and the query attends",
         "  only to the index_topk best (all while it sees no more); generation keeps every choice's",
-        "  k-th/(k+1)-th score gap above MIN_INDEX_GAP.",
+        "  k-th/(k+1)-th score gap above MIN_INDEX_GAP. glm_moe_dsa: the same with the indexer's",
+        "  rope in pairs; a \"shared\" layer (indexer_types) attends to the keys the last \"full\"",
+        "  layer before it chose for the same query.",
         "",
         "| fixture | exercises |",
         "|---|---|",

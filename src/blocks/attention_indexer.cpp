@@ -25,8 +25,9 @@ void IndexerStep::run(StepContext& c) const {
   for (int64_t t = 0; t < c.count(); ++t) {
     const float* cos = table + t * rotary_dim;
     const float* sin = cos + rotary_dim / 2;
-    c.kernels().rotary_halves(q + t * heads_ * dim_, heads_, dim_, rope_dim_, cos, sin);
-    c.kernels().rotary_halves(k + t * dim_, 1, dim_, rope_dim_, cos, sin);
+    const auto rotate = rope_pairs_ ? c.kernels().rotary_pairs : c.kernels().rotary_halves;
+    rotate(q + t * heads_ * dim_, heads_, dim_, rope_dim_, cos, sin);
+    rotate(k + t * dim_, 1, dim_, rope_dim_, cos, sin);
     std::copy_n(k + t * dim_, dim_, state.key(c.start() + t));
   }
   state.start_run(c.count());

@@ -35,20 +35,28 @@ class IndexerState : public BlockState {
 int declare_indexer(ProgramBuilder& program, const std::string& name, int64_t key_dim);
 
 // inputs {q [tokens, heads * dim], k [tokens, dim], head weights [tokens, heads], rope table},
-// outputs {}: rotates the first rope_dim dims of each query and key in halves, caches the keys,
+// outputs {}: rotates the first rope_dim dims of each query and key in halves (or in pairs), caches the keys,
 // and keeps for each token the top_k positions by sum_h w_h heads^-0.5 relu(q_h . k_p dim^-0.5)
 // among those it sees (all of them while there are at most top_k).
 class IndexerStep : public Step {
  public:
-  IndexerStep(Info info, int slot, int64_t heads, int64_t dim, int64_t rope_dim, int64_t top_k)
-      : Step(std::move(info)), slot_(slot), heads_(heads), dim_(dim), rope_dim_(rope_dim), top_k_(top_k) {}
+  IndexerStep(Info info, int slot, int64_t heads, int64_t dim, int64_t rope_dim, bool rope_pairs, int64_t top_k)
+      : Step(std::move(info)),
+        slot_(slot),
+        heads_(heads),
+        dim_(dim),
+        rope_dim_(rope_dim),
+        rope_pairs_(rope_pairs),
+        top_k_(top_k) {}
   std::string_view kind() const override { return "indexer"; }
   void run(StepContext& context) const override;
   StepCost cost(const Program& program, const RunShape& shape) const override;
 
  private:
   int slot_;
-  int64_t heads_, dim_, rope_dim_, top_k_;
+  int64_t heads_, dim_, rope_dim_;
+  bool rope_pairs_;
+  int64_t top_k_;
 };
 
 }  // namespace canrun

@@ -27,6 +27,9 @@ struct BlockPlace {
   std::string steps;    // of the program's step and value names, e.g. "layers.3."
 };
 
+// The prefix of layer `layer`'s step, value and state names: "layers.3.".
+inline std::string layer_steps(int64_t layer) { return "layers." + std::to_string(layer) + "."; }
+
 struct BlockIo {
   ValueId in = -1;    // [tokens, hidden]: the normalised residual stream
   ValueId out = -1;   // [tokens, hidden]: the block's output (this rank's partial sum when sharded)

@@ -121,7 +121,7 @@ class DecoderAssembly {
              LayerNorms& norms) {
     const WeightNames& n = spec.names;
     const int64_t hidden = spec.hidden_size;
-    const std::string tensors = layer_name(n.layers, i), s = layer_name("layers", i);
+    const std::string tensors = layer_name(n.layers, i), s = layer_steps(i);
     const auto norm_name = [&](const std::string& name) { return name.empty() ? "" : tensors + name; };
     const BlockPlace place{spec, i, shard_, layout, tensors, s};
     std::unique_ptr<Block> mixer_block = make_block(mixer_kind(spec, i), place);

@@ -88,7 +88,7 @@ class LatentAttention : public Block {
                           rows_of(head_range(mine, expanded), mla.kv_lora_rank));
     o_ = v.matrix_part(p + n.o, hidden, heads * mla.value_dim, cols_of(hidden, head_range(mine, mla.value_dim)));
     o_bias_ = bias_if(v, spec.o_bias && place_.shard.rank == 0, p + n.o, hidden);
-    if (mla.index_topk > 0) {  // every rank keeps the whole indexer and makes the same choice
+    if (has_own_indexer()) {  // every rank keeps the whole indexer and makes the same choice
       const std::string ip = p + n.indexer + ".";
       index_q_ = v.matrix(ip + "wq_b", mla.index_heads * mla.index_head_dim, mla.q_lora_rank);
       index_k_ = v.matrix(ip + "wk", mla.index_head_dim, hidden);
@@ -117,7 +117,7 @@ class LatentAttention : public Block {
       add_linear(program, s + "q_a_proj", io.in, q_latent, q_a_, q_a_bias_, hidden, {module + n.q_a});
       program.add<NormStep>(Step::Info{s + "q_a_norm", {q_latent}, {q_latent}, {module + n.q_a_norm}}, q_a_norm_,
                             mla.latent_norm, mla.q_lora_rank);
-      if (mla.index_topk > 0) keep_slot = emit_indexer(program, io, q_latent);
+      if (has_own_indexer()) keep_slot = emit_indexer(program, io, q_latent);
       add_linear(program, s + "q_b_proj", q_latent, q, q_b_, no_bias_, mla.q_lora_rank, {module + n.q_b});
     } else {
       add_linear(program, s + "q_proj", io.in, q, q_, no_bias_, hidden, {module + n.q});
@@ -131,6 +131,7 @@ class LatentAttention : public Block {
                           mla.latent_norm, rank);
     const ValueId kv = program.value(s + "kv", heads * expanded);
     add_linear(program, s + "kv_b_proj", latent, kv, kv_b_, no_bias_, rank, {module + n.kv_b});
+    if (mla.index_topk > 0 && !has_own_indexer()) keep_slot = shared_indexer(program);
     const int slot = declare_kv_cache(program, s + "kv_cache", heads, qk_dim, mla.value_dim);
     program.add<LatentCacheWriteStep>(Step::Info{s + "latent_cache_write", {q, kv_a, kv, io.rope}, {q, kv_a}}, slot,
                                       heads, mla, qk_dim, spec.rope_interleaved);
@@ -146,6 +147,19 @@ class LatentAttention : public Block {
   }
 
  private:
+  bool has_own_indexer() const {
+    const LatentAttentionSpec& mla = place_.spec.mla;
+    return mla.index_topk > 0 && (mla.shared_index.empty() || !mla.shared_index[static_cast<size_t>(place_.layer)]);
+  }
+
+  // The choice state of the last layer before this one that has its own indexer.
+  int shared_indexer(const ProgramBuilder& program) const {
+    for (int64_t layer = place_.layer - 1; layer >= 0; --layer)
+      if (!place_.spec.mla.shared_index[static_cast<size_t>(layer)])
+        return program.find_state(layer_steps(layer) + "indexer_cache");
+    return -1;  // the reader refuses a first layer that shares
+  }
+
   // The indexer's queries (from the normalised q latent), keys and per-head weights (from the
   // block's input), and the step that chooses; returns the slot of the state holding the choice.
   int emit_indexer(ProgramBuilder& program, const BlockIo& io, ValueId q_latent) {
@@ -160,7 +174,7 @@ class LatentAttention : public Block {
     add_linear(program, s + "weights_proj", io.in, weights, index_weights_, no_bias_, hidden, {module + "weights_proj"});
     const int slot = declare_indexer(program, place_.steps + "indexer_cache", dim);
     program.add<IndexerStep>(Step::Info{s + "choose", {q, k, weights, io.rope}, {}}, slot, heads, dim, mla.rope_dim,
-                             mla.index_topk);
+                             mla.index_rope_pairs, mla.index_topk);
     return slot;
   }
 

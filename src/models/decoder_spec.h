@@ -120,6 +120,10 @@ struct LatentAttentionSpec {
   int64_t index_topk = 0;
   int64_t index_heads = 0;
   int64_t index_head_dim = 0;
+  bool index_rope_pairs = false;  // glm_moe_dsa's indexer rotates its rope part in pairs
+  // Per layer, true: no indexer of its own, the choice of the last layer before it that has one
+  // (glm_moe_dsa's "shared" indexer_types); empty: every layer has its own.
+  std::vector<bool> shared_index;
 };
 
 // A short gated convolution mixer (lfm2): in_proj to B, C and x (hidden each); B*x through a

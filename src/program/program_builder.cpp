@@ -32,6 +32,12 @@ int ProgramBuilder::state(StateSlot slot) {
   return static_cast<int>(program_.state_.size() - 1);
 }
 
+int ProgramBuilder::find_state(const std::string& name) const {
+  for (size_t slot = 0; slot < program_.state_.size(); ++slot)
+    if (program_.state_[slot].name == name) return static_cast<int>(slot);
+  return -1;
+}
+
 Program ProgramBuilder::finish() {
   if (program_.output_ < 0) fail(ErrorKind::kRuntime, "model program: no output value");
   return std::move(program_);

@@ -26,6 +26,8 @@ class ProgramBuilder {
   void matrix(std::string name, WeightMatrix& m);
   // Declares a per-sequence state; returns its slot for SequenceState::get.
   int state(StateSlot slot);
+  // The slot of the state declared under `name` (an earlier layer's, to share it); -1: none.
+  int find_state(const std::string& name) const;
   // Keeps `part` (a block and its weights) alive as long as the program.
   template <typename Part>
   Part& keep(std::unique_ptr<Part> part) {

@@ -126,6 +126,22 @@ TEST_F(ArchitectureOptions, NoauxRoutersNameTheirBadFields) {
   expect_load_error(glm, ErrorKind::kCheckpoint, {"mlp_layer_types", "entry 1", "\"dense\" or \"sparse\""});
   glm["mlp_layer_types"] = {"dense"};
   expect_load_error(glm, ErrorKind::kCheckpoint, {"mlp_layer_types", "each of the 2 layers"});
+  // glm_moe_dsa: which layers share an earlier layer's indexer choice.
+  Json dsa = tiny("glm_moe_dsa");
+  dsa["num_key_value_heads"] = 4;
+  dsa["n_routed_experts"] = 8;
+  dsa["indexer_types"] = {"full", "partial"};
+  expect_load_error(dsa, ErrorKind::kCheckpoint, {"indexer_types", "entry 1", "\"full\" or \"shared\""});
+  dsa["indexer_types"] = {"shared", "full"};
+  expect_load_error(dsa, ErrorKind::kCheckpoint, {"indexer_types", "layer 0 must run its own indexer"});
+  dsa.erase("indexer_types");
+  dsa["index_topk_pattern"] = "FX";
+  expect_load_error(dsa, ErrorKind::kCheckpoint, {"index_topk_pattern", "entry 1", "F or S"});
+  dsa["index_topk_pattern"] = "FSF";
+  expect_load_error(dsa, ErrorKind::kCheckpoint, {"index_topk_pattern", "each of the 2 layers"});
+  dsa["index_topk_pattern"] = "FS";
+  EXPECT_EQ(find_architecture("glm_moe_dsa").read_spec(ConfigReader(dsa, "config.json")).mla.shared_index,
+            (std::vector<bool>{false, true}));
   // Latent attention sizes its heads from qk_*_head_dim: GLM-4.7-Flash has 20 heads on 2048.
   glm.erase("mlp_layer_types");
   glm["hidden_size"] = 2048;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -52,6 +53,8 @@ TEST_P(GoldenParity, GreedyTokensAndLogitsMatchTransformers) {
   }
   Session session((kSourceDir / "tests/fixtures/models" / name).string(), options);
   ASSERT_FALSE(golden["cases"].empty());
+  float worst = 0;
+  int exact = 0;
   for (const Json& c : golden["cases"]) {
     SCOPED_TRACE("prompt: " + c["prompt"].get<std::string>());
     const std::vector<int32_t> prompt = c["prompt_ids"].get<std::vector<int32_t>>();
@@ -63,12 +66,19 @@ TEST_P(GoldenParity, GreedyTokensAndLogitsMatchTransformers) {
     const GenerationResult result = session.generate(prompt, request);
 
     EXPECT_EQ(result.tokens, expected);
+    exact += result.tokens == expected;
     ASSERT_EQ(result.prompt_logits.size(), expected_logits.size());
     float max_diff = 0;
     for (size_t i = 0; i < expected_logits.size(); ++i)
       max_diff = std::max(max_diff, std::abs(result.prompt_logits[i] - expected_logits[i]));
     EXPECT_LT(max_diff, logit_tolerance(engine));
+    worst = std::max(worst, max_diff);
   }
+  // What was measured, for reports: --gtest_output=json keeps it.
+  RecordProperty("exact_prompts", std::to_string(exact) + "/" + std::to_string(golden["cases"].size()));
+  char measured[32];
+  std::snprintf(measured, sizeof measured, "%.2g", worst);
+  RecordProperty("max_logit_diff", measured);
 }
 
 // Kimi-K2 publishes model_type kimi_k2, which transformers does not know, with architectures

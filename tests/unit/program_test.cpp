@@ -152,10 +152,10 @@ TEST(ModelProgram, ANewBlockKindPlugsIntoARealModel) {
 }
 
 // The state a block kind keeps besides the KV cache (lfm2's convolution inputs, deepseek_v32's
-// indexer keys) carries across runs: a prompt prefilled in pieces, then decoded one token at a
+// indexer keys, and glm_moe_dsa's choice that a later layer reuses) carries across runs: a prompt prefilled in pieces, then decoded one token at a
 // time, ends on the logits of one prefill of the whole.
 TEST(ModelProgram, StatefulBlockKindsCarryTheirStateAcrossRuns) {
-  for (const char* fixture : {"lfm2", "deepseek_v32"}) {
+  for (const char* fixture : {"lfm2", "deepseek_v32", "glm_moe_dsa"}) {
     SCOPED_TRACE(fixture);
     const std::string dir = (kFixtures / fixture).string();
     const DecoderSpec spec = read_model_spec(dir);
