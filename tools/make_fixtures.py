@@ -135,6 +135,10 @@ LFM2 = dict(TINY, model_type="lfm2", num_hidden_layers=4, norm_eps=1e-5, conv_L_
             layer_types=["conv", "full_attention", "conv", "full_attention"],
             rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
 del LFM2["head_dim"]  # hidden_size / num_attention_heads, as Lfm2Attention reads it
+QWEN3_5_TEXT = dict(TINY, model_type="qwen3_5_text", num_hidden_layers=4, rms_norm_eps=1e-6,
+                    linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
+                    linear_value_head_dim=12, linear_conv_kernel_dim=4,
+                    rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25})
 COHERE = dict(TINY, model_type="cohere", layer_norm_eps=1e-5, logit_scale=0.5, rope_parameters=DEFAULT_ROPE)
 
 
@@ -321,6 +325,11 @@ FIXTURES = [
             "positions) at 0 and 2, attention with per-head q/k RMSNorm at 1 and 3, SwiGLU of "
             "2/3 x 128 rounded up to 16 = 96, final embedding_norm, tied",
             LFM2, "llama3", seed=3407),
+    Fixture("qwen3_5_text",
+            "Qwen3.5 text: Gated DeltaNet layers 0-2 (2 key heads of 8 serving 4 value heads of 12, a "
+            "4-tap convolution, gated RMSNorm) and full attention at 3 (output gate, per-head q/k norms, "
+            "rotary on a quarter of each head), zero-centred RMSNorms",
+            QWEN3_5_TEXT, "gpt2", seed=3415),
     Fixture("llama_yarn", "Llama with yarn rope scaling (factor 4, original 32; attention factor on cos/sin)",
             dict(LLAMA, rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
                                          "original_max_position_embeddings": 32}),
@@ -331,17 +340,20 @@ FIXTURES = [
 # Families whose RMSNorm multiplies by (1 + w): their norm weights are drawn 1 lower, so the
 # effective scale has the same NORM_RANGE as the other families (a larger one makes the tiny
 # random network so sensitive that float32 rounding alone moves its logits by ~1e-4).
-UNIT_OFFSET_NORMS = ("gemma", "gemma2", "gemma3_text")
+UNIT_OFFSET_NORMS = ("gemma", "gemma2", "gemma3_text", "qwen3_5_text")
+# Plain-weight norms inside those families (Qwen3.5's gated RMSNorm of the DeltaNet layers).
+PLAIN_NORMS = ("linear_attn.norm.weight",)
 
 
 def randomize_(model, seed):
     """Overwrites every parameter from a generator of its own, independent of the init."""
     gen = torch.Generator().manual_seed(seed)
-    norm_shift = 1.0 if model.config.model_type in UNIT_OFFSET_NORMS else 0.0
+    unit_offset = model.config.model_type in UNIT_OFFSET_NORMS
     with torch.no_grad():
         for name, p in model.named_parameters():
             if p.dim() == 1 and ("norm" in name or ".ln_" in name) and not name.endswith(".bias"):
                 lo, hi = NORM_RANGE
+                norm_shift = 1.0 if unit_offset and not name.endswith(PLAIN_NORMS) else 0.0
                 value = lo + (hi - lo) * torch.rand(p.shape, generator=gen) - norm_shift
             elif p.dim() == 1:
                 value = BIAS_STD * torch.randn(p.shape, generator=gen)
@@ -713,6 +725,10 @@ def write_readme():
         "  k-th/(k+1)-th score gap above MIN_INDEX_GAP. glm_moe_dsa: the same with the indexer's",
         "  rope in pairs; a \"shared\" layer (indexer_types) attends to the keys the last \"full\"",
         "  layer before it chose for the same query.",
+        "- qwen3_5_text: transformers prefills its Gated DeltaNet layers with the chunked form of the",
+        "  delta rule (chunks of 64) and decodes with the recurrent one; canrun runs the recurrent",
+        "  form for both, the same function of the inputs summed in another order. q_proj's rows are",
+        "  [q; gate] per head; every RMSNorm multiplies by (1 + w) except the DeltaNet's gated one.",
         "",
         "| fixture | exercises |",
         "|---|---|",

@@ -1,7 +1,9 @@
 // The attention block kind: q/k/v projections (separate, or one fused projection split at
 // load), optional q/k norms, rotary positions, the static KV cache, causal (optionally
-// sliding-window, soft-capped, with sinks) attention and the output projection. Over this rank's
+// sliding-window, soft-capped, with sinks) attention, an optional sigmoid output gate (its
+// values come out of q_proj beside each head's query) and the output projection. Over this rank's
 // heads only: its output is this rank's partial sum of the output projection.
+#include <algorithm>
 #include <cmath>
 
 #include "blocks/block_kind.h"
@@ -51,6 +53,27 @@ class RotaryCacheWriteStep : public Step {
   bool pairs_;
 };
 
+// inputs {q and gate [tokens, heads * 2 * dim], as [q_h; gate_h] per head}, outputs {q, gate
+// [tokens, heads * dim]}.
+class SplitHeadPairsStep : public Step {
+ public:
+  SplitHeadPairsStep(Info info, int64_t heads, int64_t dim) : Step(std::move(info)), heads_(heads), dim_(dim) {}
+  std::string_view kind() const override { return "split_head_pairs"; }
+
+  void run(StepContext& c) const override {
+    const float* both = c.value(inputs()[0]);
+    float* q = c.value(outputs()[0]);
+    float* gate = c.value(outputs()[1]);
+    for (int64_t row = 0; row < c.count() * heads_; ++row) {
+      std::copy_n(both + 2 * row * dim_, dim_, q + row * dim_);
+      std::copy_n(both + (2 * row + 1) * dim_, dim_, gate + row * dim_);
+    }
+  }
+
+ private:
+  int64_t heads_, dim_;
+};
+
 class Attention : public Block {
  public:
   explicit Attention(const BlockPlace& place) : place_(place) {}
@@ -63,7 +86,16 @@ class Attention : public Block {
     const int64_t q_width = spec.num_heads * hd, kv_width = spec.num_kv_heads * hd;
     const IndexRange q_rows = head_range(place_.layout.query_heads, hd);
     const IndexRange kv_rows = head_range(place_.layout.kv_heads, hd);
-    if (spec.fused_qkv == FusedQkv::kNone) {
+    if (spec.attention_output_gate) {
+      // q_proj's rows are [q_h; gate_h] per head.
+      const IndexRange rows = head_range(place_.layout.query_heads, 2 * hd);
+      q_ = v.matrix_part(p + n.q, 2 * q_width, hidden, rows_of(rows, hidden));
+      k_ = v.matrix_part(p + n.k, kv_width, hidden, rows_of(kv_rows, hidden));
+      v_ = v.matrix_part(p + n.v, kv_width, hidden, rows_of(kv_rows, hidden));
+      q_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.q, 2 * q_width), rows);
+      k_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.k, kv_width), kv_rows);
+      v_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.v, kv_width), kv_rows);
+    } else if (spec.fused_qkv == FusedQkv::kNone) {
       q_ = v.matrix_part(p + n.q, q_width, hidden, rows_of(q_rows, hidden));
       k_ = v.matrix_part(p + n.k, kv_width, hidden, rows_of(kv_rows, hidden));
       v_ = v.matrix_part(p + n.v, kv_width, hidden, rows_of(kv_rows, hidden));
@@ -102,7 +134,15 @@ class Attention : public Block {
     const ValueId q = program.value(s + "q", q_width);
     const ValueId k = program.value(s + "k", kv_width);
     const ValueId v = program.value(s + "v", kv_width);
-    add_linear(program, s + "q_proj", io.in, q, q_, q_bias_, hidden, fused_match(module, n.q, 0, q_width));
+    ValueId gate = -1;
+    if (spec.attention_output_gate) {
+      const ValueId q_and_gate = program.value(s + "q_and_gate", 2 * q_width);
+      gate = program.value(s + "gate", q_width);
+      add_linear(program, s + "q_proj", io.in, q_and_gate, q_, q_bias_, hidden, {module + n.q});
+      program.add<SplitHeadPairsStep>(Step::Info{s + "q_gate_split", {q_and_gate}, {q, gate}}, heads, hd);
+    } else {
+      add_linear(program, s + "q_proj", io.in, q, q_, q_bias_, hidden, fused_match(module, n.q, 0, q_width));
+    }
     add_linear(program, s + "k_proj", io.in, k, k_, k_bias_, hidden, fused_match(module, n.k, q_width, kv_width));
     add_linear(program, s + "v_proj", io.in, v, v_, v_bias_, hidden,
                fused_match(module, n.v, q_width + kv_width, kv_width));
@@ -127,8 +167,11 @@ class Attention : public Block {
     shape.scale = spec.attention_scale > 0 ? spec.attention_scale : 1.0f / std::sqrt(static_cast<float>(hd));
     shape.softcap = spec.attn_softcap;
     const ValueId context = program.value(s + "context", q_width);
-    program.add<AttentionStep>(Step::Info{s + "attention", {q}, {context}, {module + n.o, true}}, slot, shape,
-                               sinks_);
+    program.add<AttentionStep>(Step::Info{s + "attention", {q}, {context}, {gate >= 0 ? "" : module + n.o, true}},
+                               slot, shape, sinks_);
+    if (gate >= 0)  // qwen3_5: the context times sigmoid(gate), per value
+      program.add<ActivationStep>(Step::Info{s + "output_gate", {gate, context}, {context}, {module + n.o, true}},
+                                  Activation::kSigmoid);
     add_linear(program, s + "o_proj", context, io.out, o_, o_bias_, q_width, {module + n.o});
   }
 

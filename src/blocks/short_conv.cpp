@@ -1,30 +1,17 @@
 // The short gated convolution block kind (lfm2's Lfm2ShortConv): in_proj's three outputs B, C
 // and x; B*x through a depthwise causal convolution of `kernel` taps over the positions; C times
-// that; out_proj. Its per-sequence state is the last kernel - 1 inputs of the convolution.
+// that; out_proj. Its per-sequence state is the convolution's (blocks/causal_conv.h).
 // Sharded, a rank computes its channels: its output is this rank's partial sum of out_proj.
 #include <algorithm>
 #include <memory>
 
 #include "blocks/block_kind.h"
+#include "blocks/causal_conv.h"
 #include "blocks/steps.h"
 #include "program/step_context.h"
 
 namespace canrun {
 namespace {
-
-// The convolution's inputs at the last kernel - 1 positions, a row of channels each, kept in a
-// ring by position.
-class ConvState : public BlockState {
- public:
-  ConvState(int64_t rows, int64_t channels)
-      : rows_(rows), channels_(channels), values_(static_cast<size_t>(rows * channels), 0.0f) {}
-  float* row(int64_t position) { return values_.data() + (position % rows_) * channels_; }
-  int64_t bytes() const override { return static_cast<int64_t>(values_.size() * sizeof(float)); }
-
- private:
-  int64_t rows_, channels_;
-  std::vector<float> values_;
-};
 
 // inputs {b, c, x [tokens, channels]}, outputs {y [tokens, channels]}:
 // y = c * (bias + sum_j w[j] * (b*x)[position - kernel + 1 + j]), inputs before position 0 zero.
@@ -44,19 +31,11 @@ class ShortConvStep : public Step {
     float* y = c.value(outputs()[0]);
     std::vector<float> bx(static_cast<size_t>(channels));
     for (int64_t t = 0; t < c.count(); ++t) {
-      const int64_t position = c.start() + t, row = t * channels;
+      const int64_t row = t * channels;
       for (int64_t ch = 0; ch < channels; ++ch) bx[ch] = b[row + ch] * x[row + ch];
-      for (int64_t ch = 0; ch < channels; ++ch) {
-        const float* w = weight_.data() + ch * kernel_;
-        float sum = bias_.empty() ? 0.0f : bias_.data()[ch];
-        for (int64_t j = 0; j + 1 < kernel_; ++j) {
-          const int64_t earlier = position - kernel_ + 1 + j;
-          if (earlier >= 0) sum += w[j] * state.row(earlier)[ch];
-        }
-        sum += w[kernel_ - 1] * bx[ch];
-        y[row + ch] = gate[row + ch] * sum;
-      }
-      if (kernel_ > 1) std::copy(bx.begin(), bx.end(), state.row(position));
+      causal_conv(state, weight_.data(), bias_.empty() ? nullptr : bias_.data(), kernel_, channels, c.start() + t,
+                  bx.data(), y + row);
+      for (int64_t ch = 0; ch < channels; ++ch) y[row + ch] *= gate[row + ch];
     }
   }
 
@@ -111,10 +90,7 @@ class ShortConv : public Block {
       in[part] = program.value(s + "conv." + parts[part], channels);
       add_linear(program, s + "conv.in_proj." + parts[part], io.in, in[part], in_[part], in_bias_[part], hidden);
     }
-    const int64_t rows = std::max<int64_t>(1, kernel - 1);
-    const int slot = program.state(
-        {s + "conv_state", [=](const StateShape&) { return rows * channels * static_cast<int64_t>(sizeof(float)); },
-         [=](const StateShape&) { return std::make_unique<ConvState>(rows, channels); }});
+    const int slot = declare_conv_state(program, s + "conv_state", kernel, channels);
     const ValueId y = program.value(s + "conv.y", channels);
     program.add<ShortConvStep>(Step::Info{s + "conv.conv", {in[0], in[1], in[2]}, {y}, {module + ".out_proj", true}},
                                slot, channels, kernel, weight_, conv_bias_);

@@ -133,6 +133,20 @@ struct ShortConvSpec {
   bool bias = false;  // on in_proj, the convolution and out_proj
 };
 
+// A Gated DeltaNet mixer (qwen3_5's linear attention): in_proj_qkv through a depthwise causal
+// convolution of `conv_kernel` taps and SiLU gives q, k (key_heads x key_dim, L2-normalised; q
+// also times key_dim^-0.5) and v (value_heads x value_dim; each key head serves value_heads /
+// key_heads of them); per value head, beta = sigmoid(in_proj_b x) and the decay
+// g = -exp(A_log) softplus(in_proj_a x + dt_bias); the state S [key_dim, value_dim] per value head
+// becomes S e^g + k (beta (v - S^T k))^T and the output is S^T q, RMS-normalised (weight, eps),
+// times silu(in_proj_z x), then out_proj.
+struct DeltaNetSpec {
+  int64_t key_heads = 0, value_heads = 0;
+  int64_t key_dim = 0, value_dim = 0;
+  int64_t conv_kernel = 4;
+  float norm_eps = 1e-6f;
+};
+
 struct DecoderSpec {
   std::string model_type;
   int64_t vocab_size = 0;
@@ -172,6 +186,7 @@ struct DecoderSpec {
   float attention_scale = 0;    // 0: 1/sqrt(head_dim)
   float attn_softcap = 0;       // 0: none; else scores = cap * tanh(scores / cap)
   bool attention_sinks = false;  // gpt-oss: one learned logit per head joins each softmax
+  bool attention_output_gate = false;  // qwen3_5: context * sigmoid(gate), gate from q_proj beside q
   bool latent_attention = false;  // deepseek_v2: attention as `mla` describes
   LatentAttentionSpec mla;
   float final_softcap = 0;
@@ -181,6 +196,7 @@ struct DecoderSpec {
   std::vector<int64_t> sliding_window;  // per layer; 0 means full causal attention
   MoeSpec moe;
   ShortConvSpec conv;  // the layers whose mixer kind is "short_conv"
+  DeltaNetSpec deltanet;  // the layers whose mixer kind is "gated_deltanet"
   std::vector<bool> moe_layers;  // per layer: true = routed experts instead of the dense MLP
   // Per layer, the block kinds of its token mixer and feed-forward block (blocks/block_kind.h);
   // empty: attention or latent_attention, and dense_mlp or routed_experts as the flags say.

@@ -68,16 +68,8 @@ std::vector<bool> mlp_layer_types(const ConfigReader& config, int64_t num_layers
     std::fill_n(layers.begin(), std::min(dense, num_layers), false);
     return layers;
   }
-  const Json& types = config.json()["mlp_layer_types"];
-  if (!types.is_array() || static_cast<int64_t>(types.size()) != num_layers)
-    config.reject("mlp_layer_types", "must list \"dense\" or \"sparse\" for each of the " +
-                                         std::to_string(num_layers) + " layers");
-  for (int64_t i = 0; i < num_layers; ++i) {
-    const Json& type = types[static_cast<size_t>(i)];
-    if (type != "dense" && type != "sparse")
-      config.reject("mlp_layer_types", "entry " + std::to_string(i) + " must be \"dense\" or \"sparse\"");
-    layers[i] = type == "sparse";
-  }
+  const std::vector<std::string> types = read_layer_list(config, "mlp_layer_types", num_layers, {"dense", "sparse"});
+  for (int64_t i = 0; i < num_layers; ++i) layers[i] = types[static_cast<size_t>(i)] == "sparse";
   return layers;
 }
 

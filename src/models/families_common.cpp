@@ -48,4 +48,20 @@ void reject_option(const ConfigReader& config, const std::string& field, const s
                                           " is not supported for " + model_type + " (" + why + ")");
 }
 
+std::vector<std::string> read_layer_list(const ConfigReader& config, const std::string& key, int64_t num_layers,
+                                         const std::vector<std::string>& allowed) {
+  std::string names;
+  for (const std::string& name : allowed) names += (names.empty() ? "\"" : " or \"") + name + "\"";
+  const Json& list = config.json()[key];
+  if (!list.is_array() || static_cast<int64_t>(list.size()) != num_layers)
+    config.reject(key, "must list " + names + " for each of the " + std::to_string(num_layers) + " layers");
+  std::vector<std::string> layers;
+  for (const Json& entry : list) {
+    if (!entry.is_string() || std::find(allowed.begin(), allowed.end(), entry.get<std::string>()) == allowed.end())
+      config.reject(key, "entry " + std::to_string(layers.size()) + " must be " + names);
+    layers.push_back(entry.get<std::string>());
+  }
+  return layers;
+}
+
 }  // namespace canrun

@@ -23,6 +23,11 @@ void apply_qwen3_attention(const ConfigReader& config, DecoderSpec& spec);
 // multiple of decoder_sparse_step.
 std::vector<bool> sparse_layers(const ConfigReader& config, int64_t num_layers, int64_t num_experts);
 
+// A per-layer list of names (layer_types, mlp_layer_types): one of `allowed` for each of the
+// num_layers layers. Errors name the field, the entry and the allowed names.
+std::vector<std::string> read_layer_list(const ConfigReader& config, const std::string& key, int64_t num_layers,
+                                         const std::vector<std::string>& allowed);
+
 // An unsupported config option: "config.json: field 'F': VALUE is not supported for TYPE (why)".
 [[noreturn]] void reject_option(const ConfigReader& config, const std::string& field, const std::string& value,
                                 const std::string& model_type, const std::string& why);

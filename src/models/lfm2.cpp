@@ -27,27 +27,19 @@ int64_t mlp_width(const ConfigReader& config, int64_t width) {
 // attention everywhere.
 std::vector<std::string> mixer_kinds(const ConfigReader& config, int64_t num_layers) {
   std::vector<std::string> kinds(static_cast<size_t>(num_layers), "attention");
-  const auto reject_list = [&](const std::string& key, const std::string& what) {
-    config.reject(key, "must be a list of " + what);
-  };
   if (config.has("layer_types")) {
-    const Json& types = config.json()["layer_types"];
-    if (!types.is_array() || static_cast<int64_t>(types.size()) != num_layers)
-      reject_list("layer_types", "\"conv\" or \"full_attention\" for each of the " + std::to_string(num_layers) +
-                                     " layers");
-    for (int64_t i = 0; i < num_layers; ++i) {
-      const Json& type = types[static_cast<size_t>(i)];
-      if (type != "conv" && type != "full_attention")
-        config.reject("layer_types", "entry " + std::to_string(i) + " must be \"conv\" or \"full_attention\"");
-      if (type == "conv") kinds[i] = "short_conv";
-    }
+    const std::vector<std::string> types =
+        read_layer_list(config, "layer_types", num_layers, {"conv", "full_attention"});
+    for (int64_t i = 0; i < num_layers; ++i)
+      if (types[static_cast<size_t>(i)] == "conv") kinds[i] = "short_conv";
   } else if (config.has("full_attn_idxs")) {
     const Json& indices = config.json()["full_attn_idxs"];
-    if (!indices.is_array()) reject_list("full_attn_idxs", "layer indices");
+    const std::string bound = "must be a list of layer indices below " + std::to_string(num_layers);
+    if (!indices.is_array()) config.reject("full_attn_idxs", bound);
     std::fill(kinds.begin(), kinds.end(), "short_conv");
     for (const Json& index : indices) {
       if (!index.is_number_integer() || index.get<int64_t>() < 0 || index.get<int64_t>() >= num_layers)
-        reject_list("full_attn_idxs", "layer indices below " + std::to_string(num_layers));
+        config.reject("full_attn_idxs", bound);
       kinds[static_cast<size_t>(index.get<int64_t>())] = "attention";
     }
   }

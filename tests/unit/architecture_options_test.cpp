@@ -149,6 +149,24 @@ TEST_F(ArchitectureOptions, NoauxRoutersNameTheirBadFields) {
   EXPECT_EQ(find_architecture("glm4_moe_lite").read_spec(ConfigReader(glm, "config.json")).head_dim, 192 + 64);
 }
 
+TEST_F(ArchitectureOptions, HybridStacksNameTheirBadLayerLists) {
+  Json qwen = tiny("qwen3_5_text");
+  qwen["layer_types"] = {"linear_attention", "mamba"};
+  expect_load_error(qwen, ErrorKind::kCheckpoint, {"config.json", "layer_types", "entry 1", "\"linear_attention\""});
+  qwen["layer_types"] = {"full_attention"};
+  expect_load_error(qwen, ErrorKind::kCheckpoint, {"layer_types", "each of the 2 layers"});
+  qwen.erase("layer_types");
+  qwen["linear_num_key_heads"] = 3;
+  qwen["linear_num_value_heads"] = 4;
+  expect_load_error(qwen, ErrorKind::kCheckpoint, {"linear_num_value_heads", "multiple of linear_num_key_heads (3)"});
+  Json lfm2 = tiny("lfm2");
+  lfm2["layer_types"] = {"conv", "ssm"};
+  expect_load_error(lfm2, ErrorKind::kCheckpoint, {"layer_types", "entry 1", "\"conv\" or \"full_attention\""});
+  lfm2.erase("layer_types");
+  lfm2["full_attn_idxs"] = {0, 2};
+  expect_load_error(lfm2, ErrorKind::kCheckpoint, {"full_attn_idxs", "layer indices below 2"});
+}
+
 // A model_type transformers does not know loads as the class its "architectures" names.
 TEST(ArchitectureRegistry, ArchitecturesNameTheFamilyOfAnUnknownModelType) {
   EXPECT_EQ(resolve_architecture("kimi_k2", {"DeepseekV3ForCausalLM"})->model_type, "deepseek_v3");

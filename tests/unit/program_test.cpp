@@ -152,10 +152,11 @@ TEST(ModelProgram, ANewBlockKindPlugsIntoARealModel) {
 }
 
 // The state a block kind keeps besides the KV cache (lfm2's convolution inputs, deepseek_v32's
-// indexer keys, and glm_moe_dsa's choice that a later layer reuses) carries across runs: a prompt prefilled in pieces, then decoded one token at a
+// indexer keys, glm_moe_dsa's choice that a later layer reuses, the Gated DeltaNet's recurrent
+// state) carries across runs: a prompt prefilled in pieces, then decoded one token at a
 // time, ends on the logits of one prefill of the whole.
 TEST(ModelProgram, StatefulBlockKindsCarryTheirStateAcrossRuns) {
-  for (const char* fixture : {"lfm2", "deepseek_v32", "glm_moe_dsa"}) {
+  for (const char* fixture : {"lfm2", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text"}) {
     SCOPED_TRACE(fixture);
     const std::string dir = (kFixtures / fixture).string();
     const DecoderSpec spec = read_model_spec(dir);

@@ -1,0 +1,168 @@
+// The Gated DeltaNet block kind (qwen3_5's linear attention, DecoderSpec::DeltaNetSpec): a
+// recurrent state per value head instead of a KV cache, updated by the gated delta rule at each
+// position (prefill runs the same recurrence, token by token), and a depthwise causal
+// convolution over q, k and v before it. Its per-sequence state is both.
+#include <cmath>
+#include <memory>
+
+#include "blocks/block_kind.h"
+#include "blocks/causal_conv.h"
+#include "blocks/steps.h"
+#include "program/step_context.h"
+
+namespace canrun {
+namespace {
+
+// S [key_dim, value_dim] per value head.
+class DeltaState : public BlockState {
+ public:
+  explicit DeltaState(int64_t floats) : values_(static_cast<size_t>(floats), 0.0f) {}
+  float* data() { return values_.data(); }
+  int64_t bytes() const override { return static_cast<int64_t>(values_.size() * sizeof(float)); }
+
+ private:
+  std::vector<float> values_;
+};
+
+float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }  // torch's, threshold 20
+
+// x / sqrt(sum x^2 + eps), as transformers' l2norm (eps 1e-6).
+void l2_normalize(float* x, int64_t n) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  const float inv = static_cast<float>(1.0 / std::sqrt(sum + 1e-6));
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+// inputs {qkv [tokens, 2 key_heads key_dim + value_heads value_dim], b, a [tokens, value_heads]},
+// outputs {core [tokens, value_heads value_dim]}: the convolution, then the gated delta rule.
+class DeltaRuleStep : public Step {
+ public:
+  DeltaRuleStep(Info info, const DeltaNetSpec& spec, int conv_slot, int delta_slot, const FloatBuffer& conv_weight,
+                const FloatBuffer& a_log, const FloatBuffer& dt_bias)
+      : Step(std::move(info)), spec_(spec), conv_slot_(conv_slot), delta_slot_(delta_slot),
+        conv_weight_(conv_weight), a_log_(a_log), dt_bias_(dt_bias) {}
+  std::string_view kind() const override { return "gated_delta_rule"; }
+
+  void run(StepContext& c) const override {
+    ConvState& conv = c.state().get<ConvState>(conv_slot_);
+    float* states = c.state().get<DeltaState>(delta_slot_).data();
+    const int64_t dk = spec_.key_dim, dv = spec_.value_dim, key_width = spec_.key_heads * dk;
+    const int64_t channels = 2 * key_width + spec_.value_heads * dv, group = spec_.value_heads / spec_.key_heads;
+    const float* qkv = c.value(inputs()[0]);
+    const float* b = c.value(inputs()[1]);
+    const float* a = c.value(inputs()[2]);
+    float* out = c.value(outputs()[0]);
+    std::vector<float> mixed(static_cast<size_t>(channels)), memory(static_cast<size_t>(dv));
+    const float query_scale = 1.0f / std::sqrt(static_cast<float>(dk));
+    for (int64_t t = 0; t < c.count(); ++t) {
+      causal_conv(conv, conv_weight_.data(), nullptr, spec_.conv_kernel, channels, c.start() + t, qkv + t * channels,
+                  mixed.data());
+      c.kernels().activation(Activation::kSilu, mixed.data(), channels, mixed.data());
+      float* q = mixed.data();
+      float* k = q + key_width;
+      const float* v = k + key_width;
+      for (int64_t h = 0; h < spec_.key_heads; ++h) {
+        l2_normalize(q + h * dk, dk);
+        l2_normalize(k + h * dk, dk);
+        for (int64_t i = 0; i < dk; ++i) q[h * dk + i] *= query_scale;
+      }
+      for (int64_t h = 0; h < spec_.value_heads; ++h) {
+        const float* qh = q + (h / group) * dk;
+        const float* kh = k + (h / group) * dk;
+        const float* vh = v + h * dv;
+        float* s = states + h * dk * dv;
+        const float beta = 1.0f / (1.0f + std::exp(-b[t * spec_.value_heads + h]));
+        const float decay =
+            std::exp(-std::exp(a_log_.data()[h]) * softplus(a[t * spec_.value_heads + h] + dt_bias_.data()[h]));
+        for (int64_t i = 0; i < dk * dv; ++i) s[i] *= decay;
+        std::fill(memory.begin(), memory.end(), 0.0f);
+        for (int64_t i = 0; i < dk; ++i)
+          for (int64_t j = 0; j < dv; ++j) memory[j] += s[i * dv + j] * kh[i];
+        for (int64_t j = 0; j < dv; ++j) memory[j] = (vh[j] - memory[j]) * beta;  // the delta
+        float* y = out + (t * spec_.value_heads + h) * dv;
+        std::fill_n(y, dv, 0.0f);
+        for (int64_t i = 0; i < dk; ++i)
+          for (int64_t j = 0; j < dv; ++j) {
+            s[i * dv + j] += kh[i] * memory[j];
+            y[j] += s[i * dv + j] * qh[i];
+          }
+      }
+    }
+  }
+
+  StepCost cost(const Program&, const RunShape& shape) const override {
+    return {6 * shape.tokens * spec_.value_heads * spec_.key_dim * spec_.value_dim, 0};
+  }
+
+ private:
+  const DeltaNetSpec& spec_;
+  int conv_slot_, delta_slot_;
+  const FloatBuffer& conv_weight_;  // [channels, kernel]
+  const FloatBuffer& a_log_;
+  const FloatBuffer& dt_bias_;
+};
+
+class GatedDeltaNet : public Block {
+ public:
+  explicit GatedDeltaNet(const BlockPlace& place) : place_(place) {}
+
+  void visit(TensorVisitor& v) override {
+    const DecoderSpec& spec = place_.spec;
+    const DeltaNetSpec& d = spec.deltanet;
+    const std::string p = place_.tensors + "linear_attn.";
+    const int64_t hidden = spec.hidden_size, value_width = d.value_heads * d.value_dim;
+    const int64_t channels = 2 * d.key_heads * d.key_dim + value_width;
+    conv_weight_ = v.tensor(p + "conv1d.weight", {channels, 1, d.conv_kernel});
+    dt_bias_ = v.vector(p + "dt_bias", d.value_heads, TensorRole::kBias);
+    a_log_ = v.vector(p + "A_log", d.value_heads, TensorRole::kBias);
+    norm_ = visit_norm(v, norm_spec(), p + "norm", d.value_dim);
+    out_ = v.matrix(p + "out_proj", hidden, value_width);
+    qkv_ = v.matrix(p + "in_proj_qkv", channels, hidden);
+    z_ = v.matrix(p + "in_proj_z", value_width, hidden);
+    b_ = v.matrix(p + "in_proj_b", d.value_heads, hidden);
+    a_ = v.matrix(p + "in_proj_a", d.value_heads, hidden);
+  }
+
+  void emit(ProgramBuilder& program, const BlockIo& io) override {
+    const DecoderSpec& spec = place_.spec;
+    const DeltaNetSpec& d = spec.deltanet;
+    const std::string s = place_.steps + "linear_attn.", module = place_.tensors + "linear_attn.";
+    const int64_t hidden = spec.hidden_size, value_width = d.value_heads * d.value_dim;
+    const int64_t channels = 2 * d.key_heads * d.key_dim + value_width;
+    const ValueId qkv = program.value(s + "qkv", channels), z = program.value(s + "z", value_width);
+    const ValueId b = program.value(s + "b", d.value_heads), a = program.value(s + "a", d.value_heads);
+    add_linear(program, s + "in_proj_qkv", io.in, qkv, qkv_, no_bias_, hidden, {module + "in_proj_qkv"});
+    add_linear(program, s + "in_proj_z", io.in, z, z_, no_bias_, hidden, {module + "in_proj_z"});
+    add_linear(program, s + "in_proj_b", io.in, b, b_, no_bias_, hidden, {module + "in_proj_b"});
+    add_linear(program, s + "in_proj_a", io.in, a, a_, no_bias_, hidden, {module + "in_proj_a"});
+    const int conv_slot = declare_conv_state(program, place_.steps + "conv_state", d.conv_kernel, channels);
+    const int64_t state_floats = d.value_heads * d.key_dim * d.value_dim;
+    const int delta_slot = program.state(
+        {place_.steps + "delta_state",
+         [=](const StateShape&) { return state_floats * static_cast<int64_t>(sizeof(float)); },
+         [=](const StateShape&) { return std::make_unique<DeltaState>(state_floats); }});
+    const ValueId core = program.value(s + "core", value_width);
+    program.add<DeltaRuleStep>(Step::Info{s + "delta_rule", {qkv, b, a}, {core}, {module + "norm", true}}, d,
+                               conv_slot, delta_slot, conv_weight_, a_log_, dt_bias_);
+    // Qwen3_5RMSNormGated: the RMSNorm of each head times silu(z).
+    program.add<NormStep>(Step::Info{s + "norm", {core}, {core}}, norm_, norm_spec(), d.value_dim);
+    program.add<ActivationStep>(Step::Info{s + "gate", {z, core}, {core}, {module + "out_proj", true}},
+                                Activation::kSilu);
+    add_linear(program, s + "out_proj", core, io.out, out_, no_bias_, value_width, {module + "out_proj"});
+  }
+
+ private:
+  NormSpec norm_spec() const { return NormSpec{NormKind::kRms, false, false, place_.spec.deltanet.norm_eps}; }
+
+  BlockPlace place_;
+  WeightMatrix qkv_, z_, b_, a_, out_;
+  FloatBuffer conv_weight_, dt_bias_, a_log_, no_bias_;
+  NormWeights norm_;
+};
+
+const BlockKindRegistration registration("gated_deltanet",
+                                         [](const BlockPlace& place) { return std::make_unique<GatedDeltaNet>(place); });
+
+}  // namespace
+}  // namespace canrun

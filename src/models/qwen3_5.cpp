@@ -1,0 +1,74 @@
+// Qwen3.5's text model (qwen3_5_text): a hybrid stack, three Gated DeltaNet layers to one
+// full-attention layer by default (layer_types), each followed by a SwiGLU MLP. The attention
+// layers gate their output by sigmoid of a second q_proj half, normalise q and k per head and
+// rotate a quarter of each head; every RMSNorm but the DeltaNet's own is zero-centred (1 + w).
+#include "models/families_common.h"
+#include "models/llama_like.h"
+#include "models/registry.h"
+
+namespace canrun {
+namespace {
+
+// "linear_attention" | "full_attention" per layer, else every full_attention_interval-th layer
+// full (default 4).
+std::vector<std::string> hybrid_mixers(const ConfigReader& config, int64_t num_layers) {
+  std::vector<std::string> kinds(static_cast<size_t>(num_layers), "gated_deltanet");
+  if (!config.has("layer_types")) {
+    const int64_t interval = config.integer("full_attention_interval", 4, 1, 1 << 20);
+    for (int64_t i = 0; i < num_layers; ++i)
+      if ((i + 1) % interval == 0) kinds[i] = "attention";
+    return kinds;
+  }
+  const std::vector<std::string> types =
+      read_layer_list(config, "layer_types", num_layers, {"linear_attention", "full_attention"});
+  for (int64_t i = 0; i < num_layers; ++i)
+    if (types[static_cast<size_t>(i)] == "full_attention") kinds[i] = "attention";
+  return kinds;
+}
+
+DecoderSpec read_qwen3_5_text(const ConfigReader& config) {
+  LlamaLikeDefaults defaults;
+  defaults.vocab_size = 248320;
+  defaults.hidden_size = 4096;
+  defaults.intermediate_size = 12288;
+  defaults.num_layers = 32;
+  defaults.num_heads = 16;
+  defaults.num_kv_heads = 4;
+  defaults.head_dim = 256;
+  defaults.max_positions = 32768;
+  defaults.partial_rotary_factor = 0.25;
+  DecoderSpec spec = read_llama_like_spec(config, defaults);
+  spec.norm = rms_norm(spec.norm_eps, /*unit_offset=*/true);
+  spec.qk_norm_spec = spec.norm;
+  spec.qk_norm = true;
+  spec.qk_norm_kind = QkNorm::kPerHead;
+  const bool attention_bias = config.boolean("attention_bias", false);
+  spec.qkv_bias = spec.o_bias = attention_bias;
+  spec.attention_output_gate = true;
+  DeltaNetSpec& d = spec.deltanet;
+  d.key_heads = config.integer("linear_num_key_heads", 16, 1, 4096);
+  d.value_heads = config.integer("linear_num_value_heads", 32, 1, 4096);
+  if (d.value_heads % d.key_heads != 0)
+    config.reject("linear_num_value_heads", "must be a multiple of linear_num_key_heads (" +
+                                                std::to_string(d.key_heads) + ")");
+  d.key_dim = config.integer("linear_key_head_dim", 128, 1, 8192);
+  d.value_dim = config.integer("linear_value_head_dim", 128, 1, 8192);
+  d.conv_kernel = config.integer("linear_conv_kernel_dim", 4, 1, 1024);
+  d.norm_eps = spec.norm_eps;
+  spec.mixer_kinds = hybrid_mixers(config, spec.num_layers);
+  spec.ffn_kinds.assign(static_cast<size_t>(spec.num_layers), "dense_mlp");
+  return spec;
+}
+
+const ArchitectureRegistration kQwen3_5Text(
+    {"qwen3_5_text",
+     "Qwen3.5 text: Gated DeltaNet layers between gated full-attention layers, zero-centred RMSNorms",
+     read_qwen3_5_text,
+     {"layer_types linear_attention|full_attention (or full_attention_interval)", "linear_num_key_heads",
+      "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
+      "head_dim", "partial_rotary_factor", "attention_bias", "tie_word_embeddings",
+      "rope default|linear|dynamic|yarn|llama3 (text positions: mrope_section has no effect)"},
+     {"Qwen3_5ForCausalLM"}});
+
+}  // namespace
+}  // namespace canrun
