@@ -139,6 +139,9 @@ QWEN3_5_TEXT = dict(TINY, model_type="qwen3_5_text", num_hidden_layers=4, rms_no
                     linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
                     linear_value_head_dim=12, linear_conv_kernel_dim=4,
                     rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25})
+QWEN3_5_MOE_TEXT = dict(QWEN3_5_TEXT, model_type="qwen3_5_moe_text", num_experts=4, num_experts_per_tok=2,
+                        moe_intermediate_size=32, shared_expert_intermediate_size=48,
+                        layer_types=["linear_attention", "full_attention", "linear_attention", "full_attention"])
 COHERE = dict(TINY, model_type="cohere", layer_norm_eps=1e-5, logit_scale=0.5, rope_parameters=DEFAULT_ROPE)
 
 
@@ -330,6 +333,10 @@ FIXTURES = [
             "4-tap convolution, gated RMSNorm) and full attention at 3 (output gate, per-head q/k norms, "
             "rotary on a quarter of each head), zero-centred RMSNorms",
             QWEN3_5_TEXT, "gpt2", seed=3415),
+    Fixture("qwen3_5_moe_text",
+            "Qwen3.5-MoE text: qwen3_5_text's layers alternating (layer_types), 4 experts top-2 "
+            "renormalised and a sigmoid-gated shared expert on every layer",
+            QWEN3_5_MOE_TEXT, "llama3", seed=3417),
     Fixture("llama_yarn", "Llama with yarn rope scaling (factor 4, original 32; attention factor on cos/sin)",
             dict(LLAMA, rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
                                          "original_max_position_embeddings": 32}),
@@ -340,7 +347,7 @@ FIXTURES = [
 # Families whose RMSNorm multiplies by (1 + w): their norm weights are drawn 1 lower, so the
 # effective scale has the same NORM_RANGE as the other families (a larger one makes the tiny
 # random network so sensitive that float32 rounding alone moves its logits by ~1e-4).
-UNIT_OFFSET_NORMS = ("gemma", "gemma2", "gemma3_text", "qwen3_5_text")
+UNIT_OFFSET_NORMS = ("gemma", "gemma2", "gemma3_text", "qwen3_5_text", "qwen3_5_moe_text")
 # Plain-weight norms inside those families (Qwen3.5's gated RMSNorm of the DeltaNet layers).
 PLAIN_NORMS = ("linear_attn.norm.weight",)
 

@@ -1,9 +1,12 @@
 // Qwen3.5's text model (qwen3_5_text): a hybrid stack, three Gated DeltaNet layers to one
-// full-attention layer by default (layer_types), each followed by a SwiGLU MLP. The attention
+// full-attention layer by default (layer_types), each followed by a SwiGLU MLP, or in
+// qwen3_5_moe_text by routed experts (softmax, top-k renormalised) and a sigmoid-gated shared
+// expert. The attention
 // layers gate their output by sigmoid of a second q_proj half, normalise q and k per head and
 // rotate a quarter of each head; every RMSNorm but the DeltaNet's own is zero-centred (1 + w).
 #include "models/families_common.h"
 #include "models/llama_like.h"
+#include "models/moe_common.h"
 #include "models/registry.h"
 
 namespace canrun {
@@ -26,17 +29,22 @@ std::vector<std::string> hybrid_mixers(const ConfigReader& config, int64_t num_l
   return kinds;
 }
 
-DecoderSpec read_qwen3_5_text(const ConfigReader& config) {
+LlamaLikeDefaults qwen3_5_sizes(int64_t hidden_size, int64_t intermediate_size, int64_t num_layers,
+                                int64_t num_kv_heads) {
   LlamaLikeDefaults defaults;
   defaults.vocab_size = 248320;
-  defaults.hidden_size = 4096;
-  defaults.intermediate_size = 12288;
-  defaults.num_layers = 32;
+  defaults.hidden_size = hidden_size;
+  defaults.intermediate_size = intermediate_size;
+  defaults.num_layers = num_layers;
   defaults.num_heads = 16;
-  defaults.num_kv_heads = 4;
+  defaults.num_kv_heads = num_kv_heads;
   defaults.head_dim = 256;
   defaults.max_positions = 32768;
   defaults.partial_rotary_factor = 0.25;
+  return defaults;
+}
+
+DecoderSpec read_hybrid(const ConfigReader& config, const LlamaLikeDefaults& defaults) {
   DecoderSpec spec = read_llama_like_spec(config, defaults);
   spec.norm = rms_norm(spec.norm_eps, /*unit_offset=*/true);
   spec.qk_norm_spec = spec.norm;
@@ -56,19 +64,52 @@ DecoderSpec read_qwen3_5_text(const ConfigReader& config) {
   d.conv_kernel = config.integer("linear_conv_kernel_dim", 4, 1, 1024);
   d.norm_eps = spec.norm_eps;
   spec.mixer_kinds = hybrid_mixers(config, spec.num_layers);
+  return spec;
+}
+
+DecoderSpec read_qwen3_5_text(const ConfigReader& config) {
+  DecoderSpec spec = read_hybrid(config, qwen3_5_sizes(4096, 12288, 32, 4));
   spec.ffn_kinds.assign(static_cast<size_t>(spec.num_layers), "dense_mlp");
   return spec;
 }
 
+DecoderSpec read_qwen3_5_moe_text(const ConfigReader& config) {
+  DecoderSpec spec = read_hybrid(config, qwen3_5_sizes(2048, 512, 40, 2));
+  MoeKeys keys;
+  keys.default_experts = 256;
+  keys.default_top_k = 8;
+  keys.default_expert_ffn = 512;
+  keys.always_normalize = true;
+  spec.moe = read_moe(config, spec, keys);
+  if (spec.moe.num_experts < 1) config.reject("num_experts", "must be at least 1");
+  spec.moe.shared_ffn = config.integer("shared_expert_intermediate_size", 512, 1, int64_t{1} << 20);
+  spec.moe.shared_expert_gate = true;
+  spec.moe_layers.assign(static_cast<size_t>(spec.num_layers), true);
+  return spec;
+}
+
+const std::vector<std::string> kHybridOptions = {
+    "layer_types linear_attention|full_attention (or full_attention_interval)", "linear_num_key_heads",
+    "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
+    "head_dim", "partial_rotary_factor", "attention_bias", "tie_word_embeddings",
+    "rope default|linear|dynamic|yarn|llama3 (text positions: mrope_section has no effect)"};
+
 const ArchitectureRegistration kQwen3_5Text(
     {"qwen3_5_text",
      "Qwen3.5 text: Gated DeltaNet layers between gated full-attention layers, zero-centred RMSNorms",
-     read_qwen3_5_text,
-     {"layer_types linear_attention|full_attention (or full_attention_interval)", "linear_num_key_heads",
-      "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
-      "head_dim", "partial_rotary_factor", "attention_bias", "tie_word_embeddings",
-      "rope default|linear|dynamic|yarn|llama3 (text positions: mrope_section has no effect)"},
-     {"Qwen3_5ForCausalLM"}});
+     read_qwen3_5_text, kHybridOptions, {"Qwen3_5ForCausalLM"}});
+
+std::vector<std::string> moe_options() {
+  std::vector<std::string> options = kHybridOptions;
+  options.insert(options.end(), {"num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                 "shared_expert_intermediate_size"});
+  return options;
+}
+
+const ArchitectureRegistration kQwen3_5MoeText(
+    {"qwen3_5_moe_text",
+     "Qwen3.5-MoE text: qwen3_5_text's layers with routed experts and a gated shared expert on each",
+     read_qwen3_5_moe_text, moe_options(), {"Qwen3_5MoeForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun
