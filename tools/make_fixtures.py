@@ -142,6 +142,9 @@ QWEN3_5_TEXT = dict(TINY, model_type="qwen3_5_text", num_hidden_layers=4, rms_no
 QWEN3_5_MOE_TEXT = dict(QWEN3_5_TEXT, model_type="qwen3_5_moe_text", num_experts=4, num_experts_per_tok=2,
                         moe_intermediate_size=32, shared_expert_intermediate_size=48,
                         layer_types=["linear_attention", "full_attention", "linear_attention", "full_attention"])
+QWEN3_NEXT = dict(QWEN3_5_TEXT, model_type="qwen3_next", num_experts=4, num_experts_per_tok=2,
+                  moe_intermediate_size=32, shared_expert_intermediate_size=48, norm_topk_prob=True,
+                  mlp_only_layers=[2])
 COHERE = dict(TINY, model_type="cohere", layer_norm_eps=1e-5, logit_scale=0.5, rope_parameters=DEFAULT_ROPE)
 
 
@@ -337,6 +340,11 @@ FIXTURES = [
             "Qwen3.5-MoE text: qwen3_5_text's layers alternating (layer_types), 4 experts top-2 "
             "renormalised and a sigmoid-gated shared expert on every layer",
             QWEN3_5_MOE_TEXT, "llama3", seed=3417),
+    Fixture("qwen3_next",
+            "Qwen3-Next: qwen3_5_text's layers with the DeltaNet projections grouped per key head "
+            "(in_proj_qkvz, in_proj_ba), 4 experts top-2 renormalised with a gated shared expert, "
+            "layer 2 dense (mlp_only_layers)",
+            QWEN3_NEXT, "sentencepiece", seed=3421),
     Fixture("llama_yarn", "Llama with yarn rope scaling (factor 4, original 32; attention factor on cos/sin)",
             dict(LLAMA, rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
                                          "original_max_position_embeddings": 32}),
@@ -347,7 +355,7 @@ FIXTURES = [
 # Families whose RMSNorm multiplies by (1 + w): their norm weights are drawn 1 lower, so the
 # effective scale has the same NORM_RANGE as the other families (a larger one makes the tiny
 # random network so sensitive that float32 rounding alone moves its logits by ~1e-4).
-UNIT_OFFSET_NORMS = ("gemma", "gemma2", "gemma3_text", "qwen3_5_text", "qwen3_5_moe_text")
+UNIT_OFFSET_NORMS = ("gemma", "gemma2", "gemma3_text", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_next")
 # Plain-weight norms inside those families (Qwen3.5's gated RMSNorm of the DeltaNet layers).
 PLAIN_NORMS = ("linear_attn.norm.weight",)
 

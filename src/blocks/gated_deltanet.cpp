@@ -1,4 +1,4 @@
-// The Gated DeltaNet block kind (qwen3_5's linear attention, DecoderSpec::DeltaNetSpec): a
+// The Gated DeltaNet block kind (qwen3_5's and qwen3_next's linear attention, DeltaNetSpec): a
 // recurrent state per value head instead of a KV cache, updated by the gated delta rule at each
 // position (prefill runs the same recurrence, token by token), and a depthwise causal
 // convolution over q, k and v before it. Its per-sequence state is both.
@@ -118,6 +118,7 @@ class GatedDeltaNet : public Block {
     a_log_ = v.vector(p + "A_log", d.value_heads, TensorRole::kBias);
     norm_ = visit_norm(v, norm_spec(), p + "norm", d.value_dim);
     out_ = v.matrix(p + "out_proj", hidden, value_width);
+    if (d.grouped_projections) return visit_grouped(v, p);
     qkv_ = v.matrix(p + "in_proj_qkv", channels, hidden);
     z_ = v.matrix(p + "in_proj_z", value_width, hidden);
     b_ = v.matrix(p + "in_proj_b", d.value_heads, hidden);
@@ -132,10 +133,11 @@ class GatedDeltaNet : public Block {
     const int64_t channels = 2 * d.key_heads * d.key_dim + value_width;
     const ValueId qkv = program.value(s + "qkv", channels), z = program.value(s + "z", value_width);
     const ValueId b = program.value(s + "b", d.value_heads), a = program.value(s + "a", d.value_heads);
-    add_linear(program, s + "in_proj_qkv", io.in, qkv, qkv_, no_bias_, hidden, {module + "in_proj_qkv"});
-    add_linear(program, s + "in_proj_z", io.in, z, z_, no_bias_, hidden, {module + "in_proj_z"});
-    add_linear(program, s + "in_proj_b", io.in, b, b_, no_bias_, hidden, {module + "in_proj_b"});
-    add_linear(program, s + "in_proj_a", io.in, a, a_, no_bias_, hidden, {module + "in_proj_a"});
+    const auto module_of = [&](const char* name) { return d.grouped_projections ? "" : module + name; };
+    add_linear(program, s + "in_proj_qkv", io.in, qkv, qkv_, no_bias_, hidden, {module_of("in_proj_qkv")});
+    add_linear(program, s + "in_proj_z", io.in, z, z_, no_bias_, hidden, {module_of("in_proj_z")});
+    add_linear(program, s + "in_proj_b", io.in, b, b_, no_bias_, hidden, {module_of("in_proj_b")});
+    add_linear(program, s + "in_proj_a", io.in, a, a_, no_bias_, hidden, {module_of("in_proj_a")});
     const int conv_slot = declare_conv_state(program, place_.steps + "conv_state", d.conv_kernel, channels);
     const int64_t state_floats = d.value_heads * d.key_dim * d.value_dim;
     const int delta_slot = program.state(
@@ -153,6 +155,27 @@ class GatedDeltaNet : public Block {
   }
 
  private:
+  // qwen3_next's projections, regrouped at load into qwen3_5's: all queries, then all keys, then
+  // all values (value heads in group order), and z, b, a alike.
+  void visit_grouped(TensorVisitor& v, const std::string& p) {
+    const DeltaNetSpec& d = place_.spec.deltanet;
+    const int64_t hidden = place_.spec.hidden_size, ratio = d.value_heads / d.key_heads;
+    const int64_t values = ratio * d.value_dim, qkvz_group = 2 * d.key_dim + 2 * values;
+    const WeightMatrix qkvz = v.matrix(p + "in_proj_qkvz", d.key_heads * qkvz_group, hidden);
+    const WeightMatrix ba = v.matrix(p + "in_proj_ba", d.key_heads * 2 * ratio, hidden);
+    if (qkvz.empty()) return;  // listing only
+    const auto regroup = [&](const WeightMatrix& m, int64_t group_rows, std::initializer_list<IndexRange> parts) {
+      std::vector<WeightMatrix> slices;
+      for (const IndexRange& part : parts)
+        for (int64_t g = 0; g < d.key_heads; ++g) slices.push_back(m.slice_rows(g * group_rows + part.first, part.count));
+      return WeightMatrix::stack(slices);
+    };
+    qkv_ = regroup(qkvz, qkvz_group, {{0, d.key_dim}, {d.key_dim, d.key_dim}, {2 * d.key_dim, values}});
+    z_ = regroup(qkvz, qkvz_group, {{2 * d.key_dim + values, values}});
+    b_ = regroup(ba, 2 * ratio, {{0, ratio}});
+    a_ = regroup(ba, 2 * ratio, {{ratio, ratio}});
+  }
+
   NormSpec norm_spec() const { return NormSpec{NormKind::kRms, false, false, place_.spec.deltanet.norm_eps}; }
 
   BlockPlace place_;

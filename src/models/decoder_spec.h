@@ -145,6 +145,9 @@ struct DeltaNetSpec {
   int64_t key_dim = 0, value_dim = 0;
   int64_t conv_kernel = 4;
   float norm_eps = 1e-6f;
+  // qwen3_next: one in_proj_qkvz with [q; k; v; z] per key head (its group of value heads) and
+  // one in_proj_ba with [b; a] per key head, instead of qwen3_5's in_proj_qkv, _z, _b and _a.
+  bool grouped_projections = false;
 };
 
 struct DecoderSpec {

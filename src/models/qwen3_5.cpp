@@ -1,4 +1,4 @@
-// Qwen3.5's text model (qwen3_5_text): a hybrid stack, three Gated DeltaNet layers to one
+// Qwen3.5's text model (qwen3_5_text) and Qwen3-Next (qwen3_next): a hybrid stack, three Gated DeltaNet layers to one
 // full-attention layer by default (layer_types), each followed by a SwiGLU MLP, or in
 // qwen3_5_moe_text by routed experts (softmax, top-k renormalised) and a sigmoid-gated shared
 // expert. The attention
@@ -88,6 +88,25 @@ DecoderSpec read_qwen3_5_moe_text(const ConfigReader& config) {
   return spec;
 }
 
+// Qwen3-Next: the same hybrid layers (the DeltaNet's projections grouped per key head), routed
+// experts with a gated shared expert on the sparse layers (decoder_sparse_step, mlp_only_layers).
+DecoderSpec read_qwen3_next(const ConfigReader& config) {
+  LlamaLikeDefaults defaults = qwen3_5_sizes(2048, 5632, 48, 2);
+  defaults.vocab_size = 151936;
+  DecoderSpec spec = read_hybrid(config, defaults);
+  spec.deltanet.grouped_projections = true;
+  MoeKeys keys;
+  keys.default_experts = 512;
+  keys.default_top_k = 10;
+  keys.default_expert_ffn = 512;
+  keys.default_normalize = true;
+  spec.moe = read_moe(config, spec, keys);
+  spec.moe.shared_ffn = config.integer("shared_expert_intermediate_size", 512, 1, int64_t{1} << 20);
+  spec.moe.shared_expert_gate = true;
+  spec.moe_layers = sparse_layers(config, spec.num_layers, spec.moe.num_experts);
+  return spec;
+}
+
 const std::vector<std::string> kHybridOptions = {
     "layer_types linear_attention|full_attention (or full_attention_interval)", "linear_num_key_heads",
     "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
@@ -105,6 +124,15 @@ std::vector<std::string> moe_options() {
                                  "shared_expert_intermediate_size"});
   return options;
 }
+
+const ArchitectureRegistration kQwen3Next(
+    {"qwen3_next", "Qwen3-Next: qwen3_5_text's hybrid layers, routed experts with a gated shared expert",
+     read_qwen3_next, [] {
+       std::vector<std::string> options = moe_options();
+       options.insert(options.end(), {"norm_topk_prob", "decoder_sparse_step", "mlp_only_layers"});
+       return options;
+     }(),
+     {"Qwen3NextForCausalLM"}});
 
 const ArchitectureRegistration kQwen3_5MoeText(
     {"qwen3_5_moe_text",
