@@ -345,6 +345,19 @@ FIXTURES = [
             "(in_proj_qkvz, in_proj_ba), 4 experts top-2 renormalised with a gated shared expert, "
             "layer 2 dense (mlp_only_layers)",
             QWEN3_NEXT, "sentencepiece", seed=3421),
+    Fixture("cohere_qk_norm",
+            "Command R+ style: cohere with use_qk_norm, a bias-free LayerNorm over each head of q "
+            "and k with a weight row per head ([heads, head_dim] tensors)",
+            dict(COHERE, use_qk_norm=True), "llama3", seed=3425),
+    Fixture("stablelm_qk_layernorm",
+            "StableLM 2 12B style: stablelm with qk_layernorm, one bias-free LayerNorm per head of q "
+            "and of k (q_layernorm.norms.<h>), GQA",
+            dict(STABLELM, qk_layernorm=True, num_key_value_heads=2), "gpt2", seed=3427),
+    Fixture("opt_post_norm",
+            "opt-350m style: OPT with do_layer_norm_before false (LayerNorm after each residual add, "
+            "no final norm) and word_embed_proj_dim 32 < hidden 64 (project_in, project_out, a "
+            "32-wide tied head)",
+            dict(OPT, do_layer_norm_before=False, word_embed_proj_dim=32), "gpt2", seed=3432),
     Fixture("llama_yarn", "Llama with yarn rope scaling (factor 4, original 32; attention factor on cos/sin)",
             dict(LLAMA, rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
                                          "original_max_position_embeddings": 32}),
@@ -366,7 +379,9 @@ def randomize_(model, seed):
     unit_offset = model.config.model_type in UNIT_OFFSET_NORMS
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if p.dim() == 1 and ("norm" in name or ".ln_" in name) and not name.endswith(".bias"):
+            # Norm weights are 1-D, but for cohere's per-head q/k norms ([heads, head_dim]).
+            per_head_norm = name.endswith(("q_norm.weight", "k_norm.weight"))
+            if (p.dim() == 1 or per_head_norm) and ("norm" in name or ".ln_" in name) and not name.endswith(".bias"):
                 lo, hi = NORM_RANGE
                 norm_shift = 1.0 if unit_offset and not name.endswith(PLAIN_NORMS) else 0.0
                 value = lo + (hi - lo) * torch.rand(p.shape, generator=gen) - norm_shift

@@ -110,7 +110,10 @@ class Attention : public Block {
     o_ = v.matrix_part(p + n.o, hidden, q_width, cols_of(hidden, q_rows));
     // A row-parallel output's bias is held by rank 0 alone, so the sum over ranks adds it once.
     o_bias_ = bias_if(v, spec.o_bias && place_.shard.rank == 0, p + n.o, hidden);
-    if (spec.qk_norm_kind == QkNorm::kPerHead) {
+    if (spec.qk_norm_kind == QkNorm::kPerHead && spec.qk_norm_weights != QkNormWeights::kShared) {
+      q_norm_.weight = visit_head_norms(v, p + n.q_norm, spec.num_heads, place_.layout.query_heads);
+      k_norm_.weight = visit_head_norms(v, p + n.k_norm, spec.num_kv_heads, place_.layout.kv_heads);
+    } else if (spec.qk_norm_kind == QkNorm::kPerHead) {
       q_norm_ = visit_norm(v, spec.qk_norm_spec, p + n.q_norm, hd);
       k_norm_ = visit_norm(v, spec.qk_norm_spec, p + n.k_norm, hd);
     } else if (spec.qk_norm_kind == QkNorm::kWhole) {
@@ -176,6 +179,19 @@ class Attention : public Block {
   }
 
  private:
+  // A q or k norm's weights for `mine` of its `heads` heads, a row each (bias-free).
+  FloatBuffer visit_head_norms(TensorVisitor& v, const std::string& name, int64_t heads, IndexRange mine) {
+    const int64_t hd = place_.spec.head_dim;
+    if (place_.spec.qk_norm_weights == QkNormWeights::kHeadRows)
+      return slice(v.tensor(name + ".weight", {heads, hd}), head_range(mine, hd));
+    std::vector<float> rows;
+    for (int64_t h = 0; h < heads; ++h) {
+      const FloatBuffer row = v.vector(name + ".norms." + std::to_string(h) + ".weight", hd, TensorRole::kNorm);
+      if (mine.contains(h) && !row.empty()) rows.insert(rows.end(), row.data(), row.data() + hd);
+    }
+    return rows.empty() ? FloatBuffer() : FloatBuffer::owning(std::move(rows));
+  }
+
   void visit_fused(TensorVisitor& v, IndexRange q_rows, IndexRange kv_rows) {
     const DecoderSpec& spec = place_.spec;
     const std::string name = place_.tensors + spec.names.qkv;

@@ -18,27 +18,41 @@ struct SpecPart : ProgramPart {
   DecoderSpec spec;
 };
 
-// outputs {x [tokens, hidden]}: the tokens' embeddings (times the family's scale) plus their
-// learned positions.
+// outputs {x [tokens, embedding width]}: the tokens' embeddings (times the family's scale).
 class EmbedStep : public Step {
  public:
-  EmbedStep(Info info, const DecoderSpec& spec, const WeightMatrix& table, const FloatBuffer& positions)
-      : Step(std::move(info)), spec_(spec), table_(table), positions_(positions) {}
+  EmbedStep(Info info, const DecoderSpec& spec, const WeightMatrix& table)
+      : Step(std::move(info)), spec_(spec), table_(table) {}
   std::string_view kind() const override { return "embed"; }
 
   void run(StepContext& c) const override {
-    const int64_t hidden = spec_.hidden_size, count = c.count();
-    if (!positions_.empty() && c.start() + count > spec_.max_positions)
-      fail(ErrorKind::kRuntime, "position " + std::to_string(c.start() + count - 1) + " is past the " +
-                                    std::to_string(spec_.max_positions) + " learned positions");
     for (int32_t id : c.tokens())
       if (id < 0 || id >= spec_.vocab_size)
         fail(ErrorKind::kRuntime, "token id " + std::to_string(id) + " is outside the vocabulary of " +
                                       std::to_string(spec_.vocab_size));
     float* x = c.value(outputs()[0]);
-    c.kernels().embed(table_, c.tokens().data(), count, x);
-    if (spec_.embedding_scale != 1.0f) c.kernels().scale(x, count * hidden, spec_.embedding_scale);
-    if (positions_.empty()) return;
+    c.kernels().embed(table_, c.tokens().data(), c.count(), x);
+    if (spec_.embedding_scale != 1.0f) c.kernels().scale(x, c.floats(outputs()[0]), spec_.embedding_scale);
+  }
+
+ private:
+  const DecoderSpec& spec_;
+  const WeightMatrix& table_;
+};
+
+// inputs {x [tokens, hidden]}, outputs {x}: x plus the learned embeddings of the tokens' positions.
+class PositionsStep : public Step {
+ public:
+  PositionsStep(Info info, const DecoderSpec& spec, const FloatBuffer& positions)
+      : Step(std::move(info)), spec_(spec), positions_(positions) {}
+  std::string_view kind() const override { return "positions"; }
+
+  void run(StepContext& c) const override {
+    const int64_t hidden = spec_.hidden_size, count = c.count();
+    if (c.start() + count > spec_.max_positions)
+      fail(ErrorKind::kRuntime, "position " + std::to_string(c.start() + count - 1) + " is past the " +
+                                    std::to_string(spec_.max_positions) + " learned positions");
+    float* x = c.value(outputs()[0]);
     for (int64_t t = 0; t < count; ++t)
       c.kernels().add_scaled(x + t * hidden, positions_.data() + (c.start() + t + spec_.position_offset) * hidden,
                              hidden, 1.0f);
@@ -46,7 +60,6 @@ class EmbedStep : public Step {
 
  private:
   const DecoderSpec& spec_;
-  const WeightMatrix& table_;
   const FloatBuffer& positions_;
 };
 
@@ -55,7 +68,9 @@ struct LayerNorms {
   NormWeights attn, post_attn, mlp, post_mlp;
 };
 struct DecoderWeights : ProgramPart {
-  WeightMatrix embed_tokens;    // [vocab, hidden]
+  WeightMatrix embed_tokens;    // [vocab, embedding width]
+  WeightMatrix project_in, project_out;  // spec.embed_dim
+  FloatBuffer no_bias;
   FloatBuffer embed_positions;  // learned positions, empty when rotary
   std::vector<LayerNorms> norms;
   NormWeights final_norm;
@@ -74,13 +89,26 @@ class DecoderAssembly {
     const DecoderSpec& spec = program_.keep(std::make_unique<SpecPart>(spec_)).spec;
     DecoderWeights& w = program_.keep(std::make_unique<DecoderWeights>());
     const WeightNames& n = spec.names;
-    const int64_t hidden = spec.hidden_size;
-    w.embed_tokens = tensors_.embeddings(n.embed + ".weight", spec.vocab_size, hidden);
+    const int64_t hidden = spec.hidden_size, width = spec.embed_dim > 0 ? spec.embed_dim : hidden;
+    w.embed_tokens = tensors_.embeddings(n.embed + ".weight", spec.vocab_size, width);
+    if (spec.embed_dim > 0) w.project_in = tensors_.plain_matrix(n.project_in + ".weight", hidden, width);
     if (!n.positions.empty())
       w.embed_positions = tensors_.tensor(n.positions + ".weight", {spec.max_positions + spec.position_offset, hidden});
+    // transformers' layer 0 reads x after the last of these steps.
+    const ModuleMatch layers_input{n.layers + ".0", true};
     const ValueId x = program_.value("x", hidden);
-    program_.add<EmbedStep>(Step::Info{"embed", {}, {x}, {n.layers + ".0", true}}, spec, w.embed_tokens,
-                            w.embed_positions);
+    const bool last_is_embed = spec.embed_dim == 0 && n.positions.empty();
+    if (spec.embed_dim > 0) {
+      const ValueId embedded = program_.value("embedded", width);
+      program_.add<EmbedStep>(Step::Info{"embed", {}, {embedded}}, spec, w.embed_tokens);
+      add_linear(program_, "project_in", embedded, x, w.project_in, w.no_bias, width,
+                 n.positions.empty() ? layers_input : ModuleMatch{n.project_in});
+    } else {
+      program_.add<EmbedStep>(Step::Info{"embed", {}, {x}, last_is_embed ? layers_input : ModuleMatch{}}, spec,
+                              w.embed_tokens);
+    }
+    if (!n.positions.empty())
+      program_.add<PositionsStep>(Step::Info{"positions", {x}, {x}, layers_input}, spec, w.embed_positions);
     ValueId rope = -1, local_rope = -1;
     if (spec.rotary) {
       rope = program_.value("rope", spec.rope.rotary_dim);
@@ -97,8 +125,9 @@ class DecoderAssembly {
       layer(spec, layout, i, x, local ? local_rope : rope, w.norms[static_cast<size_t>(i)]);
     }
     w.final_norm = visit_norm(tensors_, spec.norm, n.final_norm, hidden);
+    if (spec.embed_dim > 0) w.project_out = tensors_.plain_matrix(n.project_out + ".weight", width, hidden);
     w.lm_head = spec.tie_embeddings ? tensors_.tied_head(n.embed + ".weight", w.embed_tokens)
-                                    : tensors_.plain_matrix(n.lm_head + ".weight", spec.vocab_size, hidden);
+                                    : tensors_.plain_matrix(n.lm_head + ".weight", spec.vocab_size, width);
     if (spec.lm_head_bias)
       w.lm_head_bias = tensors_.vector(n.lm_head + ".bias", spec.vocab_size, TensorRole::kBias);
 
@@ -107,8 +136,13 @@ class DecoderAssembly {
     program_.add<LastRowStep>(Step::Info{"last", {x}, {last}});
     if (!n.final_norm.empty())
       program_.add<NormStep>(Step::Info{"final_norm", {last}, {last}, {n.final_norm}}, w.final_norm, spec.norm, hidden);
+    ValueId head_in = last;
+    if (spec.embed_dim > 0) {
+      head_in = program_.value("last_projected", width, ValueRows::kLast);
+      add_linear(program_, "project_out", last, head_in, w.project_out, w.no_bias, hidden, {n.project_out});
+    }
     const ValueId logits = program_.value("logits", spec.vocab_size, ValueRows::kLast);
-    add_linear(program_, "lm_head", last, logits, w.lm_head, w.lm_head_bias, hidden, {n.lm_head});
+    add_linear(program_, "lm_head", head_in, logits, w.lm_head, w.lm_head_bias, width, {n.lm_head});
     if (spec.logits_scale != 1.0f || spec.final_softcap > 0)
       program_.add<ScaleSoftcapStep>(Step::Info{"logits", {logits}, {logits}}, spec.logits_scale, spec.final_softcap);
     program_.set_output(logits);
@@ -153,7 +187,8 @@ class DecoderAssembly {
     };
     const ModuleMatch layer_output{n.layers + "." + std::to_string(i)};
 
-    const ValueId attn_in = n.attn_norm.empty() ? x : normed("attn_norm", n.attn_norm, norms.attn);
+    const bool post_norm = spec.residual == Residual::kPostNorm;
+    const ValueId attn_in = n.attn_norm.empty() || post_norm ? x : normed("attn_norm", n.attn_norm, norms.attn);
     const ValueId attn_out = program_.value(s + "attn_out", hidden);
     mixer.emit(program_, {attn_in, attn_out, rope});
     // A parallel residual sums attention and MLP partials first and reduces once.
@@ -170,6 +205,16 @@ class DecoderAssembly {
       program_.add<AddStep>(Step::Info{s + "branch_sum", {mlp_out, attn_out}, {mlp_out}});
       if (reduce_once) all_reduce("layer_all_reduce", mlp_out);
       program_.add<AddStep>(Step::Info{s + "residual", {x, mlp_out}, {x}, layer_output});
+      return;
+    }
+    if (spec.residual == Residual::kPostNorm) {
+      // x = n1(x + attn(x)); x = n2(x + mlp(x)).
+      program_.add<AddStep>(Step::Info{s + "attn_residual", {x, attn_out}, {x}});
+      norm("attn_norm", n.attn_norm, norms.attn, x, x);
+      ffn.emit(program_, {x, mlp_out, rope});
+      all_reduce("mlp_all_reduce", mlp_out);
+      program_.add<AddStep>(Step::Info{s + "mlp_residual", {x, mlp_out}, {x}});
+      norm("mlp_norm", n.mlp_norm, norms.mlp, x, x);
       return;
     }
     const float r = spec.residual_scale;

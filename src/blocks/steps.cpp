@@ -50,11 +50,18 @@ NormWeights visit_norm(TensorVisitor& tensors, const NormSpec& spec, const std::
 void NormStep::run(StepContext& c) const {
   const ValueId in = inputs()[0], out = outputs()[0];
   const int64_t groups = c.floats(in) / dim_;
-  if (spec_.kind == NormKind::kRms)
-    c.kernels().rms_norm(c.value(in), weights_.weight.data(), groups, dim_, spec_.eps, c.value(out));
-  else
-    c.kernels().layer_norm(c.value(in), weights_.weight.data(), weights_.bias.empty() ? nullptr : weights_.bias.data(),
-                           groups, dim_, spec_.eps, c.value(out));
+  const auto norm = [&](const float* x, int64_t weight_row, int64_t rows, float* y) {
+    const float* weight = weights_.weight.data() + weight_row * dim_;
+    const float* bias = weights_.bias.empty() ? nullptr : weights_.bias.data() + weight_row * dim_;
+    if (spec_.kind == NormKind::kRms)
+      c.kernels().rms_norm(x, weight, rows, dim_, spec_.eps, y);
+    else
+      c.kernels().layer_norm(x, weight, bias, rows, dim_, spec_.eps, y);
+  };
+  // One weight row for every group, or a row per group of each token (per-head q/k norm weights).
+  const int64_t weight_rows = static_cast<int64_t>(weights_.weight.size()) / dim_;
+  if (weight_rows <= 1) return norm(c.value(in), 0, groups, c.value(out));
+  for (int64_t g = 0; g < groups; ++g) norm(c.value(in) + g * dim_, g % weight_rows, 1, c.value(out) + g * dim_);
 }
 
 void ActivationStep::run(StepContext& c) const {

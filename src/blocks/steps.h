@@ -53,7 +53,8 @@ struct NormWeights {
 // Visits "<name>.weight" (and ".bias"), folding Gemma's (1 + w) into w once; absent when `name` is empty.
 NormWeights visit_norm(TensorVisitor& tensors, const NormSpec& spec, const std::string& name, int64_t size);
 
-// out = norm(in) over groups of `dim` floats (a row, or each head of a row).
+// out = norm(in) over groups of `dim` floats (a row, or each head of a row), all with one weight
+// row, or each group of a token with its own when the weights hold several (per-head weights).
 class NormStep : public Step {
  public:
   NormStep(Info info, const NormWeights& weights, NormSpec spec, int64_t dim)

@@ -24,13 +24,19 @@ struct NormSpec {
 // Where q/k normalisation applies: over each head (qwen3, gemma3) or over all heads at once (olmo2).
 enum class QkNorm { kNone, kPerHead, kWhole };
 
+// A per-head q/k norm's weights: one vector every head shares (qwen3), a row per head in one
+// [heads, head_dim] tensor (cohere's use_qk_norm), or one tensor per head, "<name>.norms.<h>"
+// (stablelm's qk_layernorm).
+enum class QkNormWeights { kShared, kHeadRows, kHeadList };
+
 // How a fused q/k/v projection stacks its outputs: [q; k; v] (phi3, gpt2) or, per head,
 // [q_h; k_h; v_h] (gpt_neox).
 enum class FusedQkv { kNone, kConcat, kPerHead };
 
 // Sequential: x += attn(n1(x)); x += mlp(n2(x)). Parallel: x += attn(n1(x)) + mlp(n2(x)), with
-// n2 = n1 when the family has one norm per layer (phi, cohere).
-enum class Residual { kSequential, kParallel };
+// n2 = n1 when the family has one norm per layer (phi, cohere). PostNorm: x = n1(x + attn(x));
+// x = n2(x + mlp(x)) (opt-350m's do_layer_norm_before false).
+enum class Residual { kSequential, kParallel, kPostNorm };
 
 // The tensor names of a family (transformers' names in the published checkpoint). An empty
 // name means the family has no such tensor. Norm and projection names are prefixes: ".weight"
@@ -38,6 +44,8 @@ enum class Residual { kSequential, kParallel };
 struct WeightNames {
   std::string embed = "model.embed_tokens";
   std::string positions;  // learned absolute positions (gpt2, opt)
+  // Projections between embeddings narrower than the model and the model (spec.embed_dim).
+  std::string project_in, project_out;
   std::string final_norm = "model.norm";
   std::string lm_head = "lm_head";
   std::string layers = "model.layers";
@@ -184,8 +192,13 @@ struct DecoderSpec {
   bool lm_head_bias = false;
   bool qk_norm = false;    // kept for callers; true when qk_norm_kind != kNone
   QkNorm qk_norm_kind = QkNorm::kNone;
+  QkNormWeights qk_norm_weights = QkNormWeights::kShared;  // with kPerHead
   Residual residual = Residual::kSequential;
   int64_t position_offset = 0;  // learned positions are read at position + offset (opt: 2)
+  // 0: hidden_size; else the token embeddings' (and the tied head's) width, projected in to
+  // hidden_size before the positions are added and out again after the final norm (opt's
+  // word_embed_proj_dim).
+  int64_t embed_dim = 0;
   float attention_scale = 0;    // 0: 1/sqrt(head_dim)
   float attn_softcap = 0;       // 0: none; else scores = cap * tanh(scores / cap)
   bool attention_sinks = false;  // gpt-oss: one learned logit per head joins each softmax

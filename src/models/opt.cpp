@@ -1,5 +1,6 @@
-// OPT: learned positions read at position + 2, pre-LayerNorm (do_layer_norm_before), relu
-// MLP fc1/fc2 with biases, tied embeddings.
+// OPT: learned positions read at position + 2, LayerNorm before each block (or, opt-350m, after
+// each residual add), relu MLP fc1/fc2 with biases, tied embeddings, optionally narrower than
+// the model (word_embed_proj_dim, with project_in and project_out).
 #include "models/families_common.h"
 #include "models/llama_like.h"
 #include "models/registry.h"
@@ -20,16 +21,11 @@ DecoderSpec read_opt(const ConfigReader& config) {
   spec.head_dim = spec.hidden_size / spec.num_heads;
   spec.intermediate_size = config.integer("ffn_dim", 3072, 1, int64_t{1} << 20);
   spec.max_positions = config.integer("max_position_embeddings", 2048, 1, int64_t{1} << 24);
-  if (!config.boolean("do_layer_norm_before", true))
-    reject_option(config, "do_layer_norm_before", "false", "opt", "supported: true (pre-norm)");
-  if (config.boolean("_remove_final_layer_norm", false))
-    reject_option(config, "_remove_final_layer_norm", "true", "opt", "supported: false");
+  const bool pre_norm = config.boolean("do_layer_norm_before", true);
   if (!config.boolean("layer_norm_elementwise_affine", true))
     reject_option(config, "layer_norm_elementwise_affine", "false", "opt", "supported: true");
-  const int64_t proj = config.integer("word_embed_proj_dim", spec.hidden_size, 1, int64_t{1} << 17);
-  if (proj != spec.hidden_size)
-    reject_option(config, "word_embed_proj_dim", std::to_string(proj), "opt",
-                  "supported: equal to hidden_size (no project_in/project_out)");
+  const int64_t embed_dim = config.integer("word_embed_proj_dim", spec.hidden_size, 1, int64_t{1} << 17);
+  if (embed_dim != spec.hidden_size) spec.embed_dim = embed_dim;
   spec.norm_eps = 1e-5f;
   spec.norm = layer_norm(spec.norm_eps);
   spec.activation = read_activation(config, "activation_function", "relu", spec.model_type);
@@ -43,7 +39,12 @@ DecoderSpec read_opt(const ConfigReader& config) {
   WeightNames& n = spec.names;
   n.embed = "model.decoder.embed_tokens";
   n.positions = "model.decoder.embed_positions";
-  n.final_norm = "model.decoder.final_layer_norm";
+  // opt-350m normalises after each residual add and has no final norm; so does a pre-norm model
+  // with _remove_final_layer_norm.
+  if (!pre_norm) spec.residual = Residual::kPostNorm;
+  n.final_norm = pre_norm && !config.boolean("_remove_final_layer_norm", false) ? "model.decoder.final_layer_norm" : "";
+  n.project_in = "model.decoder.project_in";
+  n.project_out = "model.decoder.project_out";
   n.layers = "model.decoder.layers";
   n.attn_norm = "self_attn_layer_norm";
   n.mlp_norm = "final_layer_norm";
@@ -54,7 +55,9 @@ DecoderSpec read_opt(const ConfigReader& config) {
 }
 
 const ArchitectureRegistration kOpt({"opt", "OPT: learned positions (offset 2), LayerNorm, relu MLP", read_opt,
-                                     {"enable_bias", "activation_function", "ffn_dim", "tie_word_embeddings"}, {"OPTForCausalLM"}});
+                                     {"enable_bias", "activation_function", "ffn_dim", "tie_word_embeddings",
+                                      "do_layer_norm_before", "_remove_final_layer_norm", "word_embed_proj_dim"},
+                                     {"OPTForCausalLM"}});
 
 }  // namespace
 }  // namespace canrun

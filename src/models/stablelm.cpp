@@ -1,5 +1,5 @@
 // StableLM (2, Zephyr): LayerNorms with biases, partial rotary (25% by default), optional
-// q/k/v biases and parallel residual on one norm.
+// q/k/v biases, parallel residual on one norm and (StableLM 2 12B) a LayerNorm per head of q and k.
 #include "models/families_common.h"
 #include "models/llama_like.h"
 #include "models/registry.h"
@@ -18,9 +18,15 @@ DecoderSpec read_stablelm(const ConfigReader& config) {
   defaults.partial_rotary_factor = 0.25;
   defaults.head_dim_from_config = false;
   DecoderSpec spec = read_llama_like_spec(config, defaults);
-  if (config.boolean("qk_layernorm", false))
-    reject_option(config, "qk_layernorm", "true", "stablelm", "supported: false");
   spec.norm = layer_norm(spec.norm_eps);
+  if (config.boolean("qk_layernorm", false)) {  // StableLM 2 12B: a bias-free LayerNorm per head
+    spec.qk_norm = true;
+    spec.qk_norm_kind = QkNorm::kPerHead;
+    spec.qk_norm_weights = QkNormWeights::kHeadList;
+    spec.qk_norm_spec = layer_norm(spec.norm_eps, /*bias=*/false);
+    spec.names.q_norm = "self_attn.q_layernorm";
+    spec.names.k_norm = "self_attn.k_layernorm";
+  }
   spec.qkv_bias = config.boolean("use_qkv_bias", false);
   if (config.boolean("use_parallel_residual", false)) {
     spec.residual = Residual::kParallel;
@@ -31,7 +37,7 @@ DecoderSpec read_stablelm(const ConfigReader& config) {
 
 const ArchitectureRegistration kStablelm({"stablelm", "StableLM: LayerNorm, partial rotary, optional parallel residual",
                                           read_stablelm,
-                                          {"partial_rotary_factor", "use_qkv_bias", "use_parallel_residual",
+                                          {"partial_rotary_factor", "use_qkv_bias", "use_parallel_residual", "qk_layernorm",
                                            "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}, {"StableLmForCausalLM"}});
 
 }  // namespace

@@ -86,8 +86,8 @@ TEST_F(ArchitectureOptions, UnsupportedActivationIsNamed) {
 
 TEST_F(ArchitectureOptions, UnsupportedFamilyOptionIsNamed) {
   Json config = tiny("opt");
-  config["do_layer_norm_before"] = false;
-  expect_load_error(config, ErrorKind::kUnsupportedOption, {"do_layer_norm_before", "opt"});
+  config["layer_norm_elementwise_affine"] = false;
+  expect_load_error(config, ErrorKind::kUnsupportedOption, {"layer_norm_elementwise_affine", "opt"});
   Json olmoe = tiny("olmoe");
   olmoe["clip_qkv"] = 8.0;
   expect_load_error(olmoe, ErrorKind::kUnsupportedOption, {"clip_qkv", "olmoe"});

@@ -49,11 +49,16 @@ TEST(LabCatalog, UnsupportedArchitectureIsComputedFromTheRegistry) {
   EXPECT_TRUE(moe.selected);
   EXPECT_EQ(exclusion_reason(moe), "");
   // The file says "not prioritized yet"; the missing architecture comes first.
-  const CatalogEntry& lfm2 = find_entry(entries, "LiquidAI/LFM2-350M");
-  EXPECT_EQ(lfm2.exclusion, "not prioritized yet");
-  EXPECT_EQ(exclusion_reason(lfm2), "architecture not supported: lfm2");
-  // A supported family keeps the file's reason.
-  EXPECT_EQ(exclusion_reason(find_entry(entries, "openai-community/gpt2")), "not prioritized yet");
+  const CatalogEntry& nemotron = find_entry(entries, "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
+  EXPECT_EQ(nemotron.exclusion, "not prioritized yet");
+  EXPECT_EQ(exclusion_reason(nemotron), "architecture not supported: nemotron_h");
+  // tools/build_catalog.py selects every model of a supported family that fits: gpt2 and lfm2 too.
+  for (const char* id : {"openai-community/gpt2", "LiquidAI/LFM2-350M"}) {
+    EXPECT_TRUE(find_entry(entries, id).selected) << id;
+    EXPECT_EQ(exclusion_reason(find_entry(entries, id)), "") << id;
+  }
+  // Kimi-K2's kimi_k2 runs as DeepseekV3ForCausalLM, which does not fit 16 cores.
+  EXPECT_EQ(exclusion_reason(find_entry(entries, "moonshotai/Kimi-K2-Instruct")), "needs more than 16 cores");
   // A supported family too large to select keeps the file's reason.
   EXPECT_EQ(exclusion_reason(find_entry(entries, "meta-llama/Llama-3.1-405B-Instruct")), "needs more than 16 cores");
 }
@@ -77,7 +82,7 @@ TEST(LabCatalog, Filters) {
   EXPECT_EQ(ids("", false, "smollm2", "llama").size(), 3u);
   EXPECT_EQ(ids("", false, "", "no_such_type").size(), 0u);
   const std::vector<std::string> selected = ids("", true, "", "");
-  EXPECT_EQ(selected.size(), 49u);
+  EXPECT_EQ(selected.size(), 68u);
   for (const CatalogEntry& e : entries)
     EXPECT_EQ(e.selected, std::find(selected.begin(), selected.end(), e.id) != selected.end()) << e.id;
 }
