@@ -163,6 +163,10 @@ class Fixture:
     # Stores the experts in MXFP4 as gpt-oss publishes them (see pack_mxfp4); the weights are
     # quantised first, so the golden is transformers' float32 run on exactly the packed values.
     mxfp4: bool = False
+    # Stores the layers' projections as FP8 E4M3 with a float scale per FP8_BLOCK x FP8_BLOCK
+    # block (quantization_config fp8), as DeepSeek-V3 is published; the golden is transformers'
+    # own loading of that folder, which dequantises on a CPU.
+    fp8: bool = False
 
 
 FIXTURES = [
@@ -308,6 +312,12 @@ FIXTURES = [
             dict(DEEPSEEK_V3, model_type="deepseek_v32", q_lora_rank=32, norm_topk_prob=True, index_topk=6,
                  index_n_heads=16, index_head_dim=16, rope_parameters=DEFAULT_ROPE),
             "llama3", seed=3404),
+    Fixture("deepseek_v3_fp8",
+            "deepseek_v3 as DeepSeek-V3 is published: every layer projection (experts included) in FP8 "
+            "E4M3 with an F32 weight_scale_inv per 8x8 block (quantization_config fp8); the golden is "
+            "transformers' own FP8 loading, dequantised on the CPU",
+            dict(DEEPSEEK_V3, q_lora_rank=32, norm_topk_prob=True, rope_parameters=DEFAULT_ROPE),
+            "llama3", seed=3436, fp8=True),
     Fixture("glm_moe_dsa",
             "GLM-5 (glm_moe_dsa): deepseek_v32's blocks with the indexer's rope in pairs (16 heads of 16, "
             "best 6 keys), layer 1 reusing layer 0's choice (indexer_types full, shared, full), 8 "
@@ -458,6 +468,33 @@ def pack_mxfp4(folder, packed):
     write_json(config_path, config)
 
 
+FP8_BLOCK = 8  # divides every projection's sides in the fp8 fixtures
+FP8_MAX = 448.0  # the largest E4M3 value
+
+
+def pack_fp8(folder):
+    """Rewrites the saved checkpoint with each layer projection as F8_E4M3 values and an F32
+    weight_scale_inv per block (amax / 448), and adds the quantization_config of DeepSeek-V3."""
+    from safetensors.torch import load_file, save_file
+    path = folder / "model.safetensors"
+    tensors = load_file(str(path))
+    for name in [n for n in tensors if n.startswith("model.layers.") and n.endswith("_proj.weight")]:
+        w = tensors[name].float()
+        rows, cols = w.shape
+        blocks = w.reshape(rows // FP8_BLOCK, FP8_BLOCK, cols // FP8_BLOCK, FP8_BLOCK)
+        scale = blocks.abs().amax(dim=(1, 3)) / FP8_MAX
+        scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+        values = (blocks / scale[:, None, :, None]).reshape(rows, cols).to(torch.float8_e4m3fn)
+        tensors[name] = values
+        tensors[name + "_scale_inv"] = scale.contiguous()
+    save_file(tensors, str(path), metadata={"format": "pt"})
+    config_path = folder / "config.json"
+    config = json.loads(config_path.read_text())
+    config["quantization_config"] = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+                                     "weight_block_size": [FP8_BLOCK, FP8_BLOCK]}
+    write_json(config_path, config)
+
+
 def write_tokenizer(fx, folder):
     tok = build_tokenizer(fx.tokenizer)
     tok.save(str(folder / "tokenizer.json"))
@@ -525,6 +562,8 @@ def make_fixture(fx, folder, eos_ids):
         assert len(shards) >= 3, f"{fx.name}: only {len(shards)} shards"
     if fx.hub_config:
         write_hub_config(folder, fx.hub_config)
+    if fx.fp8:
+        pack_fp8(folder)
     return tok
 
 

@@ -8,6 +8,7 @@
 
 #include "kernels/activation.h"
 #include "models/rope.h"
+#include "tensor/fp8.h"
 
 namespace canrun {
 
@@ -199,6 +200,8 @@ struct DecoderSpec {
   // hidden_size before the positions are added and out again after the final norm (opt's
   // word_embed_proj_dim).
   int64_t embed_dim = 0;
+  // quantization_config fp8: the matrices stored as F8_E4M3 come with "<name>_scale_inv" per block.
+  Fp8Block fp8;
   float attention_scale = 0;    // 0: 1/sqrt(head_dim)
   float attn_softcap = 0;       // 0: none; else scores = cap * tanh(scores / cap)
   bool attention_sinks = false;  // gpt-oss: one learned logit per head joins each softmax

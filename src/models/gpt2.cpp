@@ -10,7 +10,7 @@ namespace {
 DecoderSpec read_gpt2(const ConfigReader& config) {
   DecoderSpec spec;
   spec.model_type = config.string("model_type", std::nullopt);
-  reject_quantization(config, spec.model_type);
+  read_quantization(config, spec);
   spec.vocab_size = config.integer("vocab_size", 50257, 1, int64_t{1} << 22);
   spec.hidden_size = config.integer("n_embd", 768, 1, int64_t{1} << 17);
   spec.num_layers = config.integer("n_layer", 12, 1, 1024);

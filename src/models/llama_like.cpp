@@ -39,19 +39,38 @@ Activation read_activation(const ConfigReader& config, const std::string& key, c
            " (supported: silu, swish, gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu)");
 }
 
-void reject_quantization(const ConfigReader& config, const std::string& model_type) {
+void read_quantization(const ConfigReader& config, DecoderSpec& spec) {
   if (!config.has("quantization_config")) return;
   const ConfigReader quant = config.object("quantization_config");
   const std::string method = quant.string("quant_method", std::string("unknown"));
-  fail(ErrorKind::kUnsupportedOption, config.path() + ": field 'quantization_config': quant_method '" + method +
-                                          "' is not supported for " + model_type +
-                                          " (supported: none; canrun reads f32, bf16 and f16 weights)");
+  const auto refuse = [&](const std::string& what) {
+    fail(ErrorKind::kUnsupportedOption, config.path() + ": field 'quantization_config': " + what +
+                                            " is not supported for " + spec.model_type +
+                                            " (supported: none, or quant_method fp8 with e4m3 weights, "
+                                            "weight_block_size and dynamic activations)");
+  };
+  if (method != "fp8") refuse("quant_method '" + method + "'");
+  if (quant.string("fmt", std::string("e4m3")) != "e4m3") refuse("fmt '" + quant.string("fmt", std::nullopt) + "'");
+  if (quant.string("activation_scheme", std::string("dynamic")) != "dynamic")
+    refuse("activation_scheme '" + quant.string("activation_scheme", std::nullopt) + "'");
+  std::vector<int64_t> block = {128, 128};  // transformers' FineGrainedFP8Config default
+  if (quant.has("weight_block_size")) {
+    const Json& sizes = quant.json()["weight_block_size"];
+    if (!sizes.is_array() || sizes.size() != 2)
+      quant.reject("weight_block_size", "must be [rows, columns] of a weight block");
+    for (size_t i = 0; i < 2; ++i) {
+      if (!sizes[i].is_number_integer() || sizes[i].get<int64_t>() < 1 || sizes[i].get<int64_t>() > (1 << 20))
+        quant.reject("weight_block_size", "must be two positive integers");
+      block[i] = sizes[i].get<int64_t>();
+    }
+  }
+  spec.fp8 = {block[0], block[1]};
 }
 
 DecoderSpec read_llama_like_spec(const ConfigReader& config, const LlamaLikeDefaults& defaults) {
   DecoderSpec spec;
   spec.model_type = config.string("model_type", std::nullopt);
-  reject_quantization(config, spec.model_type);
+  read_quantization(config, spec);
   spec.vocab_size = config.integer("vocab_size", defaults.vocab_size, 1, kMaxVocab);
   spec.hidden_size = config.integer("hidden_size", defaults.hidden_size, 1, kMaxWidth);
   spec.intermediate_size = config.integer("intermediate_size", defaults.intermediate_size, 1, 8 * kMaxWidth);

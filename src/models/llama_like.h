@@ -50,7 +50,9 @@ std::vector<int64_t> read_layer_type_windows(const ConfigReader& config, int64_t
                                              const std::function<bool(int64_t)>& default_sliding);
 
 // Rejects a quantization_config: canrun reads unquantised f32/bf16/f16 weights only.
-void reject_quantization(const ConfigReader& config, const std::string& model_type);
+// quantization_config: none, or quant_method fp8 (E4M3 weights, a scale per weight_block_size
+// block, dynamic activation scaling), which sets spec.fp8; any other method is refused by name.
+void read_quantization(const ConfigReader& config, DecoderSpec& spec);
 
 // Norm settings for the whole model.
 NormSpec rms_norm(float eps, bool unit_offset = false);

@@ -11,7 +11,7 @@ namespace {
 DecoderSpec read_opt(const ConfigReader& config) {
   DecoderSpec spec;
   spec.model_type = config.string("model_type", std::nullopt);
-  reject_quantization(config, spec.model_type);
+  read_quantization(config, spec);
   spec.vocab_size = config.integer("vocab_size", 50272, 1, int64_t{1} << 22);
   spec.hidden_size = config.integer("hidden_size", 768, 1, int64_t{1} << 17);
   spec.num_layers = config.integer("num_hidden_layers", 12, 1, 1024);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "tensor/fp8.h"
 #include "tensor/mxfp4.h"
 #include "util/error.h"
 #include "util/mapped_file.h"
@@ -16,6 +17,8 @@ WeightMatrix CheckpointLoader::matrix_part(const std::string& name, int64_t out,
 }
 
 WeightMatrix CheckpointLoader::plain_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) {
+  if (fp8_.present() && store_.contains(name) && store_.records().at(name)->dtype_name == "F8_E4M3")
+    return fp8_part(name, out, in, part);
   const TensorRecord& record = store_.get(name, {out, in});
   const int64_t rows = part.rows.count, cols = part.cols.count;
   if (part.rows.first == 0 && rows == out && cols == in) {
@@ -48,6 +51,20 @@ WeightMatrix CheckpointLoader::plain_part(const std::string& name, int64_t out, 
     widen_to_f32(*record.dtype, row_start(r), static_cast<size_t>(cols), values.data() + r * cols);
   release_pages(record.data);
   return WeightMatrix::f32(FloatBuffer::owning(std::move(values)), rows, cols);
+}
+
+WeightMatrix CheckpointLoader::fp8_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) {
+  const TensorRecord& values = store_.get_raw(name, {out, in}, "F8_E4M3");
+  const std::vector<int64_t> grid = {(out + fp8_.rows - 1) / fp8_.rows, (in + fp8_.cols - 1) / fp8_.cols};
+  const std::vector<float> scales = store_.load_f32(name + "_scale_inv", grid);
+  const int64_t rows = part.rows.count, cols = part.cols.count;
+  std::vector<float> dequantized(static_cast<size_t>(rows * cols));
+  dequantize_fp8(values.data.data(), scales.data(), in, fp8_, part.rows.first, rows, part.cols.first, cols,
+                 dequantized.data());
+  release_pages(values.data);
+  // f32 on every backend: value times scale rounds once, as transformers dequantises it; a bf16
+  // copy would round again.
+  return WeightMatrix::f32(FloatBuffer::owning(std::move(dequantized)), rows, cols);
 }
 
 WeightMatrix CheckpointLoader::embeddings(const std::string& name, int64_t rows, int64_t cols) {

@@ -42,9 +42,9 @@ class CheckpointErrors : public testing::Test {
     return write_file(name, bytes + header + std::string(data_bytes, '\0'));
   }
   // A copy of a real fixture whose files a test then damages.
-  std::string copy_fixture() {
+  std::string copy_fixture(const fs::path& fixture = kFixture) {
     const fs::path target = dir_ / "model";
-    fs::copy(kFixture, target, fs::copy_options::recursive);
+    fs::copy(fixture, target, fs::copy_options::recursive);
     return target.string();
   }
   void edit_config(const std::string& model_dir, const std::function<void(Json&)>& edit) {
@@ -157,6 +157,24 @@ TEST_F(CheckpointErrors, MisshapedTensor) {
   const std::string model = copy_fixture();
   edit_config(model, [](Json& c) { c["intermediate_size"] = c["intermediate_size"].get<int>() * 2; });
   expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint, {"mlp.gate_proj.weight", "has shape", "expected"});
+}
+
+// FP8 checkpoints: the scale grid follows weight_block_size, so a scale tensor of another
+// shape is named; a quantization method canrun lacks is named with what it reads.
+TEST_F(CheckpointErrors, Fp8ScalesAndQuantizationMethods) {
+  const std::string model = copy_fixture(fs::path(kFixture).parent_path() / "deepseek_v3_fp8");
+  edit_config(model, [](Json& c) { c["quantization_config"]["weight_block_size"] = {16, 16}; });
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint,
+               {"model.safetensors", "weight_scale_inv' has shape", "expected"});
+  edit_config(model, [](Json& c) { c["quantization_config"]["weight_block_size"] = {8}; });
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint,
+               {"config.json", "weight_block_size", "[rows, columns]"});
+  edit_config(model, [](Json& c) { c["quantization_config"] = {{"quant_method", "awq"}}; });
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kUnsupportedOption,
+               {"quantization_config", "quant_method 'awq'", "fp8"});
+  edit_config(model, [](Json& c) { c.erase("quantization_config"); });
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint,
+               {"q_a_proj.weight", "F8_E4M3", "canrun reads F32, BF16 and F16"});
 }
 
 TEST_F(CheckpointErrors, UnknownModelType) {

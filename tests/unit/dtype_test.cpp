@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tensor/dtype.h"
+#include "tensor/fp8.h"
 
 namespace canrun {
 namespace {
@@ -47,6 +48,31 @@ TEST(DType, NarrowedValuesWidenBackWithinHalfAStep) {
     for (size_t i = 0; i < values.size(); ++i)
       EXPECT_LE(std::abs(back[i] - values[i]), step * std::abs(values[i])) << dtype_name(dtype) << " " << values[i];
   }
+}
+
+// E4M3 (float8_e4m3fn): bias 7, three mantissa bits, subnormals, no infinities.
+TEST(DType, Fp8E4m3Values) {
+  EXPECT_EQ(fp8_e4m3_to_f32(0x38), 1.0f);
+  EXPECT_EQ(fp8_e4m3_to_f32(0xc0), -2.0f);
+  EXPECT_EQ(fp8_e4m3_to_f32(0x7e), 448.0f);              // the largest
+  EXPECT_EQ(fp8_e4m3_to_f32(0x01), std::ldexp(1.0f, -9));  // the smallest subnormal
+  EXPECT_EQ(fp8_e4m3_to_f32(0x08), std::ldexp(1.0f, -6));  // the smallest normal
+  EXPECT_EQ(fp8_e4m3_to_f32(0x33), 0.6875f);
+  EXPECT_EQ(fp8_e4m3_to_f32(0x80), 0.0f);
+  EXPECT_TRUE(std::signbit(fp8_e4m3_to_f32(0x80)));
+  EXPECT_TRUE(std::isnan(fp8_e4m3_to_f32(0x7f)));
+  EXPECT_TRUE(std::isnan(fp8_e4m3_to_f32(0xff)));
+  EXPECT_EQ(fp8_e4m3_to_f32(0x78), 256.0f);  // exponent 15 is a number but for mantissa 7
+}
+
+// Each value times its block's scale; blocks that run past the matrix's edge are partial.
+TEST(DType, Fp8DequantizesByBlock) {
+  const int64_t rows = 3, in = 5;
+  std::vector<std::byte> values(static_cast<size_t>(rows * in), std::byte{0x38});  // 1.0 each
+  const std::vector<float> scales = {1, 2, 3, 4, 5, 6};  // a 2 x 3 grid of 2 x 2 blocks
+  std::vector<float> out(static_cast<size_t>(2 * 3));
+  dequantize_fp8(values.data(), scales.data(), in, {2, 2}, 1, 2, 2, 3, out.data());  // rows 1-2, cols 2-4
+  EXPECT_EQ(out, (std::vector<float>{2, 2, 3, 5, 5, 6}));
 }
 
 }  // namespace
