@@ -31,7 +31,8 @@ void IndexerStep::run(StepContext& c) const {
     std::copy_n(k + t * dim_, dim_, state.key(c.start() + t));
   }
   state.start_run(c.count());
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dim_)), head_scale = 1.0 / std::sqrt(static_cast<double>(heads_));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dim_));
+  const double head_scale = 1.0 / std::sqrt(static_cast<double>(heads_));
   std::vector<float> scores;
   for (int64_t t = 0; t < c.count(); ++t) {
     const int64_t seen = c.start() + t + 1;

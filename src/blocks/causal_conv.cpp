@@ -6,7 +6,9 @@
 namespace canrun {
 
 ConvState::ConvState(int64_t kernel, int64_t channels)
-    : rows_(std::max<int64_t>(1, kernel - 1)), channels_(channels), values_(static_cast<size_t>(rows_ * channels), 0.0f) {}
+    : rows_(std::max<int64_t>(1, kernel - 1)),
+      channels_(channels),
+      values_(static_cast<size_t>(rows_ * channels), 0.0f) {}
 
 int declare_conv_state(ProgramBuilder& program, const std::string& name, int64_t kernel, int64_t channels) {
   return program.state({name,

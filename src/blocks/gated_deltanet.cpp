@@ -167,7 +167,8 @@ class GatedDeltaNet : public Block {
     const auto regroup = [&](const WeightMatrix& m, int64_t group_rows, std::initializer_list<IndexRange> parts) {
       std::vector<WeightMatrix> slices;
       for (const IndexRange& part : parts)
-        for (int64_t g = 0; g < d.key_heads; ++g) slices.push_back(m.slice_rows(g * group_rows + part.first, part.count));
+        for (int64_t g = 0; g < d.key_heads; ++g)
+          slices.push_back(m.slice_rows(g * group_rows + part.first, part.count));
       return WeightMatrix::stack(slices);
     };
     qkv_ = regroup(qkvz, qkvz_group, {{0, d.key_dim}, {d.key_dim, d.key_dim}, {2 * d.key_dim, values}});

@@ -67,7 +67,8 @@ class ShortConv : public Block {
       const IndexRange rows{part * hidden + mine.first, mine.count};
       if (!in.empty()) in_[part] = in.slice_rows(rows.first, rows.count);
       if (!in_bias.empty())
-        in_bias_[part] = FloatBuffer::owning(std::vector<float>(in_bias.data() + rows.first, in_bias.data() + rows.end()));
+        in_bias_[part] =
+            FloatBuffer::owning(std::vector<float>(in_bias.data() + rows.first, in_bias.data() + rows.end()));
     }
     weight_ = slice(v.tensor(p + "conv.weight", {hidden, 1, kernel}), {mine.first * kernel, mine.count * kernel});
     conv_bias_ = slice(bias_if(v, bias, p + "conv", hidden), mine);

@@ -110,8 +110,12 @@ void run_archs(const ArchsArgs& args) {
                        {"profile", profile.name},
                        {"supported", families},
                        {"missing", missing_json},
-                       {"coverage", {{"covered", covered}, {"loadable", loadable}, {"total", total}, {"percent", percent},
-                                     {"covered_downloads", covered_downloads}, {"total_downloads", total_downloads},
+                       {"coverage", {{"covered", covered},
+                                     {"loadable", loadable},
+                                     {"total", total},
+                                     {"percent", percent},
+                                     {"covered_downloads", covered_downloads},
+                                     {"total_downloads", total_downloads},
                                      {"downloads_percent", downloads_percent}}}})
                      .dump(2)
               << "\n";

@@ -1,6 +1,7 @@
 // DeepSeek-V3 / R1 (and Kimi-K2, whose config names DeepseekV3ForCausalLM), DeepSeek-V3.2
-// (deepseek_v32: sparse attention), GLM-5 (glm_moe_dsa) and GLM-4.7-Flash (glm4_moe_lite): deepseek_v2's latent attention with the rope part rotated in pairs or, with
-// rope_interleave false, in halves; routed experts chosen by sigmoid scores plus the router's
+// (deepseek_v32: sparse attention), GLM-5 (glm_moe_dsa) and GLM-4.7-Flash (glm4_moe_lite):
+// deepseek_v2's latent attention with the rope part rotated in pairs or, with rope_interleave
+// false, in halves; routed experts chosen by sigmoid scores plus the router's
 // e_score_correction_bias among the best groups (noaux_tc), weighted by the unbiased scores,
 // renormalised when norm_topk_prob and scaled by routed_scaling_factor; shared experts.
 #include <algorithm>
@@ -107,7 +108,8 @@ struct SparseAttentionDefaults {
 DecoderSpec read_sparse_attention_decoder(const ConfigReader& config, const SparseAttentionDefaults& defaults) {
   DecoderSpec spec = read_latent_decoder(config, defaults.sizes, defaults.latent);
   if (spec.mla.q_lora_rank == 0)
-    reject_option(config, "q_lora_rank", "null", spec.model_type, "its attention always has q_a_proj; supported: a rank");
+    reject_option(config, "q_lora_rank", "null", spec.model_type,
+                  "its attention always has q_a_proj; supported: a rank");
   spec.rope_interleaved = true;
   LatentAttentionSpec& mla = spec.mla;
   mla.index_topk = config.integer("index_topk", 2048, 1, int64_t{1} << 24);
@@ -119,7 +121,8 @@ DecoderSpec read_sparse_attention_decoder(const ConfigReader& config, const Spar
 }
 
 DecoderSpec read_deepseek_v32(const ConfigReader& config) {
-  return read_sparse_attention_decoder(config, {deepseek_v3_sizes(163840), LatentDefaults{}, {256, 8, 2048, 8, 4, 2.5}, 64});
+  return read_sparse_attention_decoder(config,
+                                       {deepseek_v3_sizes(163840), LatentDefaults{}, {256, 8, 2048, 8, 4, 2.5}, 64});
 }
 
 // glm_moe_dsa's indexer_types ("full" | "shared" per layer), else index_topk_pattern ("F"/"S"
@@ -147,7 +150,8 @@ std::vector<bool> shared_indexer_layers(const ConfigReader& config, int64_t num_
   } else {
     const int64_t frequency = std::max<int64_t>(config.integer("index_topk_freq", 1, 0, 1 << 20), 1);
     const int64_t offset = config.integer("index_skip_topk_offset", 2, -(1 << 20), 1 << 20);
-    for (int64_t i = 0; i < num_layers; ++i) shared[static_cast<size_t>(i)] = std::max<int64_t>(i - offset + 1, 0) % frequency != 0;
+    for (int64_t i = 0; i < num_layers; ++i)
+      shared[static_cast<size_t>(i)] = std::max<int64_t>(i - offset + 1, 0) % frequency != 0;
   }
   if (shared[0]) config.reject(key, "layer 0 must run its own indexer: a shared layer reuses an earlier one's choice");
   return shared;

@@ -37,7 +37,8 @@ namespace {
 [[noreturn]] void fail_unsupported(const std::string& model_type) {
   std::string supported;
   for (const std::string& type : supported_model_types()) supported += (supported.empty() ? "" : ", ") + type;
-  fail(ErrorKind::kUnsupportedArchitecture, "UNSUPPORTED_ARCHITECTURE: " + model_type + " (supported: " + supported + ")");
+  fail(ErrorKind::kUnsupportedArchitecture,
+       "UNSUPPORTED_ARCHITECTURE: " + model_type + " (supported: " + supported + ")");
 }
 
 }  // namespace

@@ -75,8 +75,9 @@ void attention_with(const AttentionArgs& a, HeadAttend attend) {
         const CachedRows values = a.values.advanced(kv_head * a.value_stride);
         for (int64_t h = kv_head * group; h < (kv_head + 1) * group; ++h)
           attend(a.q + t * q_width + h * key_dim, keys, values, first, position, a.scale, a.softcap,
-                 a.sinks == nullptr ? nullptr : a.sinks + h, a.keep == nullptr ? nullptr : a.keep + t * a.keep_stride + first,
-                 scores.data(), a.out + t * out_width + h * value_dim);
+                 a.sinks == nullptr ? nullptr : a.sinks + h,
+                 a.keep == nullptr ? nullptr : a.keep + t * a.keep_stride + first, scores.data(),
+                 a.out + t * out_width + h * value_dim);
       }
     }
   }
