@@ -128,6 +128,16 @@ DEEPSEEK_V3 = dict(DEEPSEEK_V2, model_type="deepseek_v3", n_routed_experts=8, nu
 del DEEPSEEK_V3["head_dim"]  # the config class sets it to qk_rope_head_dim
 GLM4_MOE_LITE = dict(DEEPSEEK_V3, model_type="glm4_moe_lite", rms_norm_eps=1e-5, routed_scaling_factor=1.8)
 del GLM4_MOE_LITE["first_k_dense_replace"]
+# Nemotron-H: Mamba-2 at 0 and 2 (8 heads of 8 in 2 groups, 16 states, 4-tap convolution,
+# prefill chunks of 8), attention at 3, a relu2 MLP at 4, sigmoid-routed relu2 experts at 1 and 5
+# (8 in 2 groups, the best group's top-2, scaled by 2.5) with a shared expert. time_step_min
+# 0.05 makes the prefill's clamp of dt bind at some positions.
+NEMOTRON_H = dict(model_type="nemotron_h", hidden_size=64, intermediate_size=96, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=16, max_position_embeddings=128, layer_norm_epsilon=1e-5,
+                  hybrid_override_pattern="MEM*-E", mamba_num_heads=8, mamba_head_dim=8, ssm_state_size=16,
+                  n_groups=2, conv_kernel=4, chunk_size=8, time_step_min=0.01, n_routed_experts=8,
+                  num_experts_per_tok=2, moe_intermediate_size=32, moe_shared_expert_intermediate_size=48,
+                  n_group=2, topk_group=1, routed_scaling_factor=2.5, norm_topk_prob=True)
 MINIMAX_M2 = dict(TINY, model_type="minimax_m2", intermediate_size=32, num_local_experts=8, num_experts_per_tok=2,
                   rms_norm_eps=1e-6, rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
                                                       "partial_rotary_factor": 0.5})
@@ -355,6 +365,12 @@ FIXTURES = [
             "(in_proj_qkvz, in_proj_ba), 4 experts top-2 renormalised with a gated shared expert, "
             "layer 2 dense (mlp_only_layers)",
             QWEN3_NEXT, "sentencepiece", seed=3421),
+    Fixture("nemotron_h",
+            "Nemotron-H: one block per layer (hybrid_override_pattern MEM*-E): Mamba-2 (8 heads of 8, "
+            "2 groups, 16 states, 4-tap convolution, prefill chunks of 8, dt clamped at 0.05 in prefill), "
+            "attention without positions, relu2 MLP, sigmoid-routed relu2 experts in groups with a "
+            "shared expert",
+            NEMOTRON_H, "llama3", seed=3431, hub_config={"hybrid_pattern": True}),
     Fixture("cohere_qk_norm",
             "Command R+ style: cohere with use_qk_norm, a bias-free LayerNorm over each head of q "
             "and k with a weight row per head ([heads, head_dim] tensors)",
@@ -530,6 +546,12 @@ def write_hub_config(folder, hub):
         del config["layer_types"]
     if "sliding_window" in hub:
         config["sliding_window"] = hub["sliding_window"]
+    if hub.get("hybrid_pattern"):
+        # nemotron_h's published form: one letter per layer and the layer count beside it.
+        letters = {"linear_attention": "M", "full_attention": "*", "mlp": "-", "moe": "E"}
+        layers = config.pop("layers_block_type")
+        config["hybrid_override_pattern"] = "".join(letters[layer] for layer in layers)
+        config["num_hidden_layers"] = len(layers)
     write_json(path, dict(sorted(config.items())))
     after = loaded_config(folder)
     if hub.get("rotary_dim"):

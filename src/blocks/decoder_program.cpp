@@ -158,6 +158,8 @@ class DecoderAssembly {
     const std::string tensors = layer_name(n.layers, i), s = layer_steps(i);
     const auto norm_name = [&](const std::string& name) { return name.empty() ? "" : tensors + name; };
     const BlockPlace place{spec, i, shard_, layout, tensors, s};
+    if (mixer_kind(spec, i) == "none") return single_block_layer(place, ffn_kind(spec, i), n.mlp_norm, x, rope, norms);
+    if (ffn_kind(spec, i) == "none") return single_block_layer(place, mixer_kind(spec, i), n.attn_norm, x, rope, norms);
     std::unique_ptr<Block> mixer_block = make_block(mixer_kind(spec, i), place);
     std::unique_ptr<Block> ffn_block = make_block(ffn_kind(spec, i), place);
     // The checkpoint's order: attention norm, attention, its post norm, MLP norm, MLP, its post norm.
@@ -226,6 +228,24 @@ class DecoderAssembly {
     all_reduce("mlp_all_reduce", mlp_out);
     if (!n.post_mlp_norm.empty()) norm("post_mlp_norm", n.post_mlp_norm, norms.post_mlp, mlp_out, mlp_out);
     program_.add<AddStep>(Step::Info{s + "mlp_residual", {x, mlp_out}, {x}, layer_output}, r);
+  }
+
+  // A layer holding one block (nemotron_h's): x += block(norm(x)), the norm `norm_name`.
+  void single_block_layer(const BlockPlace& place, const std::string& kind, const std::string& norm_name, ValueId x,
+                          ValueId rope, LayerNorms& norms) {
+    const int64_t hidden = place.spec.hidden_size;
+    const std::string& s = place.steps;
+    std::unique_ptr<Block> made = make_block(kind, place);
+    norms.attn = visit_norm(tensors_, place.spec.norm, place.tensors + norm_name, hidden);
+    made->visit(tensors_);
+    Block& block = program_.keep(std::move(made));
+    const ValueId in = program_.value(s + "norm", hidden), out = program_.value(s + "block_out", hidden);
+    program_.add<NormStep>(Step::Info{s + "norm", {x}, {in}, {place.tensors + norm_name}}, norms.attn,
+                           place.spec.norm, hidden);
+    block.emit(program_, {in, out, rope});
+    if (shard_.size > 1) program_.add<AllReduceStep>(Step::Info{s + "all_reduce", {out}, {out}});
+    const ModuleMatch layer_output{place.spec.names.layers + "." + std::to_string(place.layer)};
+    program_.add<AddStep>(Step::Info{s + "residual", {x, out}, {x}, layer_output}, place.spec.residual_scale);
   }
 
   const DecoderSpec& spec_;

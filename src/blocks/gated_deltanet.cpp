@@ -7,24 +7,12 @@
 
 #include "blocks/block_kind.h"
 #include "blocks/causal_conv.h"
+#include "blocks/recurrent_state.h"
 #include "blocks/steps.h"
 #include "program/step_context.h"
 
 namespace canrun {
 namespace {
-
-// S [key_dim, value_dim] per value head.
-class DeltaState : public BlockState {
- public:
-  explicit DeltaState(int64_t floats) : values_(static_cast<size_t>(floats), 0.0f) {}
-  float* data() { return values_.data(); }
-  int64_t bytes() const override { return static_cast<int64_t>(values_.size() * sizeof(float)); }
-
- private:
-  std::vector<float> values_;
-};
-
-float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }  // torch's, threshold 20
 
 // x / sqrt(sum x^2 + eps), as transformers' l2norm (eps 1e-6).
 void l2_normalize(float* x, int64_t n) {
@@ -46,7 +34,7 @@ class DeltaRuleStep : public Step {
 
   void run(StepContext& c) const override {
     ConvState& conv = c.state().get<ConvState>(conv_slot_);
-    float* states = c.state().get<DeltaState>(delta_slot_).data();
+    float* states = c.state().get<RecurrentState>(delta_slot_).data();  // S [key_dim, value_dim] per value head
     const int64_t dk = spec_.key_dim, dv = spec_.value_dim, key_width = spec_.key_heads * dk;
     const int64_t channels = 2 * key_width + spec_.value_heads * dv, group = spec_.value_heads / spec_.key_heads;
     const float* qkv = c.value(inputs()[0]);
@@ -139,11 +127,8 @@ class GatedDeltaNet : public Block {
     add_linear(program, s + "in_proj_b", io.in, b, b_, no_bias_, hidden, {module_of("in_proj_b")});
     add_linear(program, s + "in_proj_a", io.in, a, a_, no_bias_, hidden, {module_of("in_proj_a")});
     const int conv_slot = declare_conv_state(program, place_.steps + "conv_state", d.conv_kernel, channels);
-    const int64_t state_floats = d.value_heads * d.key_dim * d.value_dim;
-    const int delta_slot = program.state(
-        {place_.steps + "delta_state",
-         [=](const StateShape&) { return state_floats * static_cast<int64_t>(sizeof(float)); },
-         [=](const StateShape&) { return std::make_unique<DeltaState>(state_floats); }});
+    const int delta_slot =
+        declare_recurrent_state(program, place_.steps + "delta_state", d.value_heads * d.key_dim * d.value_dim);
     const ValueId core = program.value(s + "core", value_width);
     program.add<DeltaRuleStep>(Step::Info{s + "delta_rule", {qkv, b, a}, {core}, {module + "norm", true}}, d,
                                conv_slot, delta_slot, conv_weight_, a_log_, dt_bias_);

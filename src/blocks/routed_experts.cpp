@@ -1,7 +1,7 @@
 // The routed-experts block kind: a router's softmax (optionally limited to the best groups) or
 // deepseek_v3's biased sigmoid choice, top-k, optionally renormalised and scaled, then the
-// weighted sum of those experts' gated MLPs,
-// plus an always-on shared expert (optionally scaled by sigmoid of a one-output gate). gpt-oss:
+// weighted sum of those experts' gated MLPs (plain up/down MLPs for nemotron_h), plus an
+// always-on shared expert (optionally scaled by sigmoid of a one-output gate). gpt-oss:
 // router bias, softmax over the k chosen logits, 3-D experts (optionally MXFP4) with biases and
 // the clamped SwiGLU. Sharded, a rank computes only its own experts for the tokens routed to
 // them and its columns of the shared expert: its output is this rank's partial sum.
@@ -22,11 +22,12 @@ struct ExpertWeights {
   FloatBuffer gate_bias, up_bias, down_bias;  // gpt-oss; deepseek_v2 shared experts with mlp_bias
 };
 
-// The intermediate columns `mine` of a gated MLP: gate and up rows, down columns.
-ExpertWeights visit_gated_mlp(TensorVisitor& v, const std::string& gate, const std::string& up,
-                              const std::string& down, int64_t hidden, int64_t ffn, IndexRange mine) {
+// The intermediate columns `mine` of an expert's MLP: gate (unless `gated` is false) and up
+// rows, down columns.
+ExpertWeights visit_expert_mlp(TensorVisitor& v, bool gated, const std::string& gate, const std::string& up,
+                               const std::string& down, int64_t hidden, int64_t ffn, IndexRange mine) {
   ExpertWeights w;
-  w.gate = v.matrix_part(gate, ffn, hidden, rows_of(mine, hidden));
+  if (gated) w.gate = v.matrix_part(gate, ffn, hidden, rows_of(mine, hidden));
   w.up = v.matrix_part(up, ffn, hidden, rows_of(mine, hidden));
   w.down = v.matrix_part(down, hidden, ffn, cols_of(hidden, mine));
   return w;
@@ -125,18 +126,24 @@ class ExpertsStep : public Step {
     if (experts_.empty()) return {};
     const ExpertWeights& e = experts_.front();
     const int64_t per_row = e.gate.rows() * e.gate.cols() + e.up.rows() * e.up.cols() + e.down.rows() * e.down.cols();
-    const int64_t element = e.gate.dtype() == DType::kBF16 ? 2 : 4;
+    const int64_t element = e.up.dtype() == DType::kBF16 ? 2 : 4;
     return {2 * shape.tokens * moe_.top_k * per_row, per_row * element * static_cast<int64_t>(experts_.size())};
   }
 
  private:
-  // y = down(act(gate(x)) * up(x)) for one row, with the expert's biases.
+  // y = down(act(gate(x)) * up(x)), or down(act(up(x))) without a gate, for one row, with the
+  // expert's biases.
   void expert(StepContext& c, const ExpertWeights& w, const float* x, float* y) const {
-    const int64_t ffn = w.gate.rows();
+    const int64_t ffn = w.up.rows();
     const auto bias = [](const FloatBuffer& b) { return b.empty() ? nullptr : b.data(); };
     std::vector<float> gate(ffn), up(ffn);
-    c.kernels().linear(x, 1, w.gate, bias(w.gate_bias), c.choices(), gate.data());
     c.kernels().linear(x, 1, w.up, bias(w.up_bias), c.choices(), up.data());
+    if (w.gate.empty()) {
+      c.kernels().activation(act_, up.data(), ffn, up.data());
+      c.kernels().linear(up.data(), 1, w.down, bias(w.down_bias), c.choices(), y);
+      return;
+    }
+    c.kernels().linear(x, 1, w.gate, bias(w.gate_bias), c.choices(), gate.data());
     if (moe_.clamped_swiglu)
       c.kernels().clamped_swiglu(gate.data(), up.data(), ffn, moe_.swiglu_alpha, moe_.swiglu_limit, gate.data());
     else
@@ -193,14 +200,14 @@ class RoutedExperts : public Block {
     if (moe.fused_3d_experts) return visit_fused_experts(v, p + n.experts + ".");
     for (int64_t e = place_.layout.experts.first; e < place_.layout.experts.end(); ++e) {
       const std::string ep = p + n.experts + "." + std::to_string(e) + ".";
-      experts_.push_back(visit_gated_mlp(v, ep + n.expert_gate, ep + n.expert_up, ep + n.expert_down, hidden,
-                                         moe.expert_ffn, {0, moe.expert_ffn}));
+      experts_.push_back(visit_expert_mlp(v, moe.gated_experts, ep + n.expert_gate, ep + n.expert_up,
+                                          ep + n.expert_down, hidden, moe.expert_ffn, {0, moe.expert_ffn}));
     }
     if (moe.shared_ffn == 0) return;
     const std::string sp = p + n.shared_expert + ".";
     const IndexRange mine = place_.layout.shared_ffn;
-    shared_ = visit_gated_mlp(v, sp + n.expert_gate, sp + n.expert_up, sp + n.expert_down, hidden, moe.shared_ffn,
-                              mine);
+    shared_ = visit_expert_mlp(v, moe.gated_experts, sp + n.expert_gate, sp + n.expert_up, sp + n.expert_down,
+                               hidden, moe.shared_ffn, mine);
     if (spec.mlp_bias) {
       // deepseek_v2's shared experts are its dense MLP class, biases included.
       shared_.gate_bias = slice(v.vector(sp + n.expert_gate + ".bias", moe.shared_ffn, TensorRole::kBias), mine);
@@ -232,12 +239,17 @@ class RoutedExperts : public Block {
     if (!shared) return;
     const int64_t ffn = place_.layout.shared_ffn.count;
     const std::string sp = s + "shared_expert.";
-    const ValueId gate = program.value(sp + "gate", ffn), up = program.value(sp + "up", ffn);
-    const ValueId out = program.value(sp + "out", hidden);
-    add_linear(program, sp + "gate_proj", io.in, gate, shared_.gate, shared_.gate_bias, hidden);
-    add_linear(program, sp + "up_proj", io.in, up, shared_.up, shared_.up_bias, hidden);
-    program.add<ActivationStep>(Step::Info{sp + "act_mul", {gate, up}, {gate}}, spec.activation);
-    add_linear(program, sp + "down_proj", gate, out, shared_.down, shared_.down_bias, ffn);
+    const ValueId gate = moe.gated_experts ? program.value(sp + "gate", ffn) : -1;
+    const ValueId up = program.value(sp + "up", ffn), out = program.value(sp + "out", hidden);
+    if (moe.gated_experts) {
+      add_linear(program, sp + "gate_proj", io.in, gate, shared_.gate, shared_.gate_bias, hidden);
+      add_linear(program, sp + "up_proj", io.in, up, shared_.up, shared_.up_bias, hidden);
+      program.add<ActivationStep>(Step::Info{sp + "act_mul", {gate, up}, {gate}}, spec.activation);
+    } else {
+      add_linear(program, sp + "up_proj", io.in, up, shared_.up, shared_.up_bias, hidden);
+      program.add<ActivationStep>(Step::Info{sp + "act", {up}, {up}}, spec.activation);
+    }
+    add_linear(program, sp + "down_proj", moe.gated_experts ? gate : up, out, shared_.down, shared_.down_bias, ffn);
     program.matrix(s + "shared_expert_gate", shared_gate_);
     program.add<SharedExpertAddStep>(Step::Info{s + "shared_expert_add", {io.in, out}, {io.out}, {moe_module}},
                                      shared_gate_);

@@ -1,10 +1,10 @@
 // The activations of feed-forward layers: silu, gelu with the tanh approximation (gelu_new,
-// gelu_pytorch_tanh), exact gelu (erf) and relu; and sigmoid, the output gate of gated
-// attention (qwen3_5). One enum for the model specs and the kernels.
+// gelu_pytorch_tanh), exact gelu (erf), relu and its square (relu2, nemotron_h); and sigmoid,
+// the output gate of gated attention (qwen3_5). One enum for the model specs and the kernels.
 #pragma once
 
 namespace canrun {
 
-enum class Activation { kSilu, kGeluTanh, kGelu, kRelu, kSigmoid };
+enum class Activation { kSilu, kGeluTanh, kGelu, kRelu, kRelu2, kSigmoid };
 
 }  // namespace canrun

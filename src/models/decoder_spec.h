@@ -73,6 +73,7 @@ struct WeightNames {
   std::string kv_a = "self_attn.kv_a_proj_with_mqa", kv_a_norm = "self_attn.kv_a_layernorm";
   std::string kv_b = "self_attn.kv_b_proj";
   std::string indexer = "self_attn.indexer";  // its wq_b, wk, k_norm and weights_proj
+  std::string mamba = "mixer";  // in_proj, conv1d, dt_bias, A_log, D, norm, out_proj
 };
 
 // A routed-experts MLP: softmax over the router logits, top-k, optionally renormalised over
@@ -106,6 +107,9 @@ struct MoeSpec {
   // chosen experts are weighted by their unbiased scores, renormalised (+1e-20) when
   // normalize_top_k, then scaled by routed_scale.
   bool sigmoid_scores = false;
+  // false: each expert (and the shared expert) is down(act(up(x))), with no gate projection
+  // (nemotron_h).
+  bool gated_experts = true;
 };
 
 // Multi-head latent attention (deepseek_v2). q comes from q_proj, or through the low rank
@@ -157,6 +161,23 @@ struct DeltaNetSpec {
   // qwen3_next: one in_proj_qkvz with [q; k; v; z] per key head (its group of value heads) and
   // one in_proj_ba with [b; a] per key head, instead of qwen3_5's in_proj_qkv, _z, _b and _a.
   bool grouped_projections = false;
+};
+
+// A Mamba-2 mixer (nemotron_h's "M" layers): in_proj gives z [heads x head_dim], the conv input
+// [x (heads x head_dim); B; C (groups x state_size each)] and dt [heads]; the conv input goes
+// through a depthwise causal convolution of `conv_kernel` taps (bias when conv_bias) and SiLU.
+// Per head, dt' = softplus(dt + dt_bias) (at least dt_min in a prefill, as transformers' chunked
+// scan clamps and its one-token step does not), the state h [head_dim, state_size] becomes
+// h e^(dt' A) + dt' x B^T with A = -exp(A_log), and the output is h C + D x, B and C shared by
+// the heads of a group. Then y * silu(z), an RMSNorm over each group's heads (norm_eps), out_proj.
+struct MambaSpec {
+  int64_t heads = 0, head_dim = 0;
+  int64_t groups = 1, state_size = 0;
+  int64_t conv_kernel = 4;
+  bool conv_bias = true;
+  bool proj_bias = false;  // on in_proj and out_proj
+  float dt_min = 0.0f;
+  float norm_eps = 1e-5f;
 };
 
 struct DecoderSpec {
@@ -216,9 +237,11 @@ struct DecoderSpec {
   MoeSpec moe;
   ShortConvSpec conv;  // the layers whose mixer kind is "short_conv"
   DeltaNetSpec deltanet;  // the layers whose mixer kind is "gated_deltanet"
+  MambaSpec mamba;        // the layers whose mixer kind is "mamba2"
   std::vector<bool> moe_layers;  // per layer: true = routed experts instead of the dense MLP
   // Per layer, the block kinds of its token mixer and feed-forward block (blocks/block_kind.h);
   // empty: attention or latent_attention, and dense_mlp or routed_experts as the flags say.
+  // "none": the layer has no such block, nor its norm (nemotron_h's layers hold one block each).
   std::vector<std::string> mixer_kinds, ffn_kinds;
   WeightNames names;
 };

@@ -23,8 +23,13 @@ void check_shardable(const DecoderSpec& spec, int cores) {
   if (cores == 1) return;
   const std::string remedy = ": it cannot be split over --cores " + std::to_string(cores) +
                              "; --cores 1 runs it unsharded";
-  if (std::find(spec.mixer_kinds.begin(), spec.mixer_kinds.end(), "gated_deltanet") != spec.mixer_kinds.end())
+  const auto has_mixer = [&](const char* kind) {
+    return std::find(spec.mixer_kinds.begin(), spec.mixer_kinds.end(), kind) != spec.mixer_kinds.end();
+  };
+  if (has_mixer("gated_deltanet"))
     fail(ErrorKind::kUnsupportedOption, spec.model_type + " has Gated DeltaNet layers, which are not split yet" + remedy);
+  if (has_mixer("mamba2"))
+    fail(ErrorKind::kUnsupportedOption, spec.model_type + " has Mamba-2 layers, which are not split yet" + remedy);
   if (spec.qk_norm_kind == QkNorm::kWhole)
     fail(ErrorKind::kUnsupportedOption, spec.model_type +
                                             " normalises q and k over the whole projection width "

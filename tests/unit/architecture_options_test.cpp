@@ -167,6 +167,36 @@ TEST_F(ArchitectureOptions, HybridStacksNameTheirBadLayerLists) {
   expect_load_error(lfm2, ErrorKind::kCheckpoint, {"full_attn_idxs", "layer indices below 2"});
 }
 
+TEST_F(ArchitectureOptions, NemotronHPatternsNameTheirBadLetters) {
+  Json nemotron = tiny("nemotron_h");
+  nemotron["hybrid_override_pattern"] = "M*X-";
+  expect_load_error(nemotron, ErrorKind::kCheckpoint,
+                    {"config.json", "hybrid_override_pattern", "letter 'X' at layer 2", "M: Mamba-2"});
+  nemotron["hybrid_override_pattern"] = "";
+  expect_load_error(nemotron, ErrorKind::kCheckpoint, {"hybrid_override_pattern", "at least one layer"});
+  nemotron.erase("hybrid_override_pattern");
+  nemotron["layers_block_type"] = {"mamba", "ssm"};
+  expect_load_error(nemotron, ErrorKind::kCheckpoint, {"layers_block_type", "entry 1", "\"linear_attention\""});
+  nemotron["layers_block_type"] = {"linear_attention"};
+  nemotron["mamba_num_heads"] = 6;
+  nemotron["n_groups"] = 4;
+  expect_load_error(nemotron, ErrorKind::kCheckpoint, {"n_groups", "divide mamba_num_heads (6)"});
+  // The pattern decides the depth (transformers ignores num_hidden_layers beside it), and the
+  // legacy names still read.
+  nemotron.erase("layers_block_type");
+  nemotron.erase("n_groups");
+  nemotron.erase("mamba_num_heads");
+  nemotron["hybrid_override_pattern"] = "M*-E";
+  const DecoderSpec spec = find_architecture("nemotron_h").read_spec(ConfigReader(nemotron, "config.json"));
+  EXPECT_EQ(spec.num_layers, 4);
+  EXPECT_EQ(spec.mixer_kinds, (std::vector<std::string>{"mamba2", "attention", "none", "none"}));
+  EXPECT_EQ(spec.ffn_kinds, (std::vector<std::string>{"none", "none", "dense_mlp", "routed_experts"}));
+  nemotron.erase("hybrid_override_pattern");
+  nemotron["layers_block_type"] = {"mamba", "attention"};
+  EXPECT_EQ(find_architecture("nemotron_h").read_spec(ConfigReader(nemotron, "config.json")).mixer_kinds,
+            (std::vector<std::string>{"mamba2", "attention"}));
+}
+
 // A model_type transformers does not know loads as the class its "architectures" names.
 TEST(ArchitectureRegistry, ArchitecturesNameTheFamilyOfAnUnknownModelType) {
   EXPECT_EQ(resolve_architecture("kimi_k2", {"DeepseekV3ForCausalLM"})->model_type, "deepseek_v3");

@@ -177,6 +177,15 @@ TEST_F(CheckpointErrors, Fp8ScalesAndQuantizationMethods) {
                {"q_a_proj.weight", "F8_E4M3", "canrun reads F32, BF16 and F16"});
 }
 
+// A Mamba-2 state size the weights do not have: in_proj's rows and the convolution's channels
+// follow from it, and the first tensor it sizes is named with both shapes.
+TEST_F(CheckpointErrors, MambaStateSizeThatDoesNotMatchTheWeights) {
+  const std::string model = copy_fixture(fs::path(kFixture).parent_path() / "nemotron_h");
+  edit_config(model, [](Json& c) { c["ssm_state_size"] = 12; });
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint,
+               {"model.safetensors", "backbone.layers.0.mixer.in_proj.weight", "has shape", "expected"});
+}
+
 TEST_F(CheckpointErrors, UnknownModelType) {
   const std::string model = copy_fixture();
   // Its "architectures" still names LlamaForCausalLM, which loads it as llama.

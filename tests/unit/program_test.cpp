@@ -152,14 +152,17 @@ TEST(ModelProgram, ANewBlockKindPlugsIntoARealModel) {
 }
 
 // The state a block kind keeps besides the KV cache (lfm2's convolution inputs, deepseek_v32's
-// indexer keys, glm_moe_dsa's choice that a later layer reuses, the Gated DeltaNet's recurrent
-// state) carries across runs: a prompt prefilled in pieces, then decoded one token at a
-// time, ends on the logits of one prefill of the whole.
+// indexer keys, glm_moe_dsa's choice that a later layer reuses, the Gated DeltaNet's and
+// Mamba-2's recurrent states) carries across runs: a prompt prefilled in pieces, then decoded one
+// token at a time, ends on the logits of one prefill of the whole.
 TEST(ModelProgram, StatefulBlockKindsCarryTheirStateAcrossRuns) {
-  for (const char* fixture : {"lfm2", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text"}) {
+  for (const char* fixture : {"lfm2", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text", "nemotron_h"}) {
     SCOPED_TRACE(fixture);
     const std::string dir = (kFixtures / fixture).string();
-    const DecoderSpec spec = read_model_spec(dir);
+    DecoderSpec spec = read_model_spec(dir);
+    // Mamba-2's dt floor applies to prefills only, as in transformers; without it the one-token
+    // runs compute what the prefill of the whole does.
+    spec.mamba.dt_min = 0.0f;
     const WeightStore store = WeightStore::open_folder(dir);
     CheckpointLoader loader(store, spec.conv1d, spec.fp8, /*keep_bf16=*/false);
     const Program program = build_decoder_program(spec, {}, loader);

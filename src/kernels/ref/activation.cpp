@@ -19,6 +19,8 @@ float apply(Activation act, float x) {
       return static_cast<float>(0.5 * x * (1.0 + std::erf(static_cast<double>(x) / std::numbers::sqrt2)));
     case Activation::kRelu:
       return x > 0 ? x : 0.0f;
+    case Activation::kRelu2:
+      return x > 0 ? x * x : 0.0f;
     case Activation::kSigmoid:
       return 1.0f / (1.0f + std::exp(-x));
   }
