@@ -3,6 +3,7 @@
 // token), after a depthwise causal convolution over x, B and C. Its per-sequence state is both.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "blocks/block_kind.h"
 #include "blocks/causal_conv.h"
@@ -82,6 +83,26 @@ class SelectiveScanStep : public Step {
   const FloatBuffer& dt_bias_;
 };
 
+// Rows `parts` of a matrix, one under the other (a view when they are one range).
+WeightMatrix rows(const WeightMatrix& m, const std::vector<IndexRange>& parts) {
+  if (parts.size() == 1) return m.slice_rows(parts[0].first, parts[0].count);
+  std::vector<WeightMatrix> slices;
+  for (const IndexRange& part : parts) slices.push_back(m.slice_rows(part.first, part.count));
+  return WeightMatrix::stack(slices);
+}
+
+// Elements `parts` of a vector of rows of `width` floats each, one after the other; empty stays empty.
+FloatBuffer gather(const FloatBuffer& values, const std::vector<IndexRange>& parts, int64_t width = 1) {
+  if (values.empty()) return {};
+  std::vector<float> out;
+  for (const IndexRange& part : parts)
+    out.insert(out.end(), values.data() + part.first * width, values.data() + part.end() * width);
+  return FloatBuffer::owning(std::move(out));
+}
+
+// Sharded, a rank holds whole groups (mamba_groups of the layout): their heads' z, x and dt rows
+// of in_proj, their B and C, their heads' state and norm weights and out_proj columns. Its
+// output is this rank's partial sum of out_proj.
 class Mamba2 : public Block {
  public:
   explicit Mamba2(const BlockPlace& place) : place_(place) {}
@@ -91,49 +112,69 @@ class Mamba2 : public Block {
     const MambaSpec& m = spec.mamba;
     const std::string p = prefix();
     const int64_t hidden = spec.hidden_size, inner = inner_width(m), channels = conv_width(m);
-    const int64_t projected = inner + channels + m.heads;
+    const int64_t projected = inner + channels + m.heads, p_dim = m.head_dim, n_dim = m.state_size;
+    const IndexRange groups = place_.layout.mamba_groups;
+    const IndexRange heads{groups.first * (m.heads / m.groups), groups.count * (m.heads / m.groups)};
+    mine_ = m;
+    mine_.heads = heads.count;
+    mine_.groups = groups.count;
+    // This rank's channels of the convolution's input [x; B; C], and of in_proj's rows [z; that; dt].
+    const std::vector<IndexRange> conv_parts = {head_range(heads, p_dim),
+                                                {inner + groups.first * n_dim, groups.count * n_dim},
+                                                {inner + (m.groups + groups.first) * n_dim, groups.count * n_dim}};
+    std::vector<IndexRange> xbc_rows;
+    for (const IndexRange& part : conv_parts) xbc_rows.push_back({inner + part.first, part.count});
+    const std::vector<IndexRange> z_rows = {head_range(heads, p_dim)};
+    const std::vector<IndexRange> dt_rows = {{inner + channels + heads.first, heads.count}};
+
     const WeightMatrix in_proj = v.matrix(p + "in_proj", projected, hidden);
-    in_bias_ = bias_if(v, m.proj_bias, p + "in_proj", projected);
-    conv_weight_ = v.tensor(p + "conv1d.weight", {channels, 1, m.conv_kernel});
-    conv_bias_ = bias_if(v, m.conv_bias, p + "conv1d", channels);
-    dt_bias_ = v.vector(p + "dt_bias", m.heads, TensorRole::kBias);
-    a_log_ = v.vector(p + "A_log", m.heads, TensorRole::kBias);
-    d_ = v.vector(p + "D", m.heads, TensorRole::kBias);
+    const FloatBuffer in_bias = bias_if(v, m.proj_bias, p + "in_proj", projected);
+    conv_weight_ = gather(v.tensor(p + "conv1d.weight", {channels, 1, m.conv_kernel}), conv_parts, m.conv_kernel);
+    conv_bias_ = gather(bias_if(v, m.conv_bias, p + "conv1d", channels), conv_parts);
+    dt_bias_ = slice(v.vector(p + "dt_bias", m.heads, TensorRole::kBias), heads);
+    a_log_ = slice(v.vector(p + "A_log", m.heads, TensorRole::kBias), heads);
+    d_ = slice(v.vector(p + "D", m.heads, TensorRole::kBias), heads);
     norm_ = visit_norm(v, norm_spec(), p + "norm", inner);
-    out_ = v.matrix(p + "out_proj", hidden, inner);
-    out_bias_ = bias_if(v, m.proj_bias, p + "out_proj", hidden);
-    if (in_proj.empty()) return;  // listing only
-    // in_proj's rows: [z; x, B, C (the convolution's input); dt].
-    z_ = in_proj.slice_rows(0, inner);
-    xbc_ = in_proj.slice_rows(inner, channels);
-    dt_ = in_proj.slice_rows(inner + channels, m.heads);
-    if (in_bias_.empty()) return;
-    z_bias_ = FloatBuffer::borrowing(in_bias_.data(), inner);
-    xbc_bias_ = FloatBuffer::borrowing(in_bias_.data() + inner, channels);
-    dt_proj_bias_ = FloatBuffer::borrowing(in_bias_.data() + inner + channels, m.heads);
+    norm_.weight = slice(std::move(norm_.weight), head_range(heads, p_dim));
+    out_ = v.matrix_part(p + "out_proj", hidden, inner, cols_of(hidden, head_range(heads, p_dim)));
+    out_bias_ = bias_if(v, m.proj_bias && place_.shard.rank == 0, p + "out_proj", hidden);
+    if (in_proj.empty() || heads.count == 0) return;  // listing only, or no groups here
+    z_ = rows(in_proj, z_rows);
+    xbc_ = rows(in_proj, xbc_rows);
+    dt_ = rows(in_proj, dt_rows);
+    z_bias_ = gather(in_bias, z_rows);
+    xbc_bias_ = gather(in_bias, xbc_rows);
+    dt_proj_bias_ = gather(in_bias, dt_rows);
   }
 
   void emit(ProgramBuilder& program, const BlockIo& io) override {
-    const DecoderSpec& spec = place_.spec;
-    const MambaSpec& m = spec.mamba;
     const std::string s = place_.steps + "mamba.", module = prefix();
-    const int64_t hidden = spec.hidden_size, inner = inner_width(m), channels = conv_width(m);
+    if (mine_.heads == 0) {  // more ranks than groups: this one adds nothing
+      program.add<ZeroStep>(Step::Info{s + "zero", {}, {io.out}});
+      return;
+    }
+    const int64_t hidden = place_.spec.hidden_size, inner = inner_width(mine_), channels = conv_width(mine_);
     const ValueId z = program.value(s + "z", inner), xbc = program.value(s + "xbc", channels);
-    const ValueId dt = program.value(s + "dt", m.heads);
-    add_linear(program, s + "in_proj_z", io.in, z, z_, z_bias_, hidden, {module + "in_proj", false, 0, inner});
+    const ValueId dt = program.value(s + "dt", mine_.heads);
+    // in_proj's column ranges name the module output each part is, unsharded.
+    const bool whole = place_.shard.size == 1;
+    const auto in_proj_columns = [&](int64_t begin, int64_t end) {
+      return whole ? ModuleMatch{module + "in_proj", false, begin, end} : ModuleMatch{};
+    };
+    add_linear(program, s + "in_proj_z", io.in, z, z_, z_bias_, hidden, in_proj_columns(0, inner));
     add_linear(program, s + "in_proj_xbc", io.in, xbc, xbc_, xbc_bias_, hidden,
-               {module + "in_proj", false, inner, inner + channels});
+               in_proj_columns(inner, inner + channels));
     add_linear(program, s + "in_proj_dt", io.in, dt, dt_, dt_proj_bias_, hidden,
-               {module + "in_proj", false, inner + channels, inner + channels + m.heads});
-    const int conv_slot = declare_conv_state(program, place_.steps + "conv_state", m.conv_kernel, channels);
-    const int ssm_slot = declare_recurrent_state(program, place_.steps + "ssm_state", inner * m.state_size);
+               in_proj_columns(inner + channels, inner + channels + mine_.heads));
+    const int conv_slot = declare_conv_state(program, place_.steps + "conv_state", mine_.conv_kernel, channels);
+    const int ssm_slot = declare_recurrent_state(program, place_.steps + "ssm_state", inner * mine_.state_size);
     const ValueId y = program.value(s + "y", inner);
-    program.add<SelectiveScanStep>(Step::Info{s + "scan", {xbc, dt}, {y}}, m, conv_slot, ssm_slot, conv_weight_,
+    program.add<SelectiveScanStep>(Step::Info{s + "scan", {xbc, dt}, {y}}, mine_, conv_slot, ssm_slot, conv_weight_,
                                    conv_bias_, a_log_, d_, dt_bias_);
     // NemotronHRMSNormGated: y * silu(z) first, then the RMSNorm of each group's heads.
     program.add<ActivationStep>(Step::Info{s + "gate", {z, y}, {y}}, Activation::kSilu);
-    program.add<NormStep>(Step::Info{s + "norm", {y}, {y}, {module + "out_proj", true}}, norm_, norm_spec(),
-                          inner / m.groups);
+    program.add<NormStep>(Step::Info{s + "norm", {y}, {y}, {whole ? module + "out_proj" : "", true}}, norm_,
+                          norm_spec(), inner / mine_.groups);
     add_linear(program, s + "out_proj", y, io.out, out_, out_bias_, inner, {module + "out_proj"});
   }
 
@@ -142,8 +183,9 @@ class Mamba2 : public Block {
   NormSpec norm_spec() const { return NormSpec{NormKind::kRms, false, false, place_.spec.mamba.norm_eps}; }
 
   BlockPlace place_;
+  MambaSpec mine_;  // this rank's heads and groups
   WeightMatrix z_, xbc_, dt_, out_;
-  FloatBuffer in_bias_, z_bias_, xbc_bias_, dt_proj_bias_, out_bias_;  // the three parts borrow in_bias_
+  FloatBuffer z_bias_, xbc_bias_, dt_proj_bias_, out_bias_;
   FloatBuffer conv_weight_, conv_bias_, dt_bias_, a_log_, d_;
   NormWeights norm_;
 };

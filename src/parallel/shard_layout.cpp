@@ -16,6 +16,7 @@ ShardLayout shard_layout(const DecoderSpec& spec, Shard shard) {
   layout.shared_ffn = split_evenly(spec.moe.shared_ffn, shard);
   layout.experts = split_evenly(spec.moe.num_experts, shard);
   layout.channels = split_evenly(spec.hidden_size, shard);
+  layout.mamba_groups = split_evenly(spec.mamba.groups, shard);
   return layout;
 }
 
@@ -28,8 +29,6 @@ void check_shardable(const DecoderSpec& spec, int cores) {
   };
   if (has_mixer("gated_deltanet"))
     fail(ErrorKind::kUnsupportedOption, spec.model_type + " has Gated DeltaNet layers, which are not split yet" + remedy);
-  if (has_mixer("mamba2"))
-    fail(ErrorKind::kUnsupportedOption, spec.model_type + " has Mamba-2 layers, which are not split yet" + remedy);
   if (spec.qk_norm_kind == QkNorm::kWhole)
     fail(ErrorKind::kUnsupportedOption, spec.model_type +
                                             " normalises q and k over the whole projection width "
