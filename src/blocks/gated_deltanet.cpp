@@ -91,6 +91,14 @@ class DeltaRuleStep : public Step {
   const FloatBuffer& dt_bias_;
 };
 
+// Its four projections' outputs: [q (key heads); k (key heads); v (value heads)], z, b and a.
+struct DeltaProjections {
+  WeightMatrix qkv, z, b, a;
+};
+
+// Sharded, a rank holds whole key heads (deltanet_key_heads of the layout) with the value heads
+// they serve: their q, k and v rows and convolution channels, their value heads' z, b, a, state
+// and out_proj columns. Its output is this rank's partial sum of out_proj.
 class GatedDeltaNet : public Block {
  public:
   explicit GatedDeltaNet(const BlockPlace& place) : place_(place) {}
@@ -100,28 +108,53 @@ class GatedDeltaNet : public Block {
     const DeltaNetSpec& d = spec.deltanet;
     const std::string p = place_.tensors + "linear_attn.";
     const int64_t hidden = spec.hidden_size, value_width = d.value_heads * d.value_dim;
-    const int64_t channels = 2 * d.key_heads * d.key_dim + value_width;
-    conv_weight_ = v.tensor(p + "conv1d.weight", {channels, 1, d.conv_kernel});
-    dt_bias_ = v.vector(p + "dt_bias", d.value_heads, TensorRole::kBias);
-    a_log_ = v.vector(p + "A_log", d.value_heads, TensorRole::kBias);
+    const int64_t key_width = d.key_heads * d.key_dim, channels = 2 * key_width + value_width;
+    const IndexRange keys = place_.layout.deltanet_key_heads;
+    const int64_t ratio = d.value_heads / d.key_heads;
+    const IndexRange values{keys.first * ratio, keys.count * ratio};
+    mine_ = d;
+    mine_.key_heads = keys.count;
+    mine_.value_heads = values.count;
+    const std::vector<IndexRange> qkv_rows = {head_range(keys, d.key_dim),
+                                              {key_width + keys.first * d.key_dim, keys.count * d.key_dim},
+                                              {2 * key_width + values.first * d.value_dim, values.count * d.value_dim}};
+    conv_weight_ = gather(v.tensor(p + "conv1d.weight", {channels, 1, d.conv_kernel}), qkv_rows, d.conv_kernel);
+    dt_bias_ = slice(v.vector(p + "dt_bias", d.value_heads, TensorRole::kBias), values);
+    a_log_ = slice(v.vector(p + "A_log", d.value_heads, TensorRole::kBias), values);
     norm_ = visit_norm(v, norm_spec(), p + "norm", d.value_dim);
-    out_ = v.matrix(p + "out_proj", hidden, value_width);
-    if (d.grouped_projections) return visit_grouped(v, p);
-    qkv_ = v.matrix(p + "in_proj_qkv", channels, hidden);
-    z_ = v.matrix(p + "in_proj_z", value_width, hidden);
-    b_ = v.matrix(p + "in_proj_b", d.value_heads, hidden);
-    a_ = v.matrix(p + "in_proj_a", d.value_heads, hidden);
+    out_ = v.matrix_part(p + "out_proj", hidden, value_width, cols_of(hidden, head_range(values, d.value_dim)));
+    DeltaProjections all;
+    if (d.grouped_projections) {
+      all = visit_grouped(v, p);
+    } else {
+      all.qkv = v.matrix(p + "in_proj_qkv", channels, hidden);
+      all.z = v.matrix(p + "in_proj_z", value_width, hidden);
+      all.b = v.matrix(p + "in_proj_b", d.value_heads, hidden);
+      all.a = v.matrix(p + "in_proj_a", d.value_heads, hidden);
+    }
+    if (all.qkv.empty() || keys.count == 0) return;  // listing only, or no heads here
+    qkv_ = stack_rows(all.qkv, qkv_rows);
+    z_ = stack_rows(all.z, {head_range(values, d.value_dim)});
+    b_ = stack_rows(all.b, {values});
+    a_ = stack_rows(all.a, {values});
   }
 
   void emit(ProgramBuilder& program, const BlockIo& io) override {
-    const DecoderSpec& spec = place_.spec;
-    const DeltaNetSpec& d = spec.deltanet;
+    const DeltaNetSpec& d = mine_;
     const std::string s = place_.steps + "linear_attn.", module = place_.tensors + "linear_attn.";
-    const int64_t hidden = spec.hidden_size, value_width = d.value_heads * d.value_dim;
+    if (d.key_heads == 0) {  // more ranks than key heads: this one adds nothing
+      program.add<ZeroStep>(Step::Info{s + "zero", {}, {io.out}});
+      return;
+    }
+    const int64_t hidden = place_.spec.hidden_size, value_width = d.value_heads * d.value_dim;
     const int64_t channels = 2 * d.key_heads * d.key_dim + value_width;
     const ValueId qkv = program.value(s + "qkv", channels), z = program.value(s + "z", value_width);
     const ValueId b = program.value(s + "b", d.value_heads), a = program.value(s + "a", d.value_heads);
-    const auto module_of = [&](const char* name) { return d.grouped_projections ? "" : module + name; };
+    // Module outputs to compare with, for the whole layer and qwen3_5's ungrouped projections.
+    const bool whole = place_.shard.size == 1;
+    const auto module_of = [&](const char* name) {
+      return whole && !d.grouped_projections ? module + name : std::string();
+    };
     add_linear(program, s + "in_proj_qkv", io.in, qkv, qkv_, no_bias_, hidden, {module_of("in_proj_qkv")});
     add_linear(program, s + "in_proj_z", io.in, z, z_, no_bias_, hidden, {module_of("in_proj_z")});
     add_linear(program, s + "in_proj_b", io.in, b, b_, no_bias_, hidden, {module_of("in_proj_b")});
@@ -130,41 +163,42 @@ class GatedDeltaNet : public Block {
     const int delta_slot =
         declare_recurrent_state(program, place_.steps + "delta_state", d.value_heads * d.key_dim * d.value_dim);
     const ValueId core = program.value(s + "core", value_width);
-    program.add<DeltaRuleStep>(Step::Info{s + "delta_rule", {qkv, b, a}, {core}, {module + "norm", true}}, d,
-                               conv_slot, delta_slot, conv_weight_, a_log_, dt_bias_);
+    program.add<DeltaRuleStep>(
+        Step::Info{s + "delta_rule", {qkv, b, a}, {core}, {whole ? module + "norm" : std::string(), true}}, d,
+        conv_slot, delta_slot, conv_weight_, a_log_, dt_bias_);
     // Qwen3_5RMSNormGated: the RMSNorm of each head times silu(z).
     program.add<NormStep>(Step::Info{s + "norm", {core}, {core}}, norm_, norm_spec(), d.value_dim);
-    program.add<ActivationStep>(Step::Info{s + "gate", {z, core}, {core}, {module + "out_proj", true}},
-                                Activation::kSilu);
+    program.add<ActivationStep>(
+        Step::Info{s + "gate", {z, core}, {core}, {whole ? module + "out_proj" : std::string(), true}},
+        Activation::kSilu);
     add_linear(program, s + "out_proj", core, io.out, out_, no_bias_, value_width, {module + "out_proj"});
   }
 
  private:
   // qwen3_next's projections, regrouped at load into qwen3_5's: all queries, then all keys, then
   // all values (value heads in group order), and z, b, a alike.
-  void visit_grouped(TensorVisitor& v, const std::string& p) {
+  DeltaProjections visit_grouped(TensorVisitor& v, const std::string& p) {
     const DeltaNetSpec& d = place_.spec.deltanet;
     const int64_t hidden = place_.spec.hidden_size, ratio = d.value_heads / d.key_heads;
     const int64_t values = ratio * d.value_dim, qkvz_group = 2 * d.key_dim + 2 * values;
     const WeightMatrix qkvz = v.matrix(p + "in_proj_qkvz", d.key_heads * qkvz_group, hidden);
     const WeightMatrix ba = v.matrix(p + "in_proj_ba", d.key_heads * 2 * ratio, hidden);
-    if (qkvz.empty()) return;  // listing only
+    if (qkvz.empty()) return {};  // listing only
     const auto regroup = [&](const WeightMatrix& m, int64_t group_rows, std::initializer_list<IndexRange> parts) {
-      std::vector<WeightMatrix> slices;
+      std::vector<IndexRange> rows;
       for (const IndexRange& part : parts)
-        for (int64_t g = 0; g < d.key_heads; ++g)
-          slices.push_back(m.slice_rows(g * group_rows + part.first, part.count));
-      return WeightMatrix::stack(slices);
+        for (int64_t g = 0; g < d.key_heads; ++g) rows.push_back({g * group_rows + part.first, part.count});
+      return stack_rows(m, rows);
     };
-    qkv_ = regroup(qkvz, qkvz_group, {{0, d.key_dim}, {d.key_dim, d.key_dim}, {2 * d.key_dim, values}});
-    z_ = regroup(qkvz, qkvz_group, {{2 * d.key_dim + values, values}});
-    b_ = regroup(ba, 2 * ratio, {{0, ratio}});
-    a_ = regroup(ba, 2 * ratio, {{ratio, ratio}});
+    return {regroup(qkvz, qkvz_group, {{0, d.key_dim}, {d.key_dim, d.key_dim}, {2 * d.key_dim, values}}),
+            regroup(qkvz, qkvz_group, {{2 * d.key_dim + values, values}}), regroup(ba, 2 * ratio, {{0, ratio}}),
+            regroup(ba, 2 * ratio, {{ratio, ratio}})};
   }
 
   NormSpec norm_spec() const { return NormSpec{NormKind::kRms, false, false, place_.spec.deltanet.norm_eps}; }
 
   BlockPlace place_;
+  DeltaNetSpec mine_;  // this rank's key and value heads
   WeightMatrix qkv_, z_, b_, a_, out_;
   FloatBuffer conv_weight_, dt_bias_, a_log_, no_bias_;
   NormWeights norm_;

@@ -3,7 +3,6 @@
 // token), after a depthwise causal convolution over x, B and C. Its per-sequence state is both.
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "blocks/block_kind.h"
 #include "blocks/causal_conv.h"
@@ -83,23 +82,6 @@ class SelectiveScanStep : public Step {
   const FloatBuffer& dt_bias_;
 };
 
-// Rows `parts` of a matrix, one under the other (a view when they are one range).
-WeightMatrix rows(const WeightMatrix& m, const std::vector<IndexRange>& parts) {
-  if (parts.size() == 1) return m.slice_rows(parts[0].first, parts[0].count);
-  std::vector<WeightMatrix> slices;
-  for (const IndexRange& part : parts) slices.push_back(m.slice_rows(part.first, part.count));
-  return WeightMatrix::stack(slices);
-}
-
-// Elements `parts` of a vector of rows of `width` floats each, one after the other; empty stays empty.
-FloatBuffer gather(const FloatBuffer& values, const std::vector<IndexRange>& parts, int64_t width = 1) {
-  if (values.empty()) return {};
-  std::vector<float> out;
-  for (const IndexRange& part : parts)
-    out.insert(out.end(), values.data() + part.first * width, values.data() + part.end() * width);
-  return FloatBuffer::owning(std::move(out));
-}
-
 // Sharded, a rank holds whole groups (mamba_groups of the layout): their heads' z, x and dt rows
 // of in_proj, their B and C, their heads' state and norm weights and out_proj columns. Its
 // output is this rank's partial sum of out_proj.
@@ -139,9 +121,9 @@ class Mamba2 : public Block {
     out_ = v.matrix_part(p + "out_proj", hidden, inner, cols_of(hidden, head_range(heads, p_dim)));
     out_bias_ = bias_if(v, m.proj_bias && place_.shard.rank == 0, p + "out_proj", hidden);
     if (in_proj.empty() || heads.count == 0) return;  // listing only, or no groups here
-    z_ = rows(in_proj, z_rows);
-    xbc_ = rows(in_proj, xbc_rows);
-    dt_ = rows(in_proj, dt_rows);
+    z_ = stack_rows(in_proj, z_rows);
+    xbc_ = stack_rows(in_proj, xbc_rows);
+    dt_ = stack_rows(in_proj, dt_rows);
     z_bias_ = gather(in_bias, z_rows);
     xbc_bias_ = gather(in_bias, xbc_rows);
     dt_proj_bias_ = gather(in_bias, dt_rows);

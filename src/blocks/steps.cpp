@@ -33,6 +33,28 @@ FloatBuffer slice(FloatBuffer buffer, IndexRange part) {
   return FloatBuffer::owning(std::vector<float>(buffer.data() + part.first, buffer.data() + part.end()));
 }
 
+FloatBuffer gather(const FloatBuffer& values, const std::vector<IndexRange>& parts, int64_t width) {
+  if (values.empty()) return {};
+  std::vector<float> out;
+  for (const IndexRange& part : parts)
+    out.insert(out.end(), values.data() + part.first * width, values.data() + part.end() * width);
+  return FloatBuffer::owning(std::move(out));
+}
+
+WeightMatrix stack_rows(const WeightMatrix& matrix, const std::vector<IndexRange>& parts) {
+  std::vector<IndexRange> merged;  // adjacent parts as one, so that a whole matrix stays a view
+  for (const IndexRange& part : parts) {
+    if (!merged.empty() && merged.back().end() == part.first)
+      merged.back().count += part.count;
+    else
+      merged.push_back(part);
+  }
+  if (merged.size() == 1) return matrix.slice_rows(merged[0].first, merged[0].count);
+  std::vector<WeightMatrix> slices;
+  for (const IndexRange& part : merged) slices.push_back(matrix.slice_rows(part.first, part.count));
+  return WeightMatrix::stack(slices);
+}
+
 NormWeights visit_norm(TensorVisitor& tensors, const NormSpec& spec, const std::string& name, int64_t size) {
   NormWeights weights;
   if (name.empty()) return weights;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "models/decoder_spec.h"
 #include "program/program.h"
@@ -41,6 +42,12 @@ void add_linear(ProgramBuilder& program, const std::string& name, ValueId in, Va
 FloatBuffer bias_if(TensorVisitor& tensors, bool wanted, const std::string& name, int64_t size);
 // Elements `part` of a vector (a rank's share of a bias); empty stays empty.
 FloatBuffer slice(FloatBuffer buffer, IndexRange part);
+// Rows `parts` of a vector of rows of `width` floats, one after the other, owned (a rank's
+// channels of a convolution); empty stays empty.
+FloatBuffer gather(const FloatBuffer& values, const std::vector<IndexRange>& parts, int64_t width = 1);
+// Rows `parts` of a matrix one under the other (a view when they are one range): a rank's share
+// of a projection whose outputs are several stacked parts.
+WeightMatrix stack_rows(const WeightMatrix& matrix, const std::vector<IndexRange>& parts);
 // The rows (or columns) of `heads` heads of `width` each.
 inline IndexRange head_range(IndexRange heads, int64_t width) { return {heads.first * width, heads.count * width}; }
 

@@ -1,6 +1,5 @@
 #include "parallel/shard_layout.h"
 
-#include <algorithm>
 #include <string>
 
 #include "util/error.h"
@@ -17,6 +16,7 @@ ShardLayout shard_layout(const DecoderSpec& spec, Shard shard) {
   layout.experts = split_evenly(spec.moe.num_experts, shard);
   layout.channels = split_evenly(spec.hidden_size, shard);
   layout.mamba_groups = split_evenly(spec.mamba.groups, shard);
+  layout.deltanet_key_heads = split_evenly(spec.deltanet.key_heads, shard);
   return layout;
 }
 
@@ -24,11 +24,6 @@ void check_shardable(const DecoderSpec& spec, int cores) {
   if (cores == 1) return;
   const std::string remedy = ": it cannot be split over --cores " + std::to_string(cores) +
                              "; --cores 1 runs it unsharded";
-  const auto has_mixer = [&](const char* kind) {
-    return std::find(spec.mixer_kinds.begin(), spec.mixer_kinds.end(), kind) != spec.mixer_kinds.end();
-  };
-  if (has_mixer("gated_deltanet"))
-    fail(ErrorKind::kUnsupportedOption, spec.model_type + " has Gated DeltaNet layers, which are not split yet" + remedy);
   if (spec.qk_norm_kind == QkNorm::kWhole)
     fail(ErrorKind::kUnsupportedOption, spec.model_type +
                                             " normalises q and k over the whole projection width "

@@ -1,8 +1,8 @@
 // Which part of a model one worker of a sharded run holds: contiguous ranges of kv heads
-// (with the query heads of their groups), of MLP intermediate columns, of experts and of
-// Mamba-2 groups, as even as possible, the first ranks taking one more when a count does not
-// divide. A rank may own none of something (4 ranks over 3 kv heads): it then contributes
-// zeros to that sum.
+// (with the query heads of their groups), of MLP intermediate columns, of experts, of Mamba-2
+// groups and of Gated DeltaNet key heads, as even as possible, the first ranks taking one more
+// when a count does not divide. A rank may own none of something (4 ranks over 3 kv heads): it
+// then contributes zeros to that sum.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,7 @@ struct ShardLayout {
   IndexRange experts;      // routed experts (expert parallel)
   IndexRange channels;     // a convolution mixer's channels (of hidden_size)
   IndexRange mamba_groups;  // Mamba-2 groups, with their heads and B/C states
+  IndexRange deltanet_key_heads;  // Gated DeltaNet key heads, with the value heads they serve
 };
 
 ShardLayout shard_layout(const DecoderSpec& spec, Shard shard);

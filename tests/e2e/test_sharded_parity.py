@@ -8,9 +8,8 @@ import pytest
 from conftest import REPO_ROOT
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "models"
-# Families with a q/k norm over the whole projection width cannot be split, nor Gated DeltaNet
-# layers yet.
-UNSHARDABLE = {"olmo2", "olmoe", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"}
+# Families with a q/k norm over the whole projection width cannot be split.
+UNSHARDABLE = {"olmo2", "olmoe", "minimax_m2"}
 PROMPT = "The quick brown fox jumps over"
 NEW_TOKENS = 12
 
