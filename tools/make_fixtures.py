@@ -138,6 +138,16 @@ NEMOTRON_H = dict(model_type="nemotron_h", hidden_size=64, intermediate_size=96,
                   n_groups=2, conv_kernel=4, chunk_size=8, time_step_min=0.01, n_routed_experts=8,
                   num_experts_per_tok=2, moe_intermediate_size=32, moe_shared_expert_intermediate_size=48,
                   n_group=2, topk_group=1, routed_scaling_factor=2.5, norm_topk_prob=True)
+# Granite 4.0-H: Mamba-2 at 0, 2, 3 (8 heads of 16 = 2 x hidden, 2 groups, 16 states, prefill
+# chunks of 8), rope attention at 1; 4 experts top-2 (softmax over the two) plus a shared SwiGLU
+# on every layer; Granite's multipliers.
+GRANITEMOEHYBRID = dict(TINY, model_type="granitemoehybrid", num_hidden_layers=4, rms_norm_eps=1e-6,
+                        layer_types=["mamba", "attention", "mamba", "mamba"], position_embedding_type="rope",
+                        rope_parameters=DEFAULT_ROPE, mamba_n_heads=8, mamba_d_head=16, mamba_n_groups=2,
+                        mamba_d_state=16, mamba_d_conv=4, mamba_chunk_size=8, intermediate_size=32,
+                        num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=48,
+                        embedding_multiplier=2.0, residual_multiplier=0.5, attention_multiplier=0.125,
+                        logits_scaling=1.5)
 MINIMAX_M2 = dict(TINY, model_type="minimax_m2", intermediate_size=32, num_local_experts=8, num_experts_per_tok=2,
                   rms_norm_eps=1e-6, rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
                                                       "partial_rotary_factor": 0.5})
@@ -371,6 +381,16 @@ FIXTURES = [
             "attention without positions, relu2 MLP, sigmoid-routed relu2 experts in groups with a "
             "shared expert",
             NEMOTRON_H, "llama3", seed=3431, hub_config={"hybrid_pattern": True}),
+    Fixture("granitemoehybrid",
+            "Granite 4.0-H: Mamba-2 layers 0, 2, 3 (8 heads of 16, 2 groups, 16 states, prefill chunks of 8) "
+            "and rope attention at 1, each with 4 experts top-2 (3-D input_linear/output_linear, softmax "
+            "over the two) plus a shared SwiGLU (one input_linear); Granite's multipliers",
+            GRANITEMOEHYBRID, "gpt2", seed=3439),
+    Fixture("granitemoehybrid_dense_nope",
+            "granitemoehybrid without experts (the shared SwiGLU alone) and without positions "
+            "(position_embedding_type none)",
+            dict(GRANITEMOEHYBRID, num_local_experts=0, position_embedding_type="none",
+                 layer_types=["mamba", "attention", "mamba", "attention"]), "sentencepiece", seed=3445),
     Fixture("cohere_qk_norm",
             "Command R+ style: cohere with use_qk_norm, a bias-free LayerNorm over each head of q "
             "and k with a weight row per head ([heads, head_dim] tensors)",

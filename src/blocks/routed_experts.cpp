@@ -3,7 +3,8 @@
 // weighted sum of those experts' gated MLPs (plain up/down MLPs for nemotron_h), plus an
 // always-on shared expert (optionally scaled by sigmoid of a one-output gate). gpt-oss:
 // router bias, softmax over the k chosen logits, 3-D experts (optionally MXFP4) with biases and
-// the clamped SwiGLU. Sharded, a rank computes only its own experts for the tokens routed to
+// the clamped SwiGLU. granitemoe: 3-D experts and a shared expert with gate and up stacked in one
+// projection. Sharded, a rank computes only its own experts for the tokens routed to
 // them and its columns of the shared expert: its output is this rank's partial sum.
 #include <algorithm>
 #include <cmath>
@@ -198,6 +199,7 @@ class RoutedExperts : public Block {
     if (moe.sigmoid_scores)
       score_bias_ = v.vector(p + n.score_bias, moe.num_experts, TensorRole::kBias);
     if (moe.fused_3d_experts) return visit_fused_experts(v, p + n.experts + ".");
+    if (moe.stacked_gate_up) return visit_stacked_experts(v);
     for (int64_t e = place_.layout.experts.first; e < place_.layout.experts.end(); ++e) {
       const std::string ep = p + n.experts + "." + std::to_string(e) + ".";
       experts_.push_back(visit_expert_mlp(v, moe.gated_experts, ep + n.expert_gate, ep + n.expert_up,
@@ -302,6 +304,37 @@ class RoutedExperts : public Block {
           std::vector<float>(down_bias.data() + e * hidden, down_bias.data() + (e + 1) * hidden));
       experts_.push_back(std::move(w));
     }
+  }
+
+  // granitemoe: 3-D experts with [gate; up] rows, and a shared expert whose gate and up are one
+  // projection.
+  void visit_stacked_experts(TensorVisitor& v) {
+    const DecoderSpec& spec = place_.spec;
+    const WeightNames& n = spec.names;
+    const int64_t experts = spec.moe.num_experts, hidden = spec.hidden_size, ffn = spec.moe.expert_ffn;
+    const std::string p = place_.tensors + n.experts + ".";
+    const FloatBuffer gate_up = v.tensor(p + n.expert_up + ".weight", {experts, 2 * ffn, hidden});
+    const FloatBuffer down = v.tensor(p + n.expert_down + ".weight", {experts, hidden, ffn});
+    const std::string sp = place_.tensors + n.shared_expert + ".";
+    const int64_t shared = spec.moe.shared_ffn;
+    const IndexRange mine = place_.layout.shared_ffn;
+    const WeightMatrix shared_gate_up = shared > 0 ? v.matrix(sp + n.expert_up, 2 * shared, hidden) : WeightMatrix{};
+    if (shared > 0) shared_.down = v.matrix_part(sp + n.expert_down, hidden, shared, cols_of(hidden, mine));
+    if (gate_up.empty()) return;  // listing only
+    const auto owned = [](const float* first, int64_t count) {
+      return FloatBuffer::owning(std::vector<float>(first, first + count));
+    };
+    for (int64_t e = place_.layout.experts.first; e < place_.layout.experts.end(); ++e) {
+      const float* gu = gate_up.data() + e * 2 * ffn * hidden;
+      ExpertWeights w;
+      w.gate = WeightMatrix::f32(owned(gu, ffn * hidden), ffn, hidden);
+      w.up = WeightMatrix::f32(owned(gu + ffn * hidden, ffn * hidden), ffn, hidden);
+      w.down = WeightMatrix::f32(owned(down.data() + e * hidden * ffn, hidden * ffn), hidden, ffn);
+      experts_.push_back(std::move(w));
+    }
+    if (shared == 0) return;
+    shared_.gate = shared_gate_up.slice_rows(mine.first, mine.count);
+    shared_.up = shared_gate_up.slice_rows(shared + mine.first, mine.count);
   }
 
   BlockPlace place_;

@@ -110,6 +110,10 @@ struct MoeSpec {
   // false: each expert (and the shared expert) is down(act(up(x))), with no gate projection
   // (nemotron_h).
   bool gated_experts = true;
+  // granitemoe: gate and up stacked in one projection, [gate; up] rows: the experts as 3-D
+  // "<experts>.<expert_up>.weight" [E, 2 expert_ffn, hidden] and "<experts>.<expert_down>.weight"
+  // [E, hidden, expert_ffn], the shared expert as "<shared_expert>.<expert_up>" [2 shared_ffn, hidden].
+  bool stacked_gate_up = false;
 };
 
 // Multi-head latent attention (deepseek_v2). q comes from q_proj, or through the low rank

@@ -156,7 +156,8 @@ TEST(ModelProgram, ANewBlockKindPlugsIntoARealModel) {
 // Mamba-2's recurrent states) carries across runs: a prompt prefilled in pieces, then decoded one
 // token at a time, ends on the logits of one prefill of the whole.
 TEST(ModelProgram, StatefulBlockKindsCarryTheirStateAcrossRuns) {
-  for (const char* fixture : {"lfm2", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text", "nemotron_h"}) {
+  for (const char* fixture : {"lfm2", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text", "nemotron_h",
+                              "granitemoehybrid"}) {
     SCOPED_TRACE(fixture);
     const std::string dir = (kFixtures / fixture).string();
     DecoderSpec spec = read_model_spec(dir);
