@@ -22,7 +22,8 @@ Selection rule (a model is selected when all hold):
   3. it fits the trn2 profile, 16 cores of 24 GiB, at bf16, by canrun's planner (weights from
      the family's exact parameter count, KV cache, activations, overhead): `canrun archs`
      lists it among its family's models.
-A model failing 3 is excluded as "needs more than 16 cores", one failing 1 or 2 as "not
+A model failing 3 is excluded with the planner's reason ("needs more than 16 cores", or heads
+that do not divide over the core counts that hold it), one failing 1 or 2 as "not
 prioritized yet". `canrun archs` reads the rows written with every model unselected first.
 
 Usage: python3 tools/build_catalog.py [--source FILE] [--out FILE] [--canrun BINARY]
@@ -104,6 +105,14 @@ class Registry:
         supported = json.loads(result.stdout)["supported"]
         self.classes = {f["model_type"]: set(f["classes"]) for f in supported}
         self.fitting = {model for f in supported for model in f["models"]}
+        # The planner's reason for each model it cannot place on trn2 (too large, or heads that
+        # do not divide over the core counts that hold it).
+        result = subprocess.run([canrun, "catalog", "--json", "--catalog", str(catalog), "--task", SELECTED_TASK,
+                                 "--profile", "trn2"], capture_output=True, text=True, timeout=300)
+        if result.returncode != 0:
+            sys.exit(f"{canrun} catalog --json failed: {result.stderr.strip()}")
+        self.plan_reasons = {e["id"]: e["plan"]["reason"] for e in json.loads(result.stdout)
+                             if (e.get("plan") or {}).get("reason")}
 
     def supports(self, record):
         named = set(record.get("architectures") or [])
@@ -115,7 +124,7 @@ def exclusion(record, registry):
     if record["task"] != SELECTED_TASK or not registry.supports(record):
         return "not prioritized yet"
     if record["id"] not in registry.fitting:
-        return "needs more than 16 cores"
+        return registry.plan_reasons.get(record["id"], "needs more than 16 cores")
     return None
 
 

@@ -145,6 +145,11 @@ Json hf_config(const CatalogEntry& entry) {
   if (entry.config.contains("extra") && entry.config["extra"].is_object())
     for (const auto& [key, value] : entry.config["extra"].items())
       if (key.find('.') == std::string::npos) config[key] = value;
+  // The snapshot names the routed-expert count num_experts whatever the family's config calls it
+  // (deepseek_v3 and nemotron_h read n_routed_experts, mixtral num_local_experts).
+  if (config.contains("num_experts") && config["num_experts"].is_number_integer())
+    for (const char* key : {"n_routed_experts", "num_local_experts"})
+      if (!config.contains(key) || config[key].is_null()) config[key] = config["num_experts"];
   config["model_type"] = entry.model_type;
   if (!entry.architectures.empty()) config["architectures"] = entry.architectures;
   return config;

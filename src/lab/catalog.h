@@ -62,7 +62,8 @@ std::string exclusion_reason(const CatalogEntry& entry);
 
 // The config values as a config.json would hold them: the snapshot's annotations (keys
 // starting with '_', "vision_config") dropped, "extra" values of the top-level config merged
-// in, and model_type set; fields the source lacked stay null (absent to transformers).
+// in, and model_type set; fields the source lacked stay null (absent to transformers). The
+// snapshot's num_experts is also written under the other names families read it by.
 Json hf_config(const CatalogEntry& entry);
 
 // params_b as a whole parameter count, when the snapshot has it.

@@ -34,7 +34,7 @@ def catalog(tmp_path):
             entry("test/tiny-qwen2", "qwen2", config("qwen2")),
             entry("test/tiny-qwen3", "qwen3", config("qwen3_bf16")),
             entry("test/tiny-mistral", "mistral", config("mistral_f32")),
-            entry("test/tiny-nemotron-h", "nemotron_h", {"hidden_size": 64}),
+            entry("test/tiny-deepseek-v4", "deepseek_v4", {"hidden_size": 64}),
             entry("test/excluded", "qwen3", config("qwen3_bf16"), False, "not prioritized yet")]
     path = tmp_path / "catalog.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -83,8 +83,8 @@ def assert_runnable_pass(rows):
 
 
 def assert_not_run_rows(rows):
-    assert rows["test/tiny-nemotron-h"]["result"] == "UNSUPPORTED_ARCHITECTURE"
-    assert rows["test/tiny-nemotron-h"]["error_message"] == "architecture not supported: nemotron_h"
+    assert rows["test/tiny-deepseek-v4"]["result"] == "UNSUPPORTED_ARCHITECTURE"
+    assert rows["test/tiny-deepseek-v4"]["error_message"] == "architecture not supported: deepseek_v4"
     assert rows["test/excluded"]["result"] == "EXCLUDED"
     assert rows["test/excluded"]["error_message"] == "not prioritized yet"
 
@@ -109,7 +109,7 @@ def test_sweep_killed_midway_resumes_without_loss_or_duplicates(canrun_bin, lab_
     assert result.returncode == 0, result.stderr
     assert "1 already recorded" in result.stdout
     rows = read_rows(out)
-    assert sorted(rows) == sorted(RUNNABLE + ["test/tiny-nemotron-h", "test/excluded"])
+    assert sorted(rows) == sorted(RUNNABLE + ["test/tiny-deepseek-v4", "test/excluded"])
     assert_runnable_pass(rows)
     assert_not_run_rows(rows)
     assert rows["test/tiny-llama"]["timestamp"] == first["test/tiny-llama"]["timestamp"]  # kept, not redone

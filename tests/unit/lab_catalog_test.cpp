@@ -49,14 +49,18 @@ TEST(LabCatalog, UnsupportedArchitectureIsComputedFromTheRegistry) {
   EXPECT_TRUE(moe.selected);
   EXPECT_EQ(exclusion_reason(moe), "");
   // The file says "not prioritized yet"; the missing architecture comes first.
-  const CatalogEntry& nemotron = find_entry(entries, "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
-  EXPECT_EQ(nemotron.exclusion, "not prioritized yet");
-  EXPECT_EQ(exclusion_reason(nemotron), "architecture not supported: nemotron_h");
+  const CatalogEntry& v4 = find_entry(entries, "deepseek-ai/DeepSeek-V4-Flash");
+  EXPECT_EQ(v4.exclusion, "not prioritized yet");
+  EXPECT_EQ(exclusion_reason(v4), "architecture not supported: deepseek_v4");
   // tools/build_catalog.py selects every model of a supported family that fits: gpt2 and lfm2 too.
   for (const char* id : {"openai-community/gpt2", "LiquidAI/LFM2-350M"}) {
     EXPECT_TRUE(find_entry(entries, id).selected) << id;
     EXPECT_EQ(exclusion_reason(find_entry(entries, id)), "") << id;
   }
+  // Nemotron 3 Nano needs 3 cores of trn2, and its 2 kv heads divide over 1 or 2 only: the
+  // planner's reason is kept.
+  EXPECT_EQ(exclusion_reason(find_entry(entries, "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")),
+            "heads or experts do not divide over the cores that hold it");
   // Kimi-K2's kimi_k2 runs as DeepseekV3ForCausalLM, which does not fit 16 cores.
   EXPECT_EQ(exclusion_reason(find_entry(entries, "moonshotai/Kimi-K2-Instruct")), "needs more than 16 cores");
   // A supported family too large to select keeps the file's reason.
@@ -96,6 +100,9 @@ TEST(LabCatalog, HfConfigReadsAsTheFamilyConfig) {
   const DecoderSpec spec = find_architecture("qwen3").read_spec(ConfigReader(config, "catalog"));
   EXPECT_EQ(spec.num_kv_heads, 8);
   EXPECT_TRUE(spec.tie_embeddings);
+  // The snapshot's num_experts reaches a family that reads n_routed_experts (its default is 8).
+  const Json nemotron = hf_config(find_entry(load_catalog(kCatalog), "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"));
+  EXPECT_EQ(find_architecture("nemotron_h").read_spec(ConfigReader(nemotron, "catalog")).moe.num_experts, 128);
 }
 
 class LabCatalogErrors : public testing::Test {
