@@ -41,34 +41,39 @@ class DeltaRuleStep : public Step {
     const float* b = c.value(inputs()[1]);
     const float* a = c.value(inputs()[2]);
     float* out = c.value(outputs()[0]);
-    std::vector<float> mixed(static_cast<size_t>(channels)), memory(static_cast<size_t>(dv));
+    const int64_t tokens = c.count(), value_heads = spec_.value_heads;
     const float query_scale = 1.0f / std::sqrt(static_cast<float>(dk));
-    for (int64_t t = 0; t < c.count(); ++t) {
-      causal_conv(conv, conv_weight_.data(), nullptr, spec_.conv_kernel, channels, c.start() + t, qkv + t * channels,
-                  mixed.data());
-      c.kernels().activation(Activation::kSilu, mixed.data(), channels, mixed.data());
-      float* q = mixed.data();
+    // The convolution carries its inputs from one position to the next, so it runs position by
+    // position; then each value head's recurrence runs on a thread of its own.
+    std::vector<float> mixed(static_cast<size_t>(tokens * channels));
+    for (int64_t t = 0; t < tokens; ++t) {
+      float* q = mixed.data() + t * channels;
+      causal_conv(conv, conv_weight_.data(), nullptr, spec_.conv_kernel, channels, c.start() + t, qkv + t * channels, q);
+      c.kernels().activation(Activation::kSilu, q, channels, q);
       float* k = q + key_width;
-      const float* v = k + key_width;
       for (int64_t h = 0; h < spec_.key_heads; ++h) {
         l2_normalize(q + h * dk, dk);
         l2_normalize(k + h * dk, dk);
         for (int64_t i = 0; i < dk; ++i) q[h * dk + i] *= query_scale;
       }
-      for (int64_t h = 0; h < spec_.value_heads; ++h) {
-        const float* qh = q + (h / group) * dk;
-        const float* kh = k + (h / group) * dk;
-        const float* vh = v + h * dv;
-        float* s = states + h * dk * dv;
-        const float beta = 1.0f / (1.0f + std::exp(-b[t * spec_.value_heads + h]));
+    }
+#pragma omp parallel for schedule(static) if (value_heads > 1)
+    for (int64_t h = 0; h < value_heads; ++h) {
+      std::vector<float> memory(static_cast<size_t>(dv));
+      float* s = states + h * dk * dv;
+      for (int64_t t = 0; t < tokens; ++t) {
+        const float* qh = mixed.data() + t * channels + (h / group) * dk;
+        const float* kh = qh + key_width;
+        const float* vh = mixed.data() + t * channels + 2 * key_width + h * dv;
+        const float beta = 1.0f / (1.0f + std::exp(-b[t * value_heads + h]));
         const float decay =
-            std::exp(-std::exp(a_log_.data()[h]) * softplus(a[t * spec_.value_heads + h] + dt_bias_.data()[h]));
+            std::exp(-std::exp(a_log_.data()[h]) * softplus(a[t * value_heads + h] + dt_bias_.data()[h]));
         for (int64_t i = 0; i < dk * dv; ++i) s[i] *= decay;
         std::fill(memory.begin(), memory.end(), 0.0f);
         for (int64_t i = 0; i < dk; ++i)
           for (int64_t j = 0; j < dv; ++j) memory[j] += s[i * dv + j] * kh[i];
         for (int64_t j = 0; j < dv; ++j) memory[j] = (vh[j] - memory[j]) * beta;  // the delta
-        float* y = out + (t * spec_.value_heads + h) * dv;
+        float* y = out + (t * value_heads + h) * dv;
         std::fill_n(y, dv, 0.0f);
         for (int64_t i = 0; i < dk; ++i)
           for (int64_t j = 0; j < dv; ++j) {

@@ -35,34 +35,39 @@ class SelectiveScanStep : public Step {
     const float* xbc = c.value(inputs()[0]);
     const float* dt_in = c.value(inputs()[1]);
     float* out = c.value(outputs()[0]);
-    std::vector<float> mixed(static_cast<size_t>(channels));
+    const int64_t tokens = c.count(), inner = inner_width(spec_);
     // transformers clamps dt in its chunked scan (a sequence's first run, and any run of several
     // positions) but not in its one-position step.
-    const bool clamp = c.start() == 0 || c.count() > 1;
-    for (int64_t t = 0; t < c.count(); ++t) {
+    const bool clamp = c.start() == 0 || tokens > 1;
+    // The convolution carries its inputs from one position to the next, so it runs position by
+    // position; then each head's recurrence runs on a thread of its own.
+    std::vector<float> mixed(static_cast<size_t>(tokens * channels));
+    for (int64_t t = 0; t < tokens; ++t) {
+      float* row = mixed.data() + t * channels;
       causal_conv(conv, conv_weight_.data(), conv_bias_.empty() ? nullptr : conv_bias_.data(), spec_.conv_kernel,
-                  channels, c.start() + t, xbc + t * channels, mixed.data());
-      c.kernels().activation(Activation::kSilu, mixed.data(), channels, mixed.data());
-      const float* x = mixed.data();
-      const float* b = x + inner_width(spec_);
-      const float* cm = b + spec_.groups * n_dim;
-      for (int64_t h = 0; h < heads; ++h) {
+                  channels, c.start() + t, xbc + t * channels, row);
+      c.kernels().activation(Activation::kSilu, row, channels, row);
+    }
+#pragma omp parallel for schedule(static) if (heads > 1)
+    for (int64_t h = 0; h < heads; ++h) {
+      const float a = -std::exp(a_log_.data()[h]);
+      float* s = states + h * p_dim * n_dim;
+      for (int64_t t = 0; t < tokens; ++t) {
+        const float* x = mixed.data() + t * channels + h * p_dim;
+        const float* bh = mixed.data() + t * channels + inner + (h / heads_per_group) * n_dim;
+        const float* ch = bh + spec_.groups * n_dim;
         float dt = softplus(dt_in[t * heads + h] + dt_bias_.data()[h]);
         if (clamp) dt = std::max(dt, spec_.dt_min);
-        const float decay = std::exp(dt * -std::exp(a_log_.data()[h]));
-        const float* bh = b + (h / heads_per_group) * n_dim;
-        const float* ch = cm + (h / heads_per_group) * n_dim;
-        float* s = states + h * p_dim * n_dim;
+        const float decay = std::exp(dt * a);
         float* y = out + (t * heads + h) * p_dim;
         for (int64_t p = 0; p < p_dim; ++p) {
-          const float xp = x[h * p_dim + p];
           float* row = s + p * n_dim;
           float acc = 0.0f;
           for (int64_t n = 0; n < n_dim; ++n) {
-            row[n] = row[n] * decay + dt * bh[n] * xp;
+            row[n] = row[n] * decay + dt * bh[n] * x[p];
             acc += row[n] * ch[n];
           }
-          y[p] = acc + d_.data()[h] * xp;
+          y[p] = acc + d_.data()[h] * x[p];
         }
       }
     }
