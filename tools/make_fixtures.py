@@ -148,6 +148,13 @@ GRANITEMOEHYBRID = dict(TINY, model_type="granitemoehybrid", num_hidden_layers=4
                         num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=48,
                         embedding_multiplier=2.0, residual_multiplier=0.5, attention_multiplier=0.125,
                         logits_scaling=1.5)
+# Llama 4 text: layers 1 and 3 without rope (temperature tuning, floor 4), 0 and 2 rotated in
+# pairs with L2 q/k norms and attending within chunks of 6; routed experts on 1 and 3 (4 of width
+# 32, top-1, input scaled by sigmoid) plus a shared expert, a SwiGLU of 96 on 0 and 2.
+LLAMA4_TEXT = dict(TINY, model_type="llama4_text", num_hidden_layers=4, rms_norm_eps=1e-5, intermediate_size=32,
+                   intermediate_size_mlp=96, num_local_experts=4, num_experts_per_tok=1, interleave_moe_layer_step=2,
+                   no_rope_layer_interval=2, attention_chunk_size=6, floor_scale=4, attn_scale=0.1,
+                   rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
 MINIMAX_M2 = dict(TINY, model_type="minimax_m2", intermediate_size=32, num_local_experts=8, num_experts_per_tok=2,
                   rms_norm_eps=1e-6, rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
                                                       "partial_rotary_factor": 0.5})
@@ -391,6 +398,11 @@ FIXTURES = [
             "(position_embedding_type none)",
             dict(GRANITEMOEHYBRID, num_local_experts=0, position_embedding_type="none",
                  layer_types=["mamba", "attention", "mamba", "attention"]), "sentencepiece", seed=3445),
+    Fixture("llama4_text",
+            "Llama 4 text: rope in pairs, L2 q/k norms and chunks of 6 on layers 0 and 2; no rope and "
+            "temperature tuning (floor 4) on 1 and 3, which hold 4 top-1 experts (3-D gate_up_proj, input "
+            "scaled by sigmoid) plus a shared expert; a SwiGLU of 96 on 0 and 2",
+            LLAMA4_TEXT, "llama3", seed=3453),
     Fixture("cohere_qk_norm",
             "Command R+ style: cohere with use_qk_norm, a bias-free LayerNorm over each head of q "
             "and k with a weight row per head ([heads, head_dim] tensors)",

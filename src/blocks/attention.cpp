@@ -1,8 +1,9 @@
 // The attention block kind: q/k/v projections (separate, or one fused projection split at
-// load), optional q/k norms, rotary positions, the static KV cache, causal (optionally
-// sliding-window, soft-capped, with sinks) attention, an optional sigmoid output gate (its
-// values come out of q_proj beside each head's query) and the output projection. Over this rank's
-// heads only: its output is this rank's partial sum of the output projection.
+// load), optional q/k norms, rotary positions (or llama4's temperature tuning where none), the
+// static KV cache, causal (optionally sliding-window or chunked, soft-capped, with sinks)
+// attention, an optional sigmoid output gate (its values come out of q_proj beside each head's
+// query) and the output projection. Over this rank's heads only: its output is this rank's
+// partial sum of the output projection.
 #include <algorithm>
 #include <cmath>
 
@@ -74,6 +75,35 @@ class SplitHeadPairsStep : public Step {
   int64_t heads_, dim_;
 };
 
+// inputs {q}, outputs {q}: llama4's temperature tuning, each query times
+// 1 + scale * log(1 + floor((position + 1) / floor)).
+class QueryTemperatureStep : public Step {
+ public:
+  QueryTemperatureStep(Info info, float scale, int64_t floor) : Step(std::move(info)), scale_(scale), floor_(floor) {}
+  std::string_view kind() const override { return "query_temperature"; }
+
+  void run(StepContext& c) const override {
+    float* q = c.value(outputs()[0]);
+    const int64_t width = c.width(outputs()[0]);
+    for (int64_t t = 0; t < c.count(); ++t) {
+      const int64_t position = c.start() + t;
+      const float factor =
+          std::log1p(std::floor(static_cast<float>(position + 1) / static_cast<float>(floor_))) * scale_ + 1.0f;
+      for (int64_t i = 0; i < width; ++i) q[t * width + i] *= factor;
+    }
+  }
+
+ private:
+  float scale_;
+  int64_t floor_;
+};
+
+// Whether layer `layer` normalises q and k.
+bool qk_norm_on(const DecoderSpec& spec, int64_t layer) {
+  if (spec.qk_norm_kind == QkNorm::kNone) return false;
+  return spec.qk_norm_layers.empty() || spec.qk_norm_layers[static_cast<size_t>(layer)];
+}
+
 class Attention : public Block {
  public:
   explicit Attention(const BlockPlace& place) : place_(place) {}
@@ -110,7 +140,11 @@ class Attention : public Block {
     o_ = v.matrix_part(p + n.o, hidden, q_width, cols_of(hidden, q_rows));
     // A row-parallel output's bias is held by rank 0 alone, so the sum over ranks adds it once.
     o_bias_ = bias_if(v, spec.o_bias && place_.shard.rank == 0, p + n.o, hidden);
-    if (spec.qk_norm_kind == QkNorm::kPerHead && spec.qk_norm_weights != QkNormWeights::kShared) {
+    if (!qk_norm_on(spec, place_.layer)) return;
+    if (spec.qk_norm_kind == QkNorm::kPerHead && spec.qk_norm_weights == QkNormWeights::kNone) {
+      q_norm_.weight = FloatBuffer::owning(std::vector<float>(static_cast<size_t>(hd), 1.0f));
+      k_norm_.weight = FloatBuffer::owning(std::vector<float>(static_cast<size_t>(hd), 1.0f));
+    } else if (spec.qk_norm_kind == QkNorm::kPerHead && spec.qk_norm_weights != QkNormWeights::kShared) {
       q_norm_.weight = visit_head_norms(v, p + n.q_norm, spec.num_heads, place_.layout.query_heads);
       k_norm_.weight = visit_head_norms(v, p + n.k_norm, spec.num_kv_heads, place_.layout.kv_heads);
     } else if (spec.qk_norm_kind == QkNorm::kPerHead) {
@@ -149,7 +183,8 @@ class Attention : public Block {
     add_linear(program, s + "k_proj", io.in, k, k_, k_bias_, hidden, fused_match(module, n.k, q_width, kv_width));
     add_linear(program, s + "v_proj", io.in, v, v_, v_bias_, hidden,
                fused_match(module, n.v, q_width + kv_width, kv_width));
-    if (spec.qk_norm_kind != QkNorm::kNone) {
+    // llama4 normalises after the rotation; a rotation keeps each head's norm, so before is the same.
+    if (qk_norm_on(spec, place_.layer)) {
       const bool per_head = spec.qk_norm_kind == QkNorm::kPerHead;
       program.add<NormStep>(Step::Info{s + "q_norm", {q}, {q}, {module + n.q_norm}}, q_norm_, spec.qk_norm_spec,
                             per_head ? hd : q_width);
@@ -158,6 +193,9 @@ class Attention : public Block {
     }
     const int slot = declare_kv_cache(program, s + "kv_cache", kv_heads, hd, hd);
     const bool rotates = io.rope >= 0 && layer_uses_rope(spec, place_.layer);
+    if (spec.temperature_scale > 0 && !layer_uses_rope(spec, place_.layer))
+      program.add<QueryTemperatureStep>(Step::Info{s + "query_temperature", {q}, {q}}, spec.temperature_scale,
+                                        spec.temperature_floor);
     std::vector<ValueId> rotary_inputs = {q, k, v};
     if (rotates) rotary_inputs.push_back(io.rope);
     program.add<RotaryCacheWriteStep>(Step::Info{s + "rotary_cache_write", rotary_inputs, {q, k}}, slot, heads,
@@ -167,6 +205,7 @@ class Attention : public Block {
     shape.kv_heads = kv_heads;
     shape.key_dim = shape.value_dim = hd;
     shape.window = spec.sliding_window[static_cast<size_t>(place_.layer)];
+    if (!spec.attention_chunk.empty()) shape.chunk = spec.attention_chunk[static_cast<size_t>(place_.layer)];
     shape.scale = spec.attention_scale > 0 ? spec.attention_scale : 1.0f / std::sqrt(static_cast<float>(hd));
     shape.softcap = spec.attn_softcap;
     const ValueId context = program.value(s + "context", q_width);

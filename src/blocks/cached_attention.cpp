@@ -51,6 +51,7 @@ void AttentionStep::run(StepContext& c) const {
   args.key_stride = c.state().capacity() * shape_.key_dim;
   args.value_stride = c.state().capacity() * shape_.value_dim;
   args.window = shape_.window;
+  args.chunk = shape_.chunk;
   args.scale = shape_.scale;
   args.softcap = shape_.softcap;
   args.sinks = sinks_.empty() ? nullptr : sinks_.data();
@@ -63,7 +64,8 @@ void AttentionStep::run(StepContext& c) const {
 }
 
 StepCost AttentionStep::cost(const Program&, const RunShape& shape) const {
-  const int64_t seen = shape_.window > 0 ? std::min(shape.positions, shape_.window) : shape.positions;
+  int64_t seen = shape_.window > 0 ? std::min(shape.positions, shape_.window) : shape.positions;
+  if (shape_.chunk > 0) seen = std::min(seen, shape_.chunk);
   return {2 * shape.tokens * shape_.heads * (shape_.key_dim + shape_.value_dim) * seen, 0};
 }
 

@@ -47,6 +47,7 @@ int declare_kv_cache(ProgramBuilder& program, const std::string& name, int64_t k
 struct AttentionShape {
   int64_t heads = 0, kv_heads = 0, key_dim = 0, value_dim = 0;
   int64_t window = 0;  // 0: full causal
+  int64_t chunk = 0;   // 0: no chunks
   float scale = 1, softcap = 0;
 };
 

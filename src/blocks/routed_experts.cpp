@@ -3,9 +3,10 @@
 // weighted sum of those experts' gated MLPs (plain up/down MLPs for nemotron_h), plus an
 // always-on shared expert (optionally scaled by sigmoid of a one-output gate). gpt-oss:
 // router bias, softmax over the k chosen logits, 3-D experts (optionally MXFP4) with biases and
-// the clamped SwiGLU. granitemoe: 3-D experts and a shared expert with gate and up stacked in one
-// projection. Sharded, a rank computes only its own experts for the tokens routed to
-// them and its columns of the shared expert: its output is this rank's partial sum.
+// the clamped SwiGLU. granitemoe and llama4: 3-D experts with gate and up one after the other
+// (granitemoe's shared expert likewise); llama4 scales each expert's input by sigmoid of its
+// logit. Sharded, a rank computes only its own experts for the tokens routed to them and its
+// columns of the shared expert: its output is this rank's partial sum.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -80,7 +81,7 @@ class ExpertsStep : public Step {
     const float* x = c.value(x_id);
     float* router = c.value(inputs()[1]);
     float* out = c.value(outputs()[0]);
-    std::vector<float> expert_out(hidden), weight(static_cast<size_t>(moe_.top_k)), choice;
+    std::vector<float> expert_out(hidden), scaled_in(hidden), weight(static_cast<size_t>(moe_.top_k)), choice;
     std::vector<int32_t> chosen;
     for (int64_t t = 0; t < c.count(); ++t) {
       float* probs = router + t * moe_.num_experts;
@@ -94,6 +95,10 @@ class ExpertsStep : public Step {
         float sum = 0.0f;
         for (int64_t j = 0; j < moe_.top_k; ++j) sum += (weight[j] = probs[chosen[j]]);
         for (float& w : weight) w = (moe_.normalize_top_k ? w / (sum + 1e-20f) : w) * moe_.routed_scale;
+      } else if (moe_.sigmoid_scaled_input) {
+        // llama4: the input scaled per expert (below), the outputs added as they are.
+        chosen = top_k_indices({probs, static_cast<size_t>(moe_.num_experts)}, moe_.top_k);
+        for (int64_t j = 0; j < moe_.top_k; ++j) weight[j] = 1.0f / (1.0f + std::exp(-probs[chosen[j]]));
       } else if (moe_.softmax_after_top_k) {
         // gpt-oss: top-k of the logits, then the softmax over those k.
         chosen = top_k_indices({probs, static_cast<size_t>(moe_.num_experts)}, moe_.top_k);
@@ -117,8 +122,13 @@ class ExpertsStep : public Step {
       for (int32_t e : order) {
         if (!mine_.contains(e)) continue;  // another rank's expert
         const int64_t slot = std::find(chosen.begin(), chosen.end(), e) - chosen.begin();
-        expert(c, experts_[static_cast<size_t>(e - mine_.first)], x + t * hidden, expert_out.data());
-        c.kernels().add_scaled(y, expert_out.data(), hidden, weight[slot]);
+        const float* in = x + t * hidden;
+        if (moe_.sigmoid_scaled_input) {
+          for (int64_t i = 0; i < hidden; ++i) scaled_in[i] = in[i] * weight[slot];
+          in = scaled_in.data();
+        }
+        expert(c, experts_[static_cast<size_t>(e - mine_.first)], in, expert_out.data());
+        c.kernels().add_scaled(y, expert_out.data(), hidden, moe_.sigmoid_scaled_input ? 1.0f : weight[slot]);
       }
     }
   }
@@ -199,15 +209,19 @@ class RoutedExperts : public Block {
     if (moe.sigmoid_scores)
       score_bias_ = v.vector(p + n.score_bias, moe.num_experts, TensorRole::kBias);
     if (moe.fused_3d_experts) return visit_fused_experts(v, p + n.experts + ".");
-    if (moe.stacked_gate_up) return visit_stacked_experts(v);
-    for (int64_t e = place_.layout.experts.first; e < place_.layout.experts.end(); ++e) {
-      const std::string ep = p + n.experts + "." + std::to_string(e) + ".";
-      experts_.push_back(visit_expert_mlp(v, moe.gated_experts, ep + n.expert_gate, ep + n.expert_up,
-                                          ep + n.expert_down, hidden, moe.expert_ffn, {0, moe.expert_ffn}));
+    if (moe.stacked != MoeSpec::Stacked::kNone) {
+      visit_stacked_experts(v);
+    } else {
+      for (int64_t e = place_.layout.experts.first; e < place_.layout.experts.end(); ++e) {
+        const std::string ep = p + n.experts + "." + std::to_string(e) + ".";
+        experts_.push_back(visit_expert_mlp(v, moe.gated_experts, ep + n.expert_gate, ep + n.expert_up,
+                                            ep + n.expert_down, hidden, moe.expert_ffn, {0, moe.expert_ffn}));
+      }
     }
     if (moe.shared_ffn == 0) return;
     const std::string sp = p + n.shared_expert + ".";
     const IndexRange mine = place_.layout.shared_ffn;
+    if (moe.stacked == MoeSpec::Stacked::kRows) return visit_stacked_shared_expert(v, sp, mine);
     shared_ = visit_expert_mlp(v, moe.gated_experts, sp + n.expert_gate, sp + n.expert_up, sp + n.expert_down,
                                hidden, moe.shared_ffn, mine);
     if (spec.mlp_bias) {
@@ -306,35 +320,48 @@ class RoutedExperts : public Block {
     }
   }
 
-  // granitemoe: 3-D experts with [gate; up] rows, and a shared expert whose gate and up are one
-  // projection.
+  // Two 3-D tensors for all experts (MoeSpec::stacked), gate then up: granitemoe's rows
+  // [E, 2 ffn, hidden] and [E, hidden, ffn], or llama4's columns [E, hidden, 2 ffn] and
+  // [E, ffn, hidden], which are x @ W.
   void visit_stacked_experts(TensorVisitor& v) {
     const DecoderSpec& spec = place_.spec;
     const WeightNames& n = spec.names;
     const int64_t experts = spec.moe.num_experts, hidden = spec.hidden_size, ffn = spec.moe.expert_ffn;
+    const bool rows = spec.moe.stacked == MoeSpec::Stacked::kRows;
     const std::string p = place_.tensors + n.experts + ".";
-    const FloatBuffer gate_up = v.tensor(p + n.expert_up + ".weight", {experts, 2 * ffn, hidden});
-    const FloatBuffer down = v.tensor(p + n.expert_down + ".weight", {experts, hidden, ffn});
-    const std::string sp = place_.tensors + n.shared_expert + ".";
-    const int64_t shared = spec.moe.shared_ffn;
-    const IndexRange mine = place_.layout.shared_ffn;
-    const WeightMatrix shared_gate_up = shared > 0 ? v.matrix(sp + n.expert_up, 2 * shared, hidden) : WeightMatrix{};
-    if (shared > 0) shared_.down = v.matrix_part(sp + n.expert_down, hidden, shared, cols_of(hidden, mine));
+    const FloatBuffer gate_up = v.tensor(p + n.stacked_gate_up, rows ? std::vector<int64_t>{experts, 2 * ffn, hidden}
+                                                                     : std::vector<int64_t>{experts, hidden, 2 * ffn});
+    const FloatBuffer down = v.tensor(p + n.stacked_down, rows ? std::vector<int64_t>{experts, hidden, ffn}
+                                                               : std::vector<int64_t>{experts, ffn, hidden});
     if (gate_up.empty()) return;  // listing only
-    const auto owned = [](const float* first, int64_t count) {
-      return FloatBuffer::owning(std::vector<float>(first, first + count));
-    };
     for (int64_t e = place_.layout.experts.first; e < place_.layout.experts.end(); ++e) {
       const float* gu = gate_up.data() + e * 2 * ffn * hidden;
+      const float* dn = down.data() + e * hidden * ffn;
+      std::vector<float> gate(ffn * hidden), up(ffn * hidden), d(hidden * ffn);
+      for (int64_t j = 0; j < ffn; ++j)
+        for (int64_t i = 0; i < hidden; ++i) {
+          gate[j * hidden + i] = rows ? gu[j * hidden + i] : gu[i * 2 * ffn + j];
+          up[j * hidden + i] = rows ? gu[(ffn + j) * hidden + i] : gu[i * 2 * ffn + ffn + j];
+        }
+      for (int64_t o = 0; o < hidden; ++o)
+        for (int64_t j = 0; j < ffn; ++j) d[o * ffn + j] = rows ? dn[o * ffn + j] : dn[j * hidden + o];
       ExpertWeights w;
-      w.gate = WeightMatrix::f32(owned(gu, ffn * hidden), ffn, hidden);
-      w.up = WeightMatrix::f32(owned(gu + ffn * hidden, ffn * hidden), ffn, hidden);
-      w.down = WeightMatrix::f32(owned(down.data() + e * hidden * ffn, hidden * ffn), hidden, ffn);
+      w.gate = WeightMatrix::f32(FloatBuffer::owning(std::move(gate)), ffn, hidden);
+      w.up = WeightMatrix::f32(FloatBuffer::owning(std::move(up)), ffn, hidden);
+      w.down = WeightMatrix::f32(FloatBuffer::owning(std::move(d)), hidden, ffn);
       experts_.push_back(std::move(w));
     }
-    if (shared == 0) return;
-    shared_.gate = shared_gate_up.slice_rows(mine.first, mine.count);
-    shared_.up = shared_gate_up.slice_rows(shared + mine.first, mine.count);
+  }
+
+  // granitemoe's shared expert: gate and up in one projection, [gate; up] rows.
+  void visit_stacked_shared_expert(TensorVisitor& v, const std::string& sp, IndexRange mine) {
+    const WeightNames& n = place_.spec.names;
+    const int64_t hidden = place_.spec.hidden_size, shared = place_.spec.moe.shared_ffn;
+    const WeightMatrix gate_up = v.matrix(sp + n.expert_up, 2 * shared, hidden);
+    shared_.down = v.matrix_part(sp + n.expert_down, hidden, shared, cols_of(hidden, mine));
+    if (gate_up.empty()) return;  // listing only
+    shared_.gate = gate_up.slice_rows(mine.first, mine.count);
+    shared_.up = gate_up.slice_rows(shared + mine.first, mine.count);
   }
 
   BlockPlace place_;

@@ -26,9 +26,9 @@ struct NormSpec {
 enum class QkNorm { kNone, kPerHead, kWhole };
 
 // A per-head q/k norm's weights: one vector every head shares (qwen3), a row per head in one
-// [heads, head_dim] tensor (cohere's use_qk_norm), or one tensor per head, "<name>.norms.<h>"
-// (stablelm's qk_layernorm).
-enum class QkNormWeights { kShared, kHeadRows, kHeadList };
+// [heads, head_dim] tensor (cohere's use_qk_norm), one tensor per head, "<name>.norms.<h>"
+// (stablelm's qk_layernorm), or none at all (llama4's L2 norm: an RMSNorm without weight).
+enum class QkNormWeights { kShared, kHeadRows, kHeadList, kNone };
 
 // How a fused q/k/v projection stacks its outputs: [q; k; v] (phi3, gpt2) or, per head,
 // [q_h; k_h; v_h] (gpt_neox).
@@ -65,6 +65,7 @@ struct WeightNames {
   std::string score_bias = "mlp.gate.e_score_correction_bias";  // MoeSpec::sigmoid_scores
   std::string experts = "mlp.experts";
   std::string expert_gate = "gate_proj", expert_up = "up_proj", expert_down = "down_proj";
+  std::string stacked_gate_up = "gate_up_proj", stacked_down = "down_proj";  // MoeSpec::stacked
   std::string shared_expert = "mlp.shared_expert";
   std::string shared_expert_gate = "mlp.shared_expert_gate";
   std::string sinks = "self_attn.sinks";
@@ -110,10 +111,15 @@ struct MoeSpec {
   // false: each expert (and the shared expert) is down(act(up(x))), with no gate projection
   // (nemotron_h).
   bool gated_experts = true;
-  // granitemoe: gate and up stacked in one projection, [gate; up] rows: the experts as 3-D
-  // "<experts>.<expert_up>.weight" [E, 2 expert_ffn, hidden] and "<experts>.<expert_down>.weight"
-  // [E, hidden, expert_ffn], the shared expert as "<shared_expert>.<expert_up>" [2 shared_ffn, hidden].
-  bool stacked_gate_up = false;
+  // The experts as two 3-D tensors, "<experts>.<stacked_gate_up>" and "<experts>.<stacked_down>",
+  // gate and up one after the other: kRows (granitemoe) [E, 2 expert_ffn, hidden] and
+  // [E, hidden, expert_ffn], its shared expert's gate and up likewise in one
+  // "<shared_expert>.<expert_up>" [2 shared_ffn, hidden]; kColumns (llama4) [E, hidden,
+  // 2 expert_ffn] and [E, expert_ffn, hidden], applied as x @ W.
+  enum class Stacked { kNone, kRows, kColumns } stacked = Stacked::kNone;
+  // llama4: the top-k of the router logits, each expert's input x scaled by sigmoid of its logit
+  // and its output added unweighted.
+  bool sigmoid_scaled_input = false;
 };
 
 // Multi-head latent attention (deepseek_v2). q comes from q_proj, or through the low rank
@@ -238,6 +244,15 @@ struct DecoderSpec {
   float residual_scale = 1;     // granite: residual_multiplier on each block's output
   float logits_scale = 1;       // multiplies the logits (granite: 1 / logits_scaling; cohere: logit_scale)
   std::vector<int64_t> sliding_window;  // per layer; 0 means full causal attention
+  // Per layer (empty: none): a query sees only the positions of its own chunk of this many
+  // (llama4's chunked_attention layers).
+  std::vector<int64_t> attention_chunk;
+  // Per layer (empty: all): whether the q/k norm applies (llama4: only on the layers with rope).
+  std::vector<bool> qk_norm_layers;
+  // llama4's attention temperature tuning on the layers without rope: the query at position p
+  // times 1 + temperature_scale * log(1 + floor((p + 1) / temperature_floor)); 0: none.
+  float temperature_scale = 0;
+  int64_t temperature_floor = 1;
   MoeSpec moe;
   ShortConvSpec conv;  // the layers whose mixer kind is "short_conv"
   DeltaNetSpec deltanet;  // the layers whose mixer kind is "gated_deltanet"

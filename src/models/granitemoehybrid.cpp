@@ -91,11 +91,13 @@ DecoderSpec read_granitemoehybrid(const ConfigReader& config) {
   }
   spec.moe = read_moe(config, spec, keys);
   spec.moe.softmax_after_top_k = true;
-  spec.moe.stacked_gate_up = true;
+  spec.moe.stacked = MoeSpec::Stacked::kRows;
   spec.moe.shared_ffn = shared;
   n.router = "block_sparse_moe.router.layer";
   n.experts = "block_sparse_moe";
-  n.expert_up = "input_linear";
+  n.stacked_gate_up = "input_linear.weight";
+  n.stacked_down = "output_linear.weight";
+  n.expert_up = "input_linear";  // the shared expert's [gate; up]
   n.expert_down = "output_linear";
   n.shared_expert = "shared_mlp";
   spec.ffn_kinds.assign(static_cast<size_t>(spec.num_layers), "routed_experts");

@@ -167,6 +167,27 @@ TEST_F(ArchitectureOptions, HybridStacksNameTheirBadLayerLists) {
   expect_load_error(lfm2, ErrorKind::kCheckpoint, {"full_attn_idxs", "layer indices below 2"});
 }
 
+TEST_F(ArchitectureOptions, Llama4LayerListsNameTheirBadEntries) {
+  Json llama4 = tiny("llama4_text");
+  llama4["no_rope_layers"] = {1, 0, 1};
+  expect_load_error(llama4, ErrorKind::kCheckpoint, {"no_rope_layers", "each of the 2 layers"});
+  llama4["no_rope_layers"] = {1, 2};
+  expect_load_error(llama4, ErrorKind::kCheckpoint, {"no_rope_layers", "entry 1", "0 or 1"});
+  llama4.erase("no_rope_layers");
+  llama4["moe_layers"] = {0, 2};
+  expect_load_error(llama4, ErrorKind::kCheckpoint, {"moe_layers", "layer indices below 2"});
+  llama4.erase("moe_layers");
+  llama4["layer_types"] = {"chunked_attention", "sliding_attention"};
+  expect_load_error(llama4, ErrorKind::kCheckpoint, {"layer_types", "entry 1", "\"chunked_attention\""});
+  // By default the rotated layers are the chunked ones, and the fourth of four has no rope.
+  llama4.erase("layer_types");
+  llama4["num_hidden_layers"] = 4;
+  llama4["attention_chunk_size"] = 16;
+  const DecoderSpec spec = find_architecture("llama4_text").read_spec(ConfigReader(llama4, "config.json"));
+  EXPECT_EQ(spec.rope_layers, (std::vector<bool>{true, true, true, false}));
+  EXPECT_EQ(spec.attention_chunk, (std::vector<int64_t>{16, 16, 16, 0}));
+}
+
 TEST_F(ArchitectureOptions, NemotronHPatternsNameTheirBadLetters) {
   Json nemotron = tiny("nemotron_h");
   nemotron["hybrid_override_pattern"] = "M*X-";

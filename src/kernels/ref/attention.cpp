@@ -68,7 +68,8 @@ void attention_with(const AttentionArgs& a, HeadAttend attend) {
     for (int64_t t = 0; t < a.tokens; ++t) {
       for (int64_t kv_head = 0; kv_head < a.kv_heads; ++kv_head) {
         const int64_t position = a.start + t;
-        const int64_t first = a.window > 0 ? std::max<int64_t>(0, position - a.window + 1) : 0;
+        int64_t first = a.window > 0 ? std::max<int64_t>(0, position - a.window + 1) : 0;
+        if (a.chunk > 0) first = std::max(first, position / a.chunk * a.chunk);
         // The kv head's query heads on one thread, which reads its cached keys and values from
         // memory once and then from its cache.
         const CachedRows keys = a.keys.advanced(kv_head * a.key_stride);
