@@ -131,7 +131,9 @@ del GLM4_MOE_LITE["first_k_dense_replace"]
 # Nemotron-H: Mamba-2 at 0 and 2 (8 heads of 8 in 2 groups, 16 states, 4-tap convolution,
 # prefill chunks of 8), attention at 3, a relu2 MLP at 4, sigmoid-routed relu2 experts at 1 and 5
 # (8 in 2 groups, the best group's top-2, scaled by 2.5) with a shared expert. time_step_min
-# 0.05 makes the prefill's clamp of dt bind at some positions.
+# 0.01 makes the prefill's clamp of dt bind at some positions (102 of the 2048 step sizes its
+# prompts' prefills compute); a larger floor changes the tokens transformers' own decode steps,
+# which do not clamp, pick against its cache-free loop.
 NEMOTRON_H = dict(model_type="nemotron_h", hidden_size=64, intermediate_size=96, num_attention_heads=4,
                   num_key_value_heads=2, head_dim=16, max_position_embeddings=128, layer_norm_epsilon=1e-5,
                   hybrid_override_pattern="MEM*-E", mamba_num_heads=8, mamba_head_dim=8, ssm_state_size=16,
@@ -384,7 +386,7 @@ FIXTURES = [
             QWEN3_NEXT, "sentencepiece", seed=3421),
     Fixture("nemotron_h",
             "Nemotron-H: one block per layer (hybrid_override_pattern MEM*-E): Mamba-2 (8 heads of 8, "
-            "2 groups, 16 states, 4-tap convolution, prefill chunks of 8, dt clamped at 0.05 in prefill), "
+            "2 groups, 16 states, 4-tap convolution, prefill chunks of 8, dt clamped at 0.01 in prefill), "
             "attention without positions, relu2 MLP, sigmoid-routed relu2 experts in groups with a "
             "shared expert",
             NEMOTRON_H, "llama3", seed=3431, hub_config={"hybrid_pattern": True}),

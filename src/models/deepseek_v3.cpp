@@ -14,33 +14,6 @@
 namespace canrun {
 namespace {
 
-// The config class's defaults for the router.
-struct RouterDefaults {
-  int64_t experts = 0, top_k = 0, expert_ffn = 0, groups = 0, top_k_groups = 0;
-  double routed_scale = 1.0;
-};
-
-void read_noaux_experts(const ConfigReader& config, DecoderSpec& spec, const RouterDefaults& defaults) {
-  MoeKeys keys;
-  keys.num_experts = "n_routed_experts";
-  keys.num_experts_alias = "num_local_experts";
-  keys.default_experts = defaults.experts;
-  keys.default_top_k = defaults.top_k;
-  keys.default_expert_ffn = defaults.expert_ffn;
-  keys.default_normalize = true;
-  spec.moe = read_moe(config, spec, keys);
-  if (spec.moe.num_experts < 1) config.reject("n_routed_experts", "must be at least 1");
-  spec.moe.sigmoid_scores = true;
-  spec.moe.routed_scale = static_cast<float>(config.number("routed_scaling_factor", defaults.routed_scale));
-  spec.moe.shared_ffn = spec.moe.expert_ffn * config.integer("n_shared_experts", 1, 0, 1024);
-  spec.moe.groups = config.integer("n_group", defaults.groups, 1, spec.moe.num_experts);
-  if (spec.moe.num_experts % spec.moe.groups != 0)
-    config.reject("n_group", "must divide n_routed_experts (" + std::to_string(spec.moe.num_experts) + ")");
-  spec.moe.top_k_groups = config.integer("topk_group", defaults.top_k_groups, 1, spec.moe.groups);
-  if (spec.moe.top_k > spec.moe.top_k_groups * (spec.moe.num_experts / spec.moe.groups))
-    config.reject("num_experts_per_tok", "must not exceed the experts of the topk_group kept groups");
-}
-
 // DeepseekV3Config's sizes (DeepseekV32Config's, but for its max_position_embeddings).
 LlamaLikeDefaults deepseek_v3_sizes(int64_t max_positions) {
   LlamaLikeDefaults defaults;
@@ -57,7 +30,7 @@ DecoderSpec read_deepseek_v3(const ConfigReader& config) {
   DecoderSpec spec = read_latent_decoder(config, deepseek_v3_sizes(4096), LatentDefaults{});
   spec.rope_interleaved = config.boolean("rope_interleave", true);
   spec.moe_layers = sparse_from(config, spec.num_layers, 3);
-  read_noaux_experts(config, spec, {256, 8, 2048, 8, 4, 2.5});
+  read_noaux_tc_experts(config, spec, {256, 8, 2048, 8, 4, 2.5});
   return spec;
 }
 
@@ -91,7 +64,7 @@ DecoderSpec read_glm4_moe_lite(const ConfigReader& config) {
   spec.rope_interleaved = config.boolean("rope_interleave", true);
   // transformers' glm4_moe_lite ignores first_k_dense_replace: its default keeps layer 0 dense.
   spec.moe_layers = mlp_layer_types(config, spec.num_layers, 1);
-  read_noaux_experts(config, spec, {64, 4, 1536, 1, 1, 1.8});
+  read_noaux_tc_experts(config, spec, {64, 4, 1536, 1, 1, 1.8});
   return spec;
 }
 
@@ -99,7 +72,7 @@ DecoderSpec read_glm4_moe_lite(const ConfigReader& config) {
 struct SparseAttentionDefaults {
   LlamaLikeDefaults sizes;
   LatentDefaults latent;
-  RouterDefaults router;
+  NoauxRouterDefaults router;
   int64_t index_heads = 64;
 };
 
@@ -116,7 +89,7 @@ DecoderSpec read_sparse_attention_decoder(const ConfigReader& config, const Spar
   mla.index_heads = config.integer("index_n_heads", defaults.index_heads, 1, 4096);
   mla.index_head_dim = config.integer("index_head_dim", 128, mla.rope_dim, 8192);
   spec.moe_layers = mlp_layer_types(config, spec.num_layers, config.integer("first_k_dense_replace", 3, 0, 1 << 20));
-  read_noaux_experts(config, spec, defaults.router);
+  read_noaux_tc_experts(config, spec, defaults.router);
   return spec;
 }
 

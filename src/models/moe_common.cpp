@@ -20,6 +20,27 @@ MoeSpec read_moe(const ConfigReader& config, const DecoderSpec& spec, const MoeK
   return moe;
 }
 
+void read_noaux_tc_experts(const ConfigReader& config, DecoderSpec& spec, const NoauxRouterDefaults& defaults) {
+  MoeKeys keys;
+  keys.num_experts = "n_routed_experts";
+  keys.num_experts_alias = "num_local_experts";
+  keys.default_experts = defaults.experts;
+  keys.default_top_k = defaults.top_k;
+  keys.default_expert_ffn = defaults.expert_ffn;
+  keys.default_normalize = true;
+  spec.moe = read_moe(config, spec, keys);
+  if (spec.moe.num_experts < 1) config.reject("n_routed_experts", "must be at least 1");
+  spec.moe.sigmoid_scores = true;
+  spec.moe.routed_scale = static_cast<float>(config.number("routed_scaling_factor", defaults.routed_scale));
+  spec.moe.shared_ffn = spec.moe.expert_ffn * config.integer("n_shared_experts", 1, 0, 1024);
+  spec.moe.groups = config.integer("n_group", defaults.groups, 1, spec.moe.num_experts);
+  if (spec.moe.num_experts % spec.moe.groups != 0)
+    config.reject("n_group", "must divide n_routed_experts (" + std::to_string(spec.moe.num_experts) + ")");
+  spec.moe.top_k_groups = config.integer("topk_group", defaults.top_k_groups, 1, spec.moe.groups);
+  if (spec.moe.top_k > spec.moe.top_k_groups * (spec.moe.num_experts / spec.moe.groups))
+    config.reject("num_experts_per_tok", "must not exceed the experts of the topk_group kept groups");
+}
+
 void use_mixtral_expert_names(WeightNames& names) {
   names.router = "block_sparse_moe.gate";
   names.experts = "block_sparse_moe.experts";

@@ -22,6 +22,19 @@ struct MoeKeys {
 
 MoeSpec read_moe(const ConfigReader& config, const DecoderSpec& spec, const MoeKeys& keys);
 
+// The config class's defaults for a noaux_tc router.
+struct NoauxRouterDefaults {
+  int64_t experts = 0, top_k = 0, expert_ffn = 0, groups = 0, top_k_groups = 0;
+  double routed_scale = 1.0;
+};
+
+// DeepSeek-V3's routed experts (noaux_tc), as deepseek_v3, glm4_moe_lite, glm_moe_dsa and
+// nemotron_h configure them: n_routed_experts (alias num_local_experts) chosen by sigmoid scores
+// plus e_score_correction_bias among the topk_group best of n_group groups, renormalised per
+// norm_topk_prob, scaled by routed_scaling_factor; n_shared_experts shared experts of the
+// experts' width.
+void read_noaux_tc_experts(const ConfigReader& config, DecoderSpec& spec, const NoauxRouterDefaults& defaults);
+
 // Mixtral's checkpoint layout: block_sparse_moe.gate, block_sparse_moe.experts.<e>.w1 (gate),
 // w3 (up), w2 (down); also MiniMax-M2's.
 void use_mixtral_expert_names(WeightNames& names);

@@ -91,25 +91,12 @@ void read_mamba(const ConfigReader& config, DecoderSpec& spec) {
                   "the Mamba-2 layers run silu only");
 }
 
+// DeepSeek-V3's router with experts and a shared expert that have no gate; the shared
+// expert's width is its own.
 void read_experts(const ConfigReader& config, DecoderSpec& spec) {
-  MoeKeys keys;
-  keys.num_experts = "n_routed_experts";
-  keys.num_experts_alias = "num_local_experts";
-  keys.default_experts = 8;
-  keys.default_top_k = 2;
-  keys.default_expert_ffn = 7688;
-  keys.default_normalize = true;
-  spec.moe = read_moe(config, spec, keys);
-  spec.moe.sigmoid_scores = true;
+  read_noaux_tc_experts(config, spec, {8, 2, 7688, 1, 1, 1.0});
   spec.moe.gated_experts = false;
-  spec.moe.routed_scale = static_cast<float>(config.number("routed_scaling_factor", 1.0));
   spec.moe.shared_ffn = config.integer("moe_shared_expert_intermediate_size", 7688, 1, int64_t{1} << 20);
-  spec.moe.groups = config.integer("n_group", 1, 1, spec.moe.num_experts);
-  if (spec.moe.num_experts % spec.moe.groups != 0)
-    config.reject("n_group", "must divide n_routed_experts (" + std::to_string(spec.moe.num_experts) + ")");
-  spec.moe.top_k_groups = config.integer("topk_group", 1, 1, spec.moe.groups);
-  if (spec.moe.top_k > spec.moe.top_k_groups * (spec.moe.num_experts / spec.moe.groups))
-    config.reject("num_experts_per_tok", "must not exceed the experts of the topk_group kept groups");
   if (config.has("moe_latent_size"))
     reject_option(config, "moe_latent_size", std::to_string(config.integer("moe_latent_size", 0, 0, 1 << 20)),
                   spec.model_type, "experts on a latent projection of the hidden state are not supported yet");
