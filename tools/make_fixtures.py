@@ -157,6 +157,13 @@ LLAMA4_TEXT = dict(TINY, model_type="llama4_text", num_hidden_layers=4, rms_norm
                    intermediate_size_mlp=96, num_local_experts=4, num_experts_per_tok=1, interleave_moe_layer_step=2,
                    no_rope_layer_interval=2, attention_chunk_size=6, floor_scale=4, attn_scale=0.1,
                    rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
+SEED_OSS = dict(TINY, model_type="seed_oss", rms_norm_eps=1e-6, attention_bias=True, attention_out_bias=False,
+                mlp_bias=True, rope_parameters=DEFAULT_ROPE)
+# OLMo 3: layers 0-2 slide over 6 positions with the default rope, layer 3 is global with yarn.
+OLMO3 = dict(TINY, model_type="olmo3", num_hidden_layers=4, rms_norm_eps=1e-6, sliding_window=6,
+             rope_parameters={"full_attention": {"rope_type": "yarn", "factor": 2.0, "rope_theta": 500000.0,
+                                                 "original_max_position_embeddings": 64},
+                              "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
 MINIMAX_M2 = dict(TINY, model_type="minimax_m2", intermediate_size=32, num_local_experts=8, num_experts_per_tok=2,
                   rms_norm_eps=1e-6, rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
                                                       "partial_rotary_factor": 0.5})
@@ -405,6 +412,13 @@ FIXTURES = [
             "temperature tuning (floor 4) on 1 and 3, which hold 4 top-1 experts (3-D gate_up_proj, input "
             "scaled by sigmoid) plus a shared expert; a SwiGLU of 96 on 0 and 2",
             LLAMA4_TEXT, "llama3", seed=3453),
+    Fixture("seed_oss",
+            "Seed-OSS: Llama layout with q/k/v biases, none on o_proj (attention_out_bias false), MLP "
+            "biases", SEED_OSS, "llama3", seed=3471),
+    Fixture("olmo3",
+            "OLMo 3: olmo2's post-norms and q/k norm over all heads; layers 0-2 sliding (window 6, default "
+            "rope, theta 1e4), layer 3 full attention with yarn (factor 2, theta 5e5)",
+            OLMO3, "gpt2", seed=3473),
     Fixture("cohere_qk_norm",
             "Command R+ style: cohere with use_qk_norm, a bias-free LayerNorm over each head of q "
             "and k with a weight row per head ([heads, head_dim] tensors)",

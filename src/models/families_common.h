@@ -28,6 +28,12 @@ std::vector<bool> sparse_layers(const ConfigReader& config, int64_t num_layers, 
 std::vector<std::string> read_layer_list(const ConfigReader& config, const std::string& key, int64_t num_layers,
                                          const std::vector<std::string>& allowed);
 
+// The rotary positions of full- and sliding-attention layers (spec.rope, spec.local_rope,
+// use_local_rope): rope_parameters keyed by layer type ("full_attention", "sliding_attention"),
+// else the top-level rope fields for the full layers and `local`'s for the sliding ones.
+void read_layer_type_ropes(const ConfigReader& config, DecoderSpec& spec, const RopeDefaults& global,
+                           const RopeDefaults& local);
+
 // An unsupported config option: "config.json: field 'F': VALUE is not supported for TYPE (why)".
 [[noreturn]] void reject_option(const ConfigReader& config, const std::string& field, const std::string& value,
                                 const std::string& model_type, const std::string& why);

@@ -39,22 +39,7 @@ DecoderSpec read_gemma3_text(const ConfigReader& config) {
   RopeDefaults local = global;
   local.theta = config.number("rope_local_base_freq", 10000.0);
   local.theta_key = "rope_local_base_freq";
-  const bool nested = config.has("rope_parameters") && config.json()["rope_parameters"].contains("full_attention");
-  if (nested) {
-    const ConfigReader params = config.object("rope_parameters");
-    const ConfigReader full = params.object("full_attention");
-    spec.rope = read_rope_parameters(config, &full, spec.head_dim, global);
-    if (params.has("sliding_attention")) {
-      const ConfigReader sliding = params.object("sliding_attention");
-      spec.local_rope = read_rope_parameters(config, &sliding, spec.head_dim, local);
-    } else {
-      spec.local_rope = read_rope_parameters(config, nullptr, spec.head_dim, local);
-    }
-  } else {
-    spec.rope = read_rope_spec(config, spec.head_dim, global);  // rope_scaling applies to global layers
-    spec.local_rope = read_rope_parameters(config, nullptr, spec.head_dim, local);
-  }
-  spec.use_local_rope = true;
+  read_layer_type_ropes(config, spec, global, local);
   return spec;
 }
 

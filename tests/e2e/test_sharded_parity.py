@@ -9,7 +9,7 @@ from conftest import REPO_ROOT
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "models"
 # Families with a q/k norm over the whole projection width cannot be split.
-UNSHARDABLE = {"olmo2", "olmoe", "minimax_m2"}
+UNSHARDABLE = {"olmo2", "olmo3", "olmoe", "minimax_m2"}
 PROMPT = "The quick brown fox jumps over"
 NEW_TOKENS = 12
 
