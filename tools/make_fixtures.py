@@ -164,6 +164,17 @@ OLMO3 = dict(TINY, model_type="olmo3", num_hidden_layers=4, rms_norm_eps=1e-6, s
              rope_parameters={"full_attention": {"rope_type": "yarn", "factor": 2.0, "rope_theta": 500000.0,
                                                  "original_max_position_embeddings": 64},
                               "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
+ERNIE4_5 = dict(TINY, model_type="ernie4_5", rms_norm_eps=1e-5, use_bias=True,
+                rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
+EXAONE4 = dict(TINY, model_type="exaone4", num_hidden_layers=4, rms_norm_eps=1e-5, sliding_window=6,
+               sliding_window_pattern=4, rope_parameters=DEFAULT_ROPE)
+# Ministral 3: yarn (factor 4 over 32 positions) and the attention temperature with a floor of 8
+# positions, so that the prompts reach its first two steps.
+MINISTRAL3 = dict(TINY, model_type="ministral3", rms_norm_eps=1e-5,
+                  rope_parameters={"rope_type": "yarn", "rope_theta": 1000000.0, "factor": 4.0,
+                                   "original_max_position_embeddings": 8, "max_position_embeddings": 128,
+                                   "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0, "mscale": 1.0,
+                                   "llama_4_scaling_beta": 0.1})
 MINIMAX_M2 = dict(TINY, model_type="minimax_m2", intermediate_size=32, num_local_experts=8, num_experts_per_tok=2,
                   rms_norm_eps=1e-6, rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
                                                       "partial_rotary_factor": 0.5})
@@ -419,6 +430,15 @@ FIXTURES = [
             "OLMo 3: olmo2's post-norms and q/k norm over all heads; layers 0-2 sliding (window 6, default "
             "rope, theta 1e4), layer 3 full attention with yarn (factor 2, theta 5e5)",
             OLMO3, "gpt2", seed=3473),
+    Fixture("ernie4_5",
+            "ERNIE 4.5: Llama layout rotated in interleaved pairs, biases on every projection (use_bias), "
+            "tied", ERNIE4_5, "sentencepiece", seed=3501),
+    Fixture("exaone4",
+            "EXAONE 4.0: post-block RMSNorms, per-head q/k norms; layers 0-2 slide over 6 positions with "
+            "rope, layer 3 is full attention without positions", EXAONE4, "gpt2", seed=3485),
+    Fixture("ministral3",
+            "Ministral 3: Mistral layout, yarn rotary (factor 4, mscale), queries times 1 + 0.1 log(1 + "
+            "floor(p / 8))", MINISTRAL3, "llama3", seed=3495),
     Fixture("cohere_qk_norm",
             "Command R+ style: cohere with use_qk_norm, a bias-free LayerNorm over each head of q "
             "and k with a weight row per head ([heads, head_dim] tensors)",

@@ -75,11 +75,10 @@ class SplitHeadPairsStep : public Step {
   int64_t heads_, dim_;
 };
 
-// inputs {q}, outputs {q}: llama4's temperature tuning, each query times
-// 1 + scale * log(1 + floor((position + 1) / floor)).
+// inputs {q}, outputs {q}: each query times its position's QueryTemperature factor.
 class QueryTemperatureStep : public Step {
  public:
-  QueryTemperatureStep(Info info, float scale, int64_t floor) : Step(std::move(info)), scale_(scale), floor_(floor) {}
+  QueryTemperatureStep(Info info, const QueryTemperature& temperature) : Step(std::move(info)), t_(temperature) {}
   std::string_view kind() const override { return "query_temperature"; }
 
   void run(StepContext& c) const override {
@@ -88,14 +87,14 @@ class QueryTemperatureStep : public Step {
     for (int64_t t = 0; t < c.count(); ++t) {
       const int64_t position = c.start() + t;
       const float factor =
-          std::log1p(std::floor(static_cast<float>(position + 1) / static_cast<float>(floor_))) * scale_ + 1.0f;
+          std::log1p(std::floor(static_cast<float>(position + t_.offset) / static_cast<float>(t_.floor))) * t_.scale +
+          1.0f;
       for (int64_t i = 0; i < width; ++i) q[t * width + i] *= factor;
     }
   }
 
  private:
-  float scale_;
-  int64_t floor_;
+  QueryTemperature t_;
 };
 
 // Whether layer `layer` normalises q and k.
@@ -193,9 +192,9 @@ class Attention : public Block {
     }
     const int slot = declare_kv_cache(program, s + "kv_cache", kv_heads, hd, hd);
     const bool rotates = io.rope >= 0 && layer_uses_rope(spec, place_.layer);
-    if (spec.temperature_scale > 0 && !layer_uses_rope(spec, place_.layer))
-      program.add<QueryTemperatureStep>(Step::Info{s + "query_temperature", {q}, {q}}, spec.temperature_scale,
-                                        spec.temperature_floor);
+    const QueryTemperature& temperature = spec.query_temperature;
+    if (temperature.scale != 0 && !(temperature.layers_without_rope_only && layer_uses_rope(spec, place_.layer)))
+      program.add<QueryTemperatureStep>(Step::Info{s + "query_temperature", {q}, {q}}, temperature);
     std::vector<ValueId> rotary_inputs = {q, k, v};
     if (rotates) rotary_inputs.push_back(io.rope);
     program.add<RotaryCacheWriteStep>(Step::Info{s + "rotary_cache_write", rotary_inputs, {q, k}}, slot, heads,

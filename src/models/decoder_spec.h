@@ -190,6 +190,16 @@ struct MambaSpec {
   float norm_eps = 1e-5f;
 };
 
+// Llama 4's attention temperature: the query at position p times
+// 1 + scale * log(1 + floor((p + offset) / floor)), on every layer or only on those without rope
+// (llama4: offset 1, layers without rope; ministral3: offset 0, every layer). scale 0: none.
+struct QueryTemperature {
+  float scale = 0;
+  int64_t floor = 1;
+  int64_t offset = 0;
+  bool layers_without_rope_only = false;
+};
+
 struct DecoderSpec {
   std::string model_type;
   int64_t vocab_size = 0;
@@ -249,10 +259,7 @@ struct DecoderSpec {
   std::vector<int64_t> attention_chunk;
   // Per layer (empty: all): whether the q/k norm applies (llama4: only on the layers with rope).
   std::vector<bool> qk_norm_layers;
-  // llama4's attention temperature tuning on the layers without rope: the query at position p
-  // times 1 + temperature_scale * log(1 + floor((p + 1) / temperature_floor)); 0: none.
-  float temperature_scale = 0;
-  int64_t temperature_floor = 1;
+  QueryTemperature query_temperature;
   MoeSpec moe;
   ShortConvSpec conv;  // the layers whose mixer kind is "short_conv"
   DeltaNetSpec deltanet;  // the layers whose mixer kind is "gated_deltanet"

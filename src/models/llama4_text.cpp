@@ -98,8 +98,10 @@ DecoderSpec read_llama4_text(const ConfigReader& config) {
     spec.qk_norm_layers = spec.rope_layers;
   }
   if (config.boolean("attn_temperature_tuning", true)) {
-    spec.temperature_scale = static_cast<float>(config.number("attn_scale", 0.1));
-    spec.temperature_floor = config.integer("floor_scale", 8192, 1, int64_t{1} << 30);
+    spec.query_temperature.scale = static_cast<float>(config.number("attn_scale", 0.1));
+    spec.query_temperature.floor = config.integer("floor_scale", 8192, 1, int64_t{1} << 30);
+    spec.query_temperature.offset = 1;
+    spec.query_temperature.layers_without_rope_only = true;
   }
   spec.attention_chunk = attention_chunks(config, spec.rope_layers);
 
