@@ -31,6 +31,7 @@ import transformers
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 from transformers.models.auto.tokenization_auto import MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS
 
+from fp8_checkpoint import pack_fp8
 from tokenizer_styles import build_tokenizer, special_token_ids
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -553,30 +554,6 @@ def pack_mxfp4(folder, packed):
 
 
 FP8_BLOCK = 8  # divides every projection's sides in the fp8 fixtures
-FP8_MAX = 448.0  # the largest E4M3 value
-
-
-def pack_fp8(folder):
-    """Rewrites the saved checkpoint with each layer projection as F8_E4M3 values and an F32
-    weight_scale_inv per block (amax / 448), and adds the quantization_config of DeepSeek-V3."""
-    from safetensors.torch import load_file, save_file
-    path = folder / "model.safetensors"
-    tensors = load_file(str(path))
-    for name in [n for n in tensors if n.startswith("model.layers.") and n.endswith("_proj.weight")]:
-        w = tensors[name].float()
-        rows, cols = w.shape
-        blocks = w.reshape(rows // FP8_BLOCK, FP8_BLOCK, cols // FP8_BLOCK, FP8_BLOCK)
-        scale = blocks.abs().amax(dim=(1, 3)) / FP8_MAX
-        scale = torch.where(scale > 0, scale, torch.ones_like(scale))
-        values = (blocks / scale[:, None, :, None]).reshape(rows, cols).to(torch.float8_e4m3fn)
-        tensors[name] = values
-        tensors[name + "_scale_inv"] = scale.contiguous()
-    save_file(tensors, str(path), metadata={"format": "pt"})
-    config_path = folder / "config.json"
-    config = json.loads(config_path.read_text())
-    config["quantization_config"] = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
-                                     "weight_block_size": [FP8_BLOCK, FP8_BLOCK]}
-    write_json(config_path, config)
 
 
 def write_tokenizer(fx, folder):
@@ -653,7 +630,7 @@ def make_fixture(fx, folder, eos_ids):
     if fx.hub_config:
         write_hub_config(folder, fx.hub_config)
     if fx.fp8:
-        pack_fp8(folder)
+        pack_fp8(folder, FP8_BLOCK)
     return tok
 
 

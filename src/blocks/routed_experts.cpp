@@ -137,7 +137,7 @@ class ExpertsStep : public Step {
     if (experts_.empty()) return {};
     const ExpertWeights& e = experts_.front();
     const int64_t per_row = e.gate.rows() * e.gate.cols() + e.up.rows() * e.up.cols() + e.down.rows() * e.down.cols();
-    const int64_t element = e.up.dtype() == DType::kBF16 ? 2 : 4;
+    const auto element = static_cast<int64_t>(dtype_size(e.up.dtype()));
     return {2 * shape.tokens * moe_.top_k * per_row, per_row * element * static_cast<int64_t>(experts_.size())};
   }
 

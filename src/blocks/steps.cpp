@@ -14,7 +14,7 @@ void LinearStep::run(StepContext& c) const {
 
 StepCost LinearStep::cost(const Program& program, const RunShape& shape) const {
   const int64_t rows = program.rows(inputs()[0], shape.tokens);
-  const int64_t element = w_.dtype() == DType::kBF16 ? 2 : 4;
+  const auto element = static_cast<int64_t>(dtype_size(w_.dtype()));
   return {2 * rows * out_width_ * in_width_, out_width_ * in_width_ * element};
 }
 

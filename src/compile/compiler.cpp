@@ -50,9 +50,9 @@ Json write_packed_weights(const std::vector<NamedMatrix>& matrices, const fs::pa
   int64_t size = 0;
   for (const NamedMatrix& named : matrices) {
     const WeightMatrix& m = *named.matrix;
-    const int64_t bytes = WeightMatrix::panel_bytes(m.dtype(), m.rows(), m.cols());
+    const int64_t bytes = WeightMatrix::panel_bytes(m.dtype(), m.rows(), m.cols(), m.block_cols());
     slots.push_back({{"name", named.name}, {"dtype", std::string(dtype_name(m.dtype()))}, {"rows", m.rows()},
-                     {"cols", m.cols()}, {"offset", size}, {"bytes", bytes}});
+                     {"cols", m.cols()}, {"block_cols", m.block_cols()}, {"offset", size}, {"bytes", bytes}});
     size += (bytes + kAlignment - 1) / kAlignment * kAlignment;
   }
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -194,13 +194,14 @@ void CompiledModel::load_weights(const WeightStore* store) {
           if (found == by_name.end()) fail(ErrorKind::kRuntime, where + " is missing");
           const Json& slot = *found->second;
           const int64_t offset = slot.at("offset").get<int64_t>();
-          const int64_t size = WeightMatrix::panel_bytes(m.dtype(), m.rows(), m.cols());
+          const int64_t size = WeightMatrix::panel_bytes(m.dtype(), m.rows(), m.cols(), m.block_cols());
           if (slot.at("rows").get<int64_t>() != m.rows() || slot.at("cols").get<int64_t>() != m.cols() ||
-              slot.at("dtype").get<std::string>() != dtype_name(m.dtype()) || offset % kAlignment != 0 ||
-              offset < 0 || offset + size > static_cast<int64_t>(bytes.size()))
+              slot.at("dtype").get<std::string>() != dtype_name(m.dtype()) ||
+              slot.value("block_cols", int64_t{0}) != m.block_cols() || offset % kAlignment != 0 || offset < 0 ||
+              offset + size > static_cast<int64_t>(bytes.size()))
             fail(ErrorKind::kRuntime, where + " does not match the model (remove the entry with `canrun cache rm`)");
-          packed.push_back(
-              {named.matrix, WeightMatrix::panels_borrowing(m.dtype(), bytes.data() + offset, m.rows(), m.cols())});
+          packed.push_back({named.matrix, WeightMatrix::panels_borrowing(m.dtype(), bytes.data() + offset, m.rows(),
+                                                                         m.cols(), m.block_cols())});
         }
         for (auto& [target, matrix] : packed) *target = std::move(matrix);
       });

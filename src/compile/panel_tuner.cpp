@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "kernels/cpu/linear.h"
@@ -96,9 +97,12 @@ TunedProduct tuned_from_json(const Json& json, const std::string& where) {
   try {
     TunedProduct tuned;
     const std::string dtype = json.at("dtype").get<std::string>();
-    if (dtype != "F32" && dtype != "BF16") fail(ErrorKind::kIo, where + ": unknown dtype '" + dtype + "'");
+    std::optional<DType> weights;
+    for (DType known : {DType::kF32, DType::kBF16, DType::kF8E4M3})
+      if (dtype == dtype_name(known)) weights = known;
+    if (!weights) fail(ErrorKind::kIo, where + ": unknown dtype '" + dtype + "'");
     tuned.shape = {json.at("rows").get<int64_t>(), json.at("out").get<int64_t>(), json.at("in").get<int64_t>(),
-                   dtype == "BF16" ? DType::kBF16 : DType::kF32};
+                   *weights};
     // Plans written before oneDNN was a choice have no "kernel": theirs are all panel choices.
     const std::string kernel = json.value("kernel", std::string(kernel_name(cpu::ProductKernel::kPanels)));
     tuned.choice = {json.at("rows_per_block").get<int>(), json.at("row_chunk").get<int64_t>()};

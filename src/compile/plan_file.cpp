@@ -64,8 +64,11 @@ std::string program_fingerprint(const Program& program) {
 
 std::string matrices_fingerprint(const Program& program) {
   Json matrices = Json::array();
-  for (const NamedMatrix& m : program.matrices())
-    matrices.push_back({m.name, m.matrix->rows(), m.matrix->cols(), std::string(dtype_name(m.matrix->dtype()))});
+  for (const NamedMatrix& m : program.matrices()) {
+    Json entry = {m.name, m.matrix->rows(), m.matrix->cols(), std::string(dtype_name(m.matrix->dtype()))};
+    if (m.matrix->block_cols() > 0) entry.push_back(m.matrix->block_cols());  // FP8's scale blocks
+    matrices.push_back(std::move(entry));
+  }
   return xxh3_128_hex(matrices.dump());
 }
 

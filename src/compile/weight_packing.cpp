@@ -23,13 +23,30 @@ void pack(const T* rows_data, int64_t rows, int64_t cols, T* dst) {
   }
 }
 
+// FP8 scales behind the panels: for panel q and block b, the 16 rows' scales (zero for the
+// padding rows), so a kernel loads them as one vector per block.
+void pack_scales(const WeightMatrix& m, float* dst) {
+  constexpr int64_t width = WeightMatrix::kPanelWidth;
+  const int64_t blocks = m.scale_blocks();
+  for (int64_t q = 0; q < m.panel_count(); ++q)
+    for (int64_t b = 0; b < blocks; ++b)
+      for (int64_t j = 0; j < width; ++j) {
+        const int64_t row = q * width + j;
+        dst[(q * blocks + b) * width + j] = row < m.rows() ? m.fp8_scales()[row * blocks + b] : 0.0f;
+      }
+}
+
 }  // namespace
 
 void pack_panels(const WeightMatrix& m, std::byte* dst) {
-  if (m.dtype() == DType::kBF16)
+  if (m.dtype() == DType::kF8E4M3) {
+    pack(m.fp8_data(), m.rows(), m.cols(), reinterpret_cast<uint8_t*>(dst));
+    pack_scales(m, reinterpret_cast<float*>(dst + WeightMatrix::panel_scales_offset(m.rows(), m.cols())));
+  } else if (m.dtype() == DType::kBF16) {
     pack(m.bf16_data(), m.rows(), m.cols(), reinterpret_cast<uint16_t*>(dst));
-  else
+  } else {
     pack(m.f32_data(), m.rows(), m.cols(), reinterpret_cast<float*>(dst));
+  }
 }
 
 }  // namespace canrun

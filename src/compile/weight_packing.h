@@ -8,8 +8,9 @@
 
 namespace canrun {
 
-// Writes `m` (row-major, f32 or bf16) as panels to `dst`, which holds
-// WeightMatrix::panel_bytes(m.dtype(), m.rows(), m.cols()) bytes and is 32-byte aligned.
+// Writes `m` (row-major, f32, bf16 or FP8) as panels to `dst`, which holds
+// WeightMatrix::panel_bytes(m.dtype(), m.rows(), m.cols(), m.block_cols()) bytes and is 64-byte
+// aligned.
 void pack_panels(const WeightMatrix& m, std::byte* dst);
 
 }  // namespace canrun

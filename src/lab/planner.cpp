@@ -56,6 +56,7 @@ ModelShape shape_from_spec(const DecoderSpec& spec) {
     int64_t n = 1;
     for (int64_t d : tensor.shape) n *= d;
     shape.parameters += n;
+    if (spec.fp8.present() && tensor.role == TensorRole::kProjection) shape.fp8_parameters += n;
   }
   return shape;
 }
@@ -78,8 +79,12 @@ ModelShape shape_from_config(const Json& config, std::optional<int64_t> known_pa
       shape.num_experts > 0 ? reader.integer("moe_intermediate_size", dense_width, 1, kMaxSize) : dense_width;
   shape.vocab_size = reader.integer("vocab_size", known_parameters ? std::optional<int64_t>(0) : std::nullopt,
                                     known_parameters ? 0 : 1, kMaxSize);
-  shape.parameters =
-      known_parameters ? *known_parameters : core_parameters(shape, reader.boolean("tie_word_embeddings", false));
+  const bool tied = reader.boolean("tie_word_embeddings", false);
+  shape.parameters = known_parameters ? *known_parameters : core_parameters(shape, tied);
+  if (config.contains("quantization_config") && config.at("quantization_config").is_object() &&
+      config.at("quantization_config").value("quant_method", std::string()) == "fp8")
+    shape.fp8_parameters =
+        std::max<int64_t>(0, shape.parameters - shape.vocab_size * shape.hidden_size * (tied ? 1 : 2));
   return shape;
 }
 
@@ -133,7 +138,10 @@ MemoryEstimate estimate_memory(const ModelShape& shape, const PlannerOptions& op
   const int64_t tokens = options.prompt_tokens + options.new_tokens;
   const Program program = decoder_program_shape(shape.spec ? *shape.spec : stand_in_spec(shape, tokens));
   MemoryEstimate estimate;
-  estimate.weight_bytes = shape.parameters * static_cast<int64_t>(dtype_size(options.weight_dtype));
+  const DType fp8_weights = options.weight_dtype == DType::kF32 ? DType::kF32 : DType::kF8E4M3;
+  estimate.weight_bytes =
+      (shape.parameters - shape.fp8_parameters) * static_cast<int64_t>(dtype_size(options.weight_dtype)) +
+      shape.fp8_parameters * static_cast<int64_t>(dtype_size(fp8_weights));
   estimate.kv_cache_bytes = program.state_bytes({tokens, options.kv_dtype});
   estimate.activation_bytes = scaled(plan_buffers(program, options.prompt_tokens).arena_bytes, options.activation_dtype);
   estimate.overhead_bytes = options.overhead_bytes;

@@ -26,6 +26,9 @@ struct ModelShape {
   int64_t head_dim = 0;
   int64_t vocab_size = 0;  // 0 when the config lacks it and the parameter count was given
   int64_t num_experts = 0;  // 0 for dense models
+  // Of `parameters`, those an FP8 checkpoint (quantization_config fp8) stores in FP8: its layers'
+  // projections. One byte each where the engine keeps weights as stored.
+  int64_t fp8_parameters = 0;
   // The family's spec when canrun can read it: its model program gives the KV cache and the
   // activations. Without one, the program of a Llama-layout stand-in of these sizes does.
   std::optional<DecoderSpec> spec;
@@ -44,7 +47,8 @@ ModelShape shape_from_config(const Json& config, std::optional<int64_t> known_pa
 ModelShape model_shape(const Json& config, std::optional<int64_t> known_parameters);
 
 struct PlannerOptions {
-  DType weight_dtype = DType::kBF16;  // the engine's planned compute stores weights in bf16
+  // The engine's planned compute stores weights in bf16, FP8 ones as FP8; kF32: everything widened.
+  DType weight_dtype = DType::kBF16;
   DType kv_dtype = DType::kBF16;
   DType activation_dtype = DType::kF32;  // accumulations and norms stay in f32
   int64_t prompt_tokens = 32;

@@ -33,7 +33,8 @@ struct TensorPlan {
 std::vector<TensorPlan> tensor_plan(const DecoderSpec& spec) {
   std::vector<TensorPlan> plan;
   for (TensorInfo& tensor : decoder_tensors(spec)) {
-    const Fill fill = tensor.role == TensorRole::kMatrix ? Fill::kRandom
+    const bool matrix = tensor.role == TensorRole::kProjection || tensor.role == TensorRole::kMatrix;
+    const Fill fill = matrix                             ? Fill::kRandom
                       : tensor.role == TensorRole::kBias ? Fill::kZeros
                       : spec.norm.unit_offset           ? Fill::kZeros  // gemma multiplies by (1 + w)
                                                         : Fill::kOnes;

@@ -1,5 +1,6 @@
 #include "program/checkpoint_loader.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -22,7 +23,7 @@ WeightMatrix CheckpointLoader::plain_part(const std::string& name, int64_t out, 
   const TensorRecord& record = store_.get(name, {out, in});
   const int64_t rows = part.rows.count, cols = part.cols.count;
   if (part.rows.first == 0 && rows == out && cols == in) {
-    if (!keep_bf16_ || record.dtype != DType::kBF16) return WeightMatrix::f32(read(name, {out, in}), out, in);
+    if (!keep_stored_ || record.dtype != DType::kBF16) return WeightMatrix::f32(read(name, {out, in}), out, in);
     if (reinterpret_cast<uintptr_t>(record.data.data()) % alignof(uint16_t) == 0)
       return WeightMatrix::bf16_borrowing(reinterpret_cast<const uint16_t*>(record.data.data()), out, in);
   }
@@ -33,14 +34,14 @@ WeightMatrix CheckpointLoader::plain_part(const std::string& name, int64_t out, 
     return record.data.data() + ((part.rows.first + r) * in + part.cols.first) * static_cast<int64_t>(element);
   };
   const bool in_place = cols == in && reinterpret_cast<uintptr_t>(row_start(0)) % element == 0;
-  if (in_place && keep_bf16_ && record.dtype == DType::kBF16)
+  if (in_place && keep_stored_ && record.dtype == DType::kBF16)
     return WeightMatrix::bf16_borrowing(reinterpret_cast<const uint16_t*>(row_start(0)), rows, cols);
   if (in_place && record.dtype == DType::kF32)
     return WeightMatrix::f32(
         FloatBuffer::borrowing(reinterpret_cast<const float*>(row_start(0)), static_cast<size_t>(rows * cols)),
         rows, cols);
   // Copied out, the tensor's mapped pages (all of them for a column block) are not needed.
-  if (keep_bf16_ && record.dtype == DType::kBF16) {
+  if (keep_stored_ && record.dtype == DType::kBF16) {
     std::vector<uint16_t> copy(static_cast<size_t>(rows * cols));
     for (int64_t r = 0; r < rows; ++r) std::memcpy(copy.data() + r * cols, row_start(r), cols * element);
     release_pages(record.data);
@@ -58,12 +59,29 @@ WeightMatrix CheckpointLoader::fp8_part(const std::string& name, int64_t out, in
   const std::vector<int64_t> grid = {(out + fp8_.rows - 1) / fp8_.rows, (in + fp8_.cols - 1) / fp8_.cols};
   const std::vector<float> scales = store_.load_f32(name + "_scale_inv", grid);
   const int64_t rows = part.rows.count, cols = part.cols.count;
+  // Kept as FP8 where the part's blocks of inputs are the checkpoint's (a column block starting
+  // mid-block is dequantised instead): each row takes its block row's scales.
+  if (keep_stored_ && part.cols.first % fp8_.cols == 0) {
+    const int64_t blocks = (cols + fp8_.cols - 1) / fp8_.cols, first_block = part.cols.first / fp8_.cols;
+    std::vector<float> row_scales(static_cast<size_t>(rows * blocks));
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy_n(scales.data() + (part.rows.first + r) / fp8_.rows * grid[1] + first_block, blocks,
+                  row_scales.data() + r * blocks);
+    const auto* first = reinterpret_cast<const uint8_t*>(values.data.data()) + part.rows.first * in + part.cols.first;
+    if (cols == in)
+      return WeightMatrix::fp8_borrowing(first, FloatBuffer::owning(std::move(row_scales)), fp8_.cols, rows, cols);
+    std::vector<uint8_t> copy(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r) std::copy_n(first + r * in, cols, copy.data() + r * cols);
+    release_pages(values.data);
+    return WeightMatrix::fp8_owning(std::move(copy), FloatBuffer::owning(std::move(row_scales)), fp8_.cols, rows,
+                                    cols);
+  }
   std::vector<float> dequantized(static_cast<size_t>(rows * cols));
   dequantize_fp8(values.data.data(), scales.data(), in, fp8_, part.rows.first, rows, part.cols.first, cols,
                  dequantized.data());
   release_pages(values.data);
-  // f32 on every backend: value times scale rounds once, as transformers dequantises it; a bf16
-  // copy would round again.
+  // f32: value times scale rounds once, as transformers dequantises it; a bf16 copy would round
+  // again.
   return WeightMatrix::f32(FloatBuffer::owning(std::move(dequantized)), rows, cols);
 }
 

@@ -1,8 +1,9 @@
 // Loads the tensors block kinds visit from a checkpoint's safetensors files, checking shapes.
 // f32 tensors are used in place from the mapping; bf16/f16 are widened once, except that the cpu
-// backend keeps bf16 matrices as bf16 (in place when aligned). A rank of a sharded run reads
-// only its part of each split matrix, letting go of the mapped pages it copied from. FP8
-// matrices are dequantised with their block scales to f32 (on every backend, for now).
+// backend keeps bf16 matrices as bf16 (in place when aligned) and FP8 matrices as FP8 with a
+// scale per row and block of inputs. A rank of a sharded run reads only its part of each split
+// matrix, letting go of the mapped pages it copied from. Elsewhere FP8 matrices are dequantised
+// with their block scales to f32.
 #pragma once
 
 #include "checkpoint/safetensors.h"
@@ -14,9 +15,9 @@ namespace canrun {
 class CheckpointLoader : public TensorVisitor {
  public:
   // `conv1d`: the family stores projections [in, out] (gpt2); `fp8`: an FP8 checkpoint's block
-  // size; `keep_bf16`: bf16 matrices stay bf16.
-  CheckpointLoader(const WeightStore& store, bool conv1d, Fp8Block fp8, bool keep_bf16)
-      : store_(store), conv1d_(conv1d), fp8_(fp8), keep_bf16_(keep_bf16) {}
+  // size; `keep_stored`: bf16 and FP8 matrices stay as stored.
+  CheckpointLoader(const WeightStore& store, bool conv1d, Fp8Block fp8, bool keep_stored)
+      : store_(store), conv1d_(conv1d), fp8_(fp8), keep_stored_(keep_stored) {}
 
   WeightMatrix matrix_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) override;
   WeightMatrix plain_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) override;
@@ -32,7 +33,7 @@ class CheckpointLoader : public TensorVisitor {
   const WeightStore& store_;
   bool conv1d_;
   Fp8Block fp8_;
-  bool keep_bf16_;
+  bool keep_stored_;
 };
 
 }  // namespace canrun

@@ -4,7 +4,7 @@ namespace canrun {
 
 WeightMatrix TensorLister::matrix_part(const std::string& name, int64_t out, int64_t in, MatrixPart) {
   tensors.push_back({name + ".weight", conv1d_ ? std::vector<int64_t>{in, out} : std::vector<int64_t>{out, in},
-                     TensorRole::kMatrix});
+                     TensorRole::kProjection});
   return {};
 }
 

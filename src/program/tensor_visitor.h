@@ -21,8 +21,11 @@ struct MatrixPart {
 inline MatrixPart rows_of(IndexRange rows, int64_t in) { return {rows, {0, in}}; }
 inline MatrixPart cols_of(int64_t out, IndexRange cols) { return {{0, out}, cols}; }
 
-// What a synthetic checkpoint fills a tensor with. kPacked: U8 (MXFP4 blocks and scales).
-enum class TensorRole { kMatrix, kNorm, kBias, kPacked };
+// What a tensor is: what a synthetic checkpoint fills it with, and what the memory planner
+// counts it as. kProjection: a layer's [out, in] projection (matrix_part), what an FP8
+// checkpoint stores in FP8; kMatrix: any other matrix or tensor (embeddings, heads, routers);
+// kPacked: U8 (MXFP4 blocks and scales).
+enum class TensorRole { kProjection, kMatrix, kNorm, kBias, kPacked };
 
 // Each call returns the tensor's values when loading, and an empty one when only listing.
 class TensorVisitor {

@@ -48,7 +48,7 @@ Session::Session(std::string model_dir, SessionOptions options)
   // plan cache has them packed already.
   store_ = std::make_unique<WeightStore>(WeightStore::open_folder(model_dir_, /*populate=*/!options_.compile));
   stored_dtype_ = store_->stored_dtype();
-  CheckpointLoader loader(*store_, spec.conv1d, spec.fp8, /*keep_bf16=*/options_.backend == Backend::kCpu);
+  CheckpointLoader loader(*store_, spec.conv1d, spec.fp8, /*keep_stored=*/options_.backend == Backend::kCpu);
   program_ = build_decoder_program(spec, options_.comm->shard(), loader);
   load_seconds_ = seconds_since(start);
   executor_ = std::make_unique<Executor>(program_, kernels_for(options_.backend), *options_.comm);

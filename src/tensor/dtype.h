@@ -1,5 +1,7 @@
 // Element types canrun reads from checkpoints (and keeps its KV cache in), their widening to
-// f32 and f32's rounding to them.
+// f32 and f32's rounding to them. kF8E4M3 is a weight format only: its values mean nothing
+// without their block scales (tensor/fp8.h), so parse_dtype does not return it and the
+// widening and rounding below do not take it.
 #pragma once
 
 #include <cstddef>
@@ -9,10 +11,10 @@
 
 namespace canrun {
 
-enum class DType { kF32, kBF16, kF16 };
+enum class DType { kF32, kBF16, kF16, kF8E4M3 };
 
 size_t dtype_size(DType dtype);
-std::string_view dtype_name(DType dtype);  // safetensors spelling: "F32", "BF16", "F16"
+std::string_view dtype_name(DType dtype);  // safetensors spelling: "F32", "BF16", "F16", "F8_E4M3"
 std::optional<DType> parse_dtype(std::string_view safetensors_name);
 
 float bf16_to_f32(uint16_t bits);

@@ -26,4 +26,8 @@ void dequantize_fp8(const std::byte* values, const float* scales, int64_t in, Fp
   }
 }
 
+void dequantize_fp8_row(const uint8_t* values, const float* scales, int64_t block_cols, int64_t cols, float* out) {
+  for (int64_t c = 0; c < cols; ++c) out[c] = fp8_e4m3_to_f32(values[c]) * scales[c / block_cols];
+}
+
 }  // namespace canrun

@@ -22,4 +22,8 @@ struct Fp8Block {
 void dequantize_fp8(const std::byte* values, const float* scales, int64_t in, Fp8Block block, int64_t first_row,
                     int64_t rows, int64_t first_col, int64_t cols, float* out);
 
+// One row of `cols` FP8 values times their scales, one scale per `block_cols` values, into
+// `out`; each product rounds once, as in dequantize_fp8.
+void dequantize_fp8_row(const uint8_t* values, const float* scales, int64_t block_cols, int64_t cols, float* out);
+
 }  // namespace canrun

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "tensor/fp8.h"
 #include "util/error.h"
 
 namespace canrun {
@@ -57,12 +58,38 @@ WeightMatrix stack_of(std::span<const WeightMatrix> parts) {
   return make(std::move(out), rows, parts.empty() ? 0 : parts.front().cols());
 }
 
+// FP8 rows [first, first + count) of `m`: values and scales, owned.
+WeightMatrix fp8_rows_of(const WeightMatrix& m, int64_t first, int64_t count) {
+  const int64_t blocks = m.scale_blocks();
+  return WeightMatrix::fp8_owning(
+      std::vector<uint8_t>(m.fp8_data() + first * m.cols(), m.fp8_data() + (first + count) * m.cols()),
+      FloatBuffer::owning(std::vector<float>(m.fp8_scales() + first * blocks, m.fp8_scales() + (first + count) * blocks)),
+      m.block_cols(), count, m.cols());
+}
+
+WeightMatrix fp8_stack_of(std::span<const WeightMatrix> parts) {
+  std::vector<uint8_t> values;
+  std::vector<float> scales;
+  int64_t rows = 0;
+  for (const WeightMatrix& part : parts) {
+    if (part.block_cols() != parts.front().block_cols())
+      fail(ErrorKind::kRuntime, "stack: an FP8 part with another dtype or other scale blocks");
+    values.insert(values.end(), part.fp8_data(), part.fp8_data() + part.rows() * part.cols());
+    scales.insert(scales.end(), part.fp8_scales(), part.fp8_scales() + part.rows() * part.scale_blocks());
+    rows += part.rows();
+  }
+  const WeightMatrix& first = parts.front();
+  return WeightMatrix::fp8_owning(std::move(values), FloatBuffer::owning(std::move(scales)), first.block_cols(), rows,
+                                  first.cols());
+}
+
 }  // namespace
 
 std::span<const std::byte> WeightMatrix::row_bytes() const {
   if (layout_ != MatrixLayout::kRows || empty()) return {};
   const size_t count = static_cast<size_t>(rows_ * cols_);
   if (dtype_ == DType::kBF16) return std::as_bytes(std::span<const uint16_t>(bf16_, count));
+  if (dtype_ == DType::kF8E4M3) return std::as_bytes(std::span<const uint8_t>(fp8_, count));
   return std::as_bytes(std::span<const float>(f32_.data(), count));
 }
 
@@ -94,18 +121,51 @@ WeightMatrix WeightMatrix::bf16_borrowing(const uint16_t* data, int64_t rows, in
   return m;
 }
 
-WeightMatrix WeightMatrix::panels_borrowing(DType dtype, const void* data, int64_t rows, int64_t cols) {
+WeightMatrix WeightMatrix::fp8_owning(std::vector<uint8_t> values, FloatBuffer scales, int64_t block_cols,
+                                      int64_t rows, int64_t cols) {
+  WeightMatrix m = fp8_borrowing(values.data(), std::move(scales), block_cols, rows, cols);
+  m.fp8_owned_ = std::move(values);  // a moved vector keeps its buffer, so fp8_ stays valid
+  return m;
+}
+
+WeightMatrix WeightMatrix::fp8_borrowing(const uint8_t* values, FloatBuffer scales, int64_t block_cols, int64_t rows,
+                                         int64_t cols) {
+  WeightMatrix m;
+  m.dtype_ = DType::kF8E4M3;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.fp8_ = values;
+  m.scales_ = std::move(scales);
+  m.block_cols_ = block_cols;
+  return m;
+}
+
+WeightMatrix WeightMatrix::panels_borrowing(DType dtype, const void* data, int64_t rows, int64_t cols,
+                                            int64_t block_cols) {
   WeightMatrix m;
   m.dtype_ = dtype;
   m.layout_ = MatrixLayout::kPanels;
   m.rows_ = rows;
   m.cols_ = cols;
   m.panels_ = data;
+  m.block_cols_ = block_cols;
   return m;
 }
 
-int64_t WeightMatrix::panel_bytes(DType dtype, int64_t rows, int64_t cols) {
-  return (rows + kPanelWidth - 1) / kPanelWidth * kPanelWidth * cols * static_cast<int64_t>(dtype_size(dtype));
+int64_t WeightMatrix::panel_bytes(DType dtype, int64_t rows, int64_t cols, int64_t block_cols) {
+  const int64_t padded_rows = (rows + kPanelWidth - 1) / kPanelWidth * kPanelWidth;
+  if (dtype != DType::kF8E4M3) return padded_rows * cols * static_cast<int64_t>(dtype_size(dtype));
+  const int64_t blocks = (cols + block_cols - 1) / block_cols;
+  return panel_scales_offset(rows, cols) + padded_rows * blocks * static_cast<int64_t>(sizeof(float));
+}
+
+int64_t WeightMatrix::panel_scales_offset(int64_t rows, int64_t cols) {
+  const int64_t value_bytes = (rows + kPanelWidth - 1) / kPanelWidth * kPanelWidth * cols;
+  return (value_bytes + 63) / 64 * 64;
+}
+
+const float* WeightMatrix::panel_scales() const {
+  return reinterpret_cast<const float*>(static_cast<const std::byte*>(panels_) + panel_scales_offset(rows_, cols_));
 }
 
 WeightMatrix& WeightMatrix::operator=(WeightMatrix&& other) noexcept {
@@ -116,6 +176,10 @@ WeightMatrix& WeightMatrix::operator=(WeightMatrix&& other) noexcept {
   f32_ = std::move(other.f32_);
   bf16_owned_ = std::move(other.bf16_owned_);  // a moved vector keeps its buffer, so bf16_ stays valid
   bf16_ = std::exchange(other.bf16_, nullptr);
+  fp8_owned_ = std::move(other.fp8_owned_);
+  fp8_ = std::exchange(other.fp8_, nullptr);
+  scales_ = std::move(other.scales_);
+  block_cols_ = std::exchange(other.block_cols_, 0);
   panels_ = std::exchange(other.panels_, nullptr);
   return *this;
 }
@@ -129,6 +193,8 @@ WeightMatrix WeightMatrix::view() const {
   require_rows("view");
   if (dtype_ == DType::kF32)
     return f32(FloatBuffer::borrowing(f32_.data(), static_cast<size_t>(rows_ * cols_)), rows_, cols_);
+  if (dtype_ == DType::kF8E4M3)
+    return fp8_borrowing(fp8_, FloatBuffer::borrowing(scales_.data(), scales_.size()), block_cols_, rows_, cols_);
   return bf16_borrowing(bf16_, rows_, cols_);
 }
 
@@ -138,22 +204,29 @@ void WeightMatrix::copy_row(int64_t row, float* out) const {
     std::copy_n(f32_.data() + row * cols_, cols_, out);
     return;
   }
+  if (dtype_ == DType::kF8E4M3) {
+    dequantize_fp8_row(fp8_ + row * cols_, scales_.data() + row * scale_blocks(), block_cols_, cols_, out);
+    return;
+  }
   widen_to_f32(DType::kBF16, reinterpret_cast<const std::byte*>(bf16_ + row * cols_), static_cast<size_t>(cols_), out);
 }
 
 WeightMatrix WeightMatrix::slice_rows(int64_t first, int64_t count) const {
   require_rows("slice_rows");
+  if (dtype_ == DType::kF8E4M3) return fp8_rows_of(*this, first, count);
   return dtype_ == DType::kF32 ? slice_rows_of<float>(*this, first, count)
                                : slice_rows_of<uint16_t>(*this, first, count);
 }
 
 WeightMatrix WeightMatrix::transposed() const {
   require_rows("transposed");
+  if (dtype_ == DType::kF8E4M3) fail(ErrorKind::kRuntime, "transposed: an FP8 matrix keeps its checkpoint's layout");
   return dtype_ == DType::kF32 ? transposed_of<float>(*this) : transposed_of<uint16_t>(*this);
 }
 
 WeightMatrix WeightMatrix::stack(std::span<const WeightMatrix> parts) {
   for (const WeightMatrix& part : parts) part.require_rows("stack");
+  if (!parts.empty() && parts.front().dtype() == DType::kF8E4M3) return fp8_stack_of(parts);
   const bool f32 = parts.empty() || parts.front().dtype() == DType::kF32;
   return f32 ? stack_of<float>(parts) : stack_of<uint16_t>(parts);
 }

@@ -42,5 +42,25 @@ TEST(CpuWeights, Bf16CheckpointsStayBf16OnCpuOnly) {
   }
 }
 
+TEST(CpuWeights, Fp8CheckpointsStayFp8OnCpuOnly) {
+  // deepseek_v3_fp8 stores every layer projection, experts included, as F8_E4M3; its head is f32.
+  const fs::path fixture = fs::path(CANRUN_SOURCE_DIR) / "tests/fixtures/models/deepseek_v3_fp8";
+  for (Backend backend : {Backend::kCpu, Backend::kRef}) {
+    SCOPED_TRACE(std::string(backend_name(backend)));
+    const Session session(fixture.string(), uncompiled(backend));
+    int64_t fp8 = 0;
+    for (const NamedMatrix& named : session.program().matrices()) {
+      if (named.matrix->dtype() != DType::kF8E4M3) continue;
+      ++fp8;
+      EXPECT_EQ(named.matrix->block_cols(), 8) << named.name;
+    }
+    const WeightMatrix* o_proj = session.program().find_matrix("layers.0.o_proj");
+    ASSERT_NE(o_proj, nullptr);
+    EXPECT_EQ(o_proj->dtype(), backend == Backend::kCpu ? DType::kF8E4M3 : DType::kF32);
+    EXPECT_EQ(session.program().find_matrix("lm_head")->dtype(), DType::kF32);
+    EXPECT_EQ(fp8 > 0, backend == Backend::kCpu);
+  }
+}
+
 }  // namespace
 }  // namespace canrun

@@ -137,6 +137,30 @@ TEST(LabPlanner, OptionsChangeTheEstimate) {
   EXPECT_EQ(estimate.kv_cache_bytes, 2 * 28 * 8 * 128 * 128 * 2);
 }
 
+TEST(LabPlanner, Fp8CheckpointsCountTheirProjectionsAtOneByte) {
+  // Qwen3-0.6B's config with an FP8 quantization_config: its 28 layers' projections (q 1024x2048,
+  // k and v 1024x1024, o 2048x1024, MLP 3x1024x3072) take one byte a weight; the embeddings and
+  // the norms stay bf16. The reference run widens everything to f32.
+  CatalogEntry entry;
+  for (const CatalogEntry& e : load_catalog(kCatalog))
+    if (e.id == "Qwen/Qwen3-0.6B") entry = e;
+  Json config = hf_config(entry);
+  config["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {128, 128}}};
+  const ModelShape shape = model_shape(config, std::nullopt);
+  const int64_t projections = 28 * (1024LL * 2048 + 2 * 1024 * 1024 + 2048 * 1024 + 3 * 1024 * 3072);
+  EXPECT_EQ(shape.fp8_parameters, projections);
+  EXPECT_EQ(estimate_memory(shape, PlannerOptions{}).weight_bytes,
+            projections + 2 * (596'049'920LL - projections));
+  PlannerOptions f32;
+  f32.weight_dtype = DType::kF32;
+  EXPECT_EQ(estimate_memory(shape, f32).weight_bytes, 4 * 596'049'920LL);
+  // Without a spec (a family canrun cannot read): all but the embeddings.
+  config["model_type"] = "new_family";
+  config.erase("architectures");
+  const ModelShape generic = model_shape(config, std::nullopt);
+  EXPECT_EQ(generic.fp8_parameters, generic.parameters - 151936LL * 1024);
+}
+
 TEST(LabPlanner, GenericCountWithoutPublishedParameters) {
   const Json config = {{"model_type", "new_family"}, {"hidden_size", 64},       {"num_hidden_layers", 2},
                        {"num_attention_heads", 4},  {"num_key_value_heads", 2}, {"head_dim", 16},

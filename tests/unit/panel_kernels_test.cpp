@@ -24,6 +24,7 @@
 #include "kernels/cpu/panel_choices.h"
 #include "kernels/cpu/primitives.h"
 #include "kernels/ref/ops.h"
+#include "tensor/fp8.h"
 #include "util/error.h"
 #include "instruction_sets.h"
 #include "random_values.h"
@@ -208,6 +209,114 @@ TEST(PanelProducts, WiderVectorsGiveTheSameBits) {
       EXPECT_EQ(product(cpu::InstructionSet::kAvx512, m, x, p.rows), product(cpu::InstructionSet::kAvx2Fma, m, x, p.rows))
           << p.rows << " x " << p.out << " x " << p.in;
     }
+}
+
+// An FP8 matrix of random E4M3 bytes (every value but NaN, subnormals included) and random
+// scales per row and block, and the same values dequantised to f32.
+struct Fp8Matrix {
+  WeightMatrix fp8;
+  WeightMatrix dequantised;
+};
+
+Fp8Matrix make_fp8(const Problem& p, int64_t block_cols, std::mt19937& rng) {
+  std::uniform_int_distribution<int> byte(0, 253);
+  std::uniform_real_distribution<float> exponent(-12.0f, 0.0f);
+  std::vector<uint8_t> values(static_cast<size_t>(p.out * p.in));
+  for (uint8_t& v : values) {
+    const int b = byte(rng);
+    v = static_cast<uint8_t>(b < 0x7f ? b : b + 1);  // 0x00-0x7e, 0x80-0xfe
+  }
+  const int64_t blocks = (p.in + block_cols - 1) / block_cols;
+  std::vector<float> scales(static_cast<size_t>(p.out * blocks));
+  for (float& s : scales) s = std::exp2(exponent(rng));
+  std::vector<float> dequantised(values.size());
+  for (int64_t r = 0; r < p.out; ++r)
+    dequantize_fp8_row(values.data() + r * p.in, scales.data() + r * blocks, block_cols, p.in,
+                       dequantised.data() + r * p.in);
+  return {WeightMatrix::fp8_owning(std::move(values), FloatBuffer::owning(std::move(scales)), block_cols, p.out, p.in),
+          WeightMatrix::f32(FloatBuffer::owning(std::move(dequantised)), p.out, p.in)};
+}
+
+// `m` packed into `storage`, 64-byte aligned as a plan file's offsets are.
+WeightMatrix packed(const WeightMatrix& m, std::vector<std::byte>& storage) {
+  storage.resize(static_cast<size_t>(WeightMatrix::panel_bytes(m.dtype(), m.rows(), m.cols(), m.block_cols())) + 64);
+  std::byte* aligned = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
+  pack_panels(m, aligned);
+  return WeightMatrix::panels_borrowing(m.dtype(), aligned, m.rows(), m.cols(), m.block_cols());
+}
+
+std::vector<float> product_of(cpu::InstructionSet set, const WeightMatrix& w, const std::vector<float>& x,
+                              int64_t rows, const KernelChoices& choices = {}) {
+  std::vector<float> y(static_cast<size_t>(rows * w.rows()));
+  cpu::linear_with(cpu::primitives_for(set), x.data(), rows, w, nullptr, choices, y.data());
+  return y;
+}
+
+TEST(PanelProducts, Fp8GivesTheBitsOfItsDequantisedMatrix) {
+  // Each FP8 weight is rounded to f32 once, as dequantising does, then summed in the f32
+  // chain: packed or row-major, prefill or decode, every panel choice, the f32 matrix's bits
+  // (which F32PanelsMatchRef holds to ref). Blocks of 8 (the fixtures'), 128 (DeepSeek-V3's)
+  // and 5 (not dividing the inputs).
+  std::mt19937 rng(17);
+  for (cpu::InstructionSet set : tested_instruction_sets())
+    for (int64_t block_cols : {8, 128, 5})
+      for (const Problem& p : {Problem{1, 7, 13}, Problem{3, 33, 67}, Problem{17, 40, 257}, Problem{1, 129, 1000},
+                               Problem{9, 70, 300}}) {
+        SCOPED_TRACE(std::string(cpu::instruction_set_name(set)) + " block " + std::to_string(block_cols) + " " +
+                     std::to_string(p.rows) + " x " + std::to_string(p.out) + " x " + std::to_string(p.in));
+        const Fp8Matrix m = make_fp8(p, block_cols, rng);
+        std::vector<std::byte> fp8_storage, f32_storage;
+        const WeightMatrix fp8_panels = packed(m.fp8, fp8_storage), f32_panels = packed(m.dequantised, f32_storage);
+        const std::vector<float> x = random_values(p.rows * p.in, rng);
+        const std::vector<float> last_row(x.end() - p.in, x.end());
+        EXPECT_EQ(product_of(set, m.fp8, x, p.rows), product_of(set, m.dequantised, x, p.rows));
+        EXPECT_EQ(product_of(set, m.fp8, last_row, 1), product_of(set, m.dequantised, last_row, 1));
+        EXPECT_EQ(product_of(set, fp8_panels, last_row, 1), product_of(set, f32_panels, last_row, 1));
+        for (int rows_per_block : cpu::kPanelRowBlocks) {
+          KernelChoices choices;
+          choices.panels.set({p.rows, p.out, p.in, DType::kF8E4M3}, {rows_per_block, 0});
+          choices.panels.set({p.rows, p.out, p.in, DType::kF32}, {rows_per_block, 0});
+          EXPECT_EQ(product_of(set, fp8_panels, x, p.rows, choices), product_of(set, f32_panels, x, p.rows, choices))
+              << "rows_per_block " << rows_per_block;
+        }
+      }
+}
+
+TEST(PanelProducts, Fp8NanBytesStayNan) {
+  // 0x7f and 0xff are E4M3's NaNs; the f16 reading of the vector sets would make them 480.
+  const Problem p{1, 16, 32};
+  std::vector<uint8_t> values(static_cast<size_t>(p.out * p.in), 0x38);  // 1.0
+  values[3 * p.in + 5] = 0x7f;
+  values[9 * p.in + 31] = 0xff;
+  const WeightMatrix m = WeightMatrix::fp8_owning(values, FloatBuffer::owning(std::vector<float>(p.out * 4, 1.0f)), 8,
+                                                  p.out, p.in);
+  std::vector<std::byte> storage;
+  const WeightMatrix panels = packed(m, storage);
+  const std::vector<float> x(static_cast<size_t>(p.in), 1.0f);
+  for (cpu::InstructionSet set : tested_instruction_sets()) {
+    const std::vector<float> y = product_of(set, panels, x, 1);
+    for (int64_t o = 0; o < p.out; ++o)
+      EXPECT_EQ(std::isnan(y[o]), o == 3 || o == 9) << cpu::instruction_set_name(set) << " output " << o;
+  }
+}
+
+TEST(WeightMatrix, Fp8RowsSliceStackAndWidenWithTheirScales) {
+  std::mt19937 rng(19);
+  const Fp8Matrix m = make_fp8({1, 20, 30}, 8, rng);
+  std::vector<float> row(30), expected(30);
+  const WeightMatrix part = m.fp8.slice_rows(5, 10);
+  part.copy_row(3, row.data());
+  m.dequantised.copy_row(8, expected.data());
+  EXPECT_EQ(row, expected);
+  const WeightMatrix parts[] = {m.fp8.slice_rows(0, 5), m.fp8.slice_rows(5, 15)};
+  const WeightMatrix whole = WeightMatrix::stack(parts);
+  EXPECT_EQ(whole.dtype(), DType::kF8E4M3);
+  whole.copy_row(19, row.data());
+  m.dequantised.copy_row(19, expected.data());
+  EXPECT_EQ(row, expected);
+  EXPECT_THROW(m.fp8.transposed(), Error);
+  // 32 padded rows of 30 bytes (960, then 64-aligned: 960), then 32 x 4 blocks of scales.
+  EXPECT_EQ(WeightMatrix::panel_bytes(DType::kF8E4M3, 20, 30, 8), 960 + 32 * 4 * 4);
 }
 
 TEST(PanelChoices, SmallestRecordedBucketHoldingTheRowsWins) {

@@ -23,27 +23,40 @@ constexpr int64_t kParallelRowWork = 1 << 15;
 // stays in L2 while every row of x passes over them.
 constexpr int64_t kTileRows = 16;
 
+// FP8 rows are dequantised one at a time (WeightMatrix::copy_row), as the compiled panels
+// multiply them: the same f32 weights.
 void matvec(const Primitives& p, const float* x, const WeightMatrix& w, float* y) {
   const int64_t out = w.rows(), in = w.cols();
-  const bool bf16 = w.dtype() == DType::kBF16;
-#pragma omp parallel for schedule(static) if (out * in > kParallelWork)
-  for (int64_t o = 0; o < out; ++o)
-    y[o] = bf16 ? p.dot_bf16(x, w.bf16_data() + o * in, in) : p.dot_f32(x, w.f32_data() + o * in, in);
+  const bool bf16 = w.dtype() == DType::kBF16, fp8 = w.dtype() == DType::kF8E4M3;
+#pragma omp parallel if (out * in > kParallelWork)
+  {
+    std::vector<float> row(fp8 ? in : 0);
+#pragma omp for schedule(static)
+    for (int64_t o = 0; o < out; ++o) {
+      if (fp8) w.copy_row(o, row.data());
+      y[o] = bf16  ? p.dot_bf16(x, w.bf16_data() + o * in, in)
+             : fp8 ? p.dot_f32(x, row.data(), in)
+                   : p.dot_f32(x, w.f32_data() + o * in, in);
+    }
+  }
 }
 
 void gemm(const Primitives& p, const float* x, int64_t rows, const WeightMatrix& w, float* y) {
   const int64_t out = w.rows(), in = w.cols();
-  const bool bf16 = w.dtype() == DType::kBF16;
+  const bool bf16 = w.dtype() == DType::kBF16, fp8 = w.dtype() == DType::kF8E4M3;
   const int64_t tiles = (out + kTileRows - 1) / kTileRows;
 #pragma omp parallel if (rows * out * in > kParallelWork)
   {
-    std::vector<float> widened(bf16 ? kTileRows * in : 0);
+    std::vector<float> widened(bf16 || fp8 ? kTileRows * in : 0);
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < tiles; ++t) {
       const int64_t first = t * kTileRows, count = std::min(kTileRows, out - first);
       const float* tile = w.f32_data() + first * in;
       if (bf16) {
         p.widen_bf16(w.bf16_data() + first * in, count * in, widened.data());
+        tile = widened.data();
+      } else if (fp8) {
+        for (int64_t r = 0; r < count; ++r) w.copy_row(first + r, widened.data() + r * in);
         tile = widened.data();
       }
       p.tile(x, rows, tile, count, in, y + first, out);
@@ -59,7 +72,7 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
                    float* y) {
   const int64_t out = w.rows(), in = w.cols(), panels = w.panel_count();
   const int64_t panel_elements = WeightMatrix::kPanelWidth * in;
-  const bool bf16 = w.dtype() == DType::kBF16;
+  const bool bf16 = w.dtype() == DType::kBF16, fp8 = w.dtype() == DType::kF8E4M3;
   const int64_t chunk = choice.row_chunk > 0 ? choice.row_chunk : rows;
   const bool bf16_products = bf16 && p.panel_bf16_products != nullptr;
   for (int64_t first_row = 0; first_row < rows; first_row += chunk) {
@@ -71,7 +84,11 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
     for (int64_t q = 0; q < panels; ++q) {
       const int64_t width = std::min(WeightMatrix::kPanelWidth, out - q * WeightMatrix::kPanelWidth);
       float* yq = ys + q * WeightMatrix::kPanelWidth;
-      if (bf16_products)
+      if (fp8)
+        p.panel_fp8(xs, chunk_rows, in, static_cast<const uint8_t*>(w.panel_data()) + q * panel_elements,
+                    w.panel_scales() + q * w.scale_blocks() * WeightMatrix::kPanelWidth, w.block_cols(), width, yq,
+                    out, choice.rows_per_block);
+      else if (bf16_products)
         p.panel_bf16_products(rounded, chunk_rows, in,
                               static_cast<const uint16_t*>(w.panel_data()) + q * panel_elements, width, yq, out,
                               choice.rows_per_block);
@@ -90,7 +107,7 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
 void panels_row_product(const Primitives& p, const float* x, const WeightMatrix& w, float* y) {
   const int64_t out = w.rows(), in = w.cols(), panels = w.panel_count();
   const int64_t panel_elements = WeightMatrix::kPanelWidth * in;
-  const bool bf16 = w.dtype() == DType::kBF16;
+  const bool bf16 = w.dtype() == DType::kBF16, fp8 = w.dtype() == DType::kF8E4M3;
   const bool bf16_products = bf16 && p.panels_row_bf16_products != nullptr;
   const uint16_t* rounded = bf16_products ? rows_rounded_to_bf16(p, x, 1, in) : nullptr;
 #pragma omp parallel if (out * in >= kParallelRowWork)
@@ -98,7 +115,11 @@ void panels_row_product(const Primitives& p, const float* x, const WeightMatrix&
     const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
     const int64_t first = panels * thread / threads, count = panels * (thread + 1) / threads - first;
     const int64_t offset = first * WeightMatrix::kPanelWidth;
-    if (count > 0 && bf16_products)
+    if (count > 0 && fp8)
+      p.panels_row_fp8(x, in, static_cast<const uint8_t*>(w.panel_data()) + first * panel_elements,
+                       w.panel_scales() + first * w.scale_blocks() * WeightMatrix::kPanelWidth, w.block_cols(), count,
+                       out - offset, y + offset);
+    else if (count > 0 && bf16_products)
       p.panels_row_bf16_products(rounded, in,
                                  static_cast<const uint16_t*>(w.panel_data()) + first * panel_elements, count,
                                  out - offset, y + offset);

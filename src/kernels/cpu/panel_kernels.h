@@ -4,7 +4,8 @@
 // its own copy with its own instructions. V provides:
 //   using F;  static constexpr int kLanes;  (16 % kLanes == 0)
 //   F zero();  F load(const float*);  F load(const uint16_t*) (bf16 widened);  F broadcast(const float*);
-//   F fma(F a, F b, F acc);  void store(float*, F)
+//   F splat(float);  F mul(F, F);  F fma(F a, F b, F acc);  void store(float*, F);
+//   F load_fp8(const uint8_t*) (E4M3 values times 2^-8, exactly: their bits read as f16)
 // Every output is one FMA chain over
 // k in order, so the bits are the same for every width, block shape and row count.
 #pragma once
@@ -25,11 +26,45 @@ namespace {
 template <typename V>
 inline constexpr int kVectorsPerPanel = 16 / V::kLanes;
 
-// A panel's 16 weights at input k.
+// Where a panel's weights come from, one block of inputs after another. Each source gives
+// column(k), the panel's 16 weights at input k, valid after enter_block(the block of k).
+
+// Weights stored as computed (f32, or bf16 widened exactly): all n inputs are one block.
 template <typename V, typename W>
-CANRUN_TARGET inline void load_panel_column(const W* panel, int64_t k, typename V::F (&w)[kVectorsPerPanel<V>]) {
-  CANRUN_UNROLLED for (int v = 0; v < kVectorsPerPanel<V>; ++v) w[v] = V::load(panel + k * 16 + v * V::kLanes);
-}
+struct StoredPanel {
+  using F = typename V::F;
+  const W* weights;
+  int64_t block_cols(int64_t n) const { return n; }
+  StoredPanel following(int64_t index, int64_t n) const { return {weights + index * 16 * n}; }
+  CANRUN_TARGET void enter_block(int64_t) {}
+  CANRUN_TARGET void column(int64_t k, F (&w)[kVectorsPerPanel<V>]) const {
+    CANRUN_UNROLLED for (int v = 0; v < kVectorsPerPanel<V>; ++v) w[v] = V::load(weights + k * 16 + v * V::kLanes);
+  }
+};
+
+// FP8: E4M3 values times their rows' scales for the block, each product rounded once. The
+// 2^8 that load_fp8 leaves out goes into the scale, exactly, so the product is the same.
+template <typename V>
+struct Fp8Panel {
+  using F = typename V::F;
+  const uint8_t* weights;
+  const float* scales;  // 16 per block, this panel's
+  int64_t block;
+  F scale[kVectorsPerPanel<V>];
+  int64_t block_cols(int64_t) const { return block; }
+  Fp8Panel following(int64_t index, int64_t n) const {
+    const int64_t blocks = (n + block - 1) / block;
+    return {weights + index * 16 * n, scales + index * blocks * 16, block, {}};
+  }
+  CANRUN_TARGET void enter_block(int64_t b) {
+    CANRUN_UNROLLED for (int v = 0; v < kVectorsPerPanel<V>; ++v)
+      scale[v] = V::mul(V::load(scales + b * 16 + v * V::kLanes), V::splat(256.0f));
+  }
+  CANRUN_TARGET void column(int64_t k, F (&w)[kVectorsPerPanel<V>]) const {
+    CANRUN_UNROLLED for (int v = 0; v < kVectorsPerPanel<V>; ++v)
+      w[v] = V::mul(V::load_fp8(weights + k * 16 + v * V::kLanes), scale[v]);
+  }
+};
 
 // A panel's 16 outputs from its accumulators; the first `width` are kept.
 template <typename V>
@@ -41,19 +76,23 @@ CANRUN_TARGET inline void store_panel_outputs(const typename V::F (&acc)[kVector
 }
 
 // R rows of x against one panel: each weight load feeds R FMAs.
-template <typename V, int R, typename W>
-CANRUN_TARGET void panel_block(const float* x, int64_t n, const W* panel, int64_t width, float* y, int64_t ldy) {
+template <typename V, int R, typename Panel>
+CANRUN_TARGET void panel_block(const float* x, int64_t n, Panel panel, int64_t width, float* y, int64_t ldy) {
   using F = typename V::F;
   constexpr int kV = kVectorsPerPanel<V>;
   F acc[R][kV];
   CANRUN_UNROLLED for (int r = 0; r < R; ++r)
     CANRUN_UNROLLED for (int v = 0; v < kV; ++v) acc[r][v] = V::zero();
-  for (int64_t k = 0; k < n; ++k) {
-    F w[kV];
-    load_panel_column<V>(panel, k, w);
-    CANRUN_UNROLLED for (int r = 0; r < R; ++r) {
-      const F xv = V::broadcast(x + r * n + k);
-      CANRUN_UNROLLED for (int v = 0; v < kV; ++v) acc[r][v] = V::fma(xv, w[v], acc[r][v]);
+  const int64_t block_cols = panel.block_cols(n);
+  for (int64_t start = 0; start < n; start += block_cols) {
+    panel.enter_block(start / block_cols);
+    for (int64_t k = start, end = std::min(n, start + block_cols); k < end; ++k) {
+      F w[kV];
+      panel.column(k, w);
+      CANRUN_UNROLLED for (int r = 0; r < R; ++r) {
+        const F xv = V::broadcast(x + r * n + k);
+        CANRUN_UNROLLED for (int v = 0; v < kV; ++v) acc[r][v] = V::fma(xv, w[v], acc[r][v]);
+      }
     }
   }
   // Unrolled: an accumulator indexed at run time anywhere would keep the whole array in
@@ -61,12 +100,12 @@ CANRUN_TARGET void panel_block(const float* x, int64_t n, const W* panel, int64_
   CANRUN_UNROLLED for (int r = 0; r < R; ++r) store_panel_outputs<V>(acc[r], width, y + r * ldy);
 }
 
-template <typename V, typename W>
-CANRUN_TARGET void panel(const float* x, int64_t x_rows, int64_t n, const W* w, int64_t width, float* y, int64_t ldy,
-                         int rows_per_block) {
+template <typename V, typename Panel>
+CANRUN_TARGET void panel_rows(const float* x, int64_t x_rows, int64_t n, Panel panel, int64_t width, float* y,
+                              int64_t ldy, int rows_per_block) {
   int64_t r = 0;
   const auto run = [&]<int R>() {
-    for (; r + R <= x_rows; r += R) panel_block<V, R>(x + r * n, n, w, width, y + r * ldy, ldy);
+    for (; r + R <= x_rows; r += R) panel_block<V, R>(x + r * n, n, panel, width, y + r * ldy, ldy);
   };
   if (rows_per_block >= 6) run.template operator()<6>();
   if (rows_per_block >= 4) run.template operator()<4>();
@@ -76,20 +115,26 @@ CANRUN_TARGET void panel(const float* x, int64_t x_rows, int64_t n, const W* w, 
 
 // One row of x against P consecutive panels: P weight streams and P * kV accumulator chains
 // in flight, where one panel alone would wait on the latency of its own chains.
-template <typename V, int P, typename W>
-CANRUN_TARGET void panels_row_block(const float* x, int64_t n, const W* panels, int64_t outputs, float* y) {
+template <typename V, int P, typename Panel>
+CANRUN_TARGET void panels_row_block(const float* x, int64_t n, Panel first, int64_t outputs, float* y) {
   using F = typename V::F;
   constexpr int kV = kVectorsPerPanel<V>;
-  const int64_t panel_elements = 16 * n;
   F acc[P][kV];
-  CANRUN_UNROLLED for (int p = 0; p < P; ++p)
+  Panel panels[P];
+  CANRUN_UNROLLED for (int p = 0; p < P; ++p) {
+    panels[p] = first.following(p, n);
     CANRUN_UNROLLED for (int v = 0; v < kV; ++v) acc[p][v] = V::zero();
-  for (int64_t k = 0; k < n; ++k) {
-    const F xv = V::broadcast(x + k);
-    CANRUN_UNROLLED for (int p = 0; p < P; ++p) {
-      F w[kV];
-      load_panel_column<V>(panels + p * panel_elements, k, w);
-      CANRUN_UNROLLED for (int v = 0; v < kV; ++v) acc[p][v] = V::fma(xv, w[v], acc[p][v]);
+  }
+  const int64_t block_cols = first.block_cols(n);
+  for (int64_t start = 0; start < n; start += block_cols) {
+    CANRUN_UNROLLED for (int p = 0; p < P; ++p) panels[p].enter_block(start / block_cols);
+    for (int64_t k = start, end = std::min(n, start + block_cols); k < end; ++k) {
+      const F xv = V::broadcast(x + k);
+      CANRUN_UNROLLED for (int p = 0; p < P; ++p) {
+        F w[kV];
+        panels[p].column(k, w);
+        CANRUN_UNROLLED for (int v = 0; v < kV; ++v) acc[p][v] = V::fma(xv, w[v], acc[p][v]);
+      }
     }
   }
   CANRUN_UNROLLED for (int p = 0; p < P; ++p)  // unrolled, or acc would live in memory (see panel_block)
@@ -98,15 +143,39 @@ CANRUN_TARGET void panels_row_block(const float* x, int64_t n, const W* panels, 
 
 // Four panels at a time, then two, then one: eight measured no faster at 16 lanes, and would
 // spill AVX2's 16 registers.
-template <typename V, typename W>
-CANRUN_TARGET void panels_row(const float* x, int64_t n, const W* panels, int64_t count, int64_t outputs, float* y) {
+template <typename V, typename Panel>
+CANRUN_TARGET void panels_row_of(const float* x, int64_t n, Panel first, int64_t count, int64_t outputs, float* y) {
   int64_t q = 0;
   const auto run = [&]<int P>() {
-    for (; q + P <= count; q += P) panels_row_block<V, P>(x, n, panels + q * 16 * n, outputs - q * 16, y + q * 16);
+    for (; q + P <= count; q += P) panels_row_block<V, P>(x, n, first.following(q, n), outputs - q * 16, y + q * 16);
   };
   run.template operator()<4>();
   run.template operator()<2>();
   run.template operator()<1>();
+}
+
+// The entry points of primitives.h.
+template <typename V, typename W>
+CANRUN_TARGET void panel(const float* x, int64_t x_rows, int64_t n, const W* w, int64_t width, float* y, int64_t ldy,
+                         int rows_per_block) {
+  panel_rows<V>(x, x_rows, n, StoredPanel<V, W>{w}, width, y, ldy, rows_per_block);
+}
+
+template <typename V, typename W>
+CANRUN_TARGET void panels_row(const float* x, int64_t n, const W* panels, int64_t count, int64_t outputs, float* y) {
+  panels_row_of<V>(x, n, StoredPanel<V, W>{panels}, count, outputs, y);
+}
+
+template <typename V>
+CANRUN_TARGET void panel_fp8(const float* x, int64_t x_rows, int64_t n, const uint8_t* w, const float* scales,
+                             int64_t block_cols, int64_t width, float* y, int64_t ldy, int rows_per_block) {
+  panel_rows<V>(x, x_rows, n, Fp8Panel<V>{w, scales, block_cols, {}}, width, y, ldy, rows_per_block);
+}
+
+template <typename V>
+CANRUN_TARGET void panels_row_fp8(const float* x, int64_t n, const uint8_t* panels, const float* scales,
+                                  int64_t block_cols, int64_t count, int64_t outputs, float* y) {
+  panels_row_of<V>(x, n, Fp8Panel<V>{panels, scales, block_cols, {}}, count, outputs, y);
 }
 
 }  // namespace

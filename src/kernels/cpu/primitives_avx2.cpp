@@ -165,6 +165,7 @@ CANRUN_AVX2 void dot_rows(const float* x, const void* rows, DType dtype, int64_t
     case DType::kF32: return dot_rows_of<F32Values>(x, static_cast<const float*>(rows), count, n, out);
     case DType::kBF16: return dot_rows_of<Bf16Values>(x, static_cast<const uint16_t*>(rows), count, n, out);
     case DType::kF16: return dot_rows_of<F16Values>(x, static_cast<const uint16_t*>(rows), count, n, out);
+    case DType::kF8E4M3: break;  // a weight format, never a cache's
   }
 }
 
@@ -174,6 +175,7 @@ CANRUN_AVX2 void weighted_sum(const float* weights, const void* rows, DType dtyp
     case DType::kF32: return weighted_sum_of<F32Values>(weights, static_cast<const float*>(rows), count, n, out);
     case DType::kBF16: return weighted_sum_of<Bf16Values>(weights, static_cast<const uint16_t*>(rows), count, n, out);
     case DType::kF16: return weighted_sum_of<F16Values>(weights, static_cast<const uint16_t*>(rows), count, n, out);
+    case DType::kF8E4M3: break;  // a weight format, never a cache's
   }
 }
 
@@ -228,6 +230,18 @@ struct Avx2Vector {
   CANRUN_AVX2 static F load(const float* p) { return _mm256_load_ps(p); }
   CANRUN_AVX2 static F load(const uint16_t* p) { return load_bf16(p); }
   CANRUN_AVX2 static F broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  CANRUN_AVX2 static F splat(float value) { return _mm256_set1_ps(value); }
+  CANRUN_AVX2 static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  // E4M3's sign and seven magnitude bits moved into f16's places: exponent bias 15 for 7, so the
+  // value read is 2^-8 of the E4M3 value, subnormals included; 0x7f / 0xff stay NaN.
+  CANRUN_AVX2 static F load_fp8(const uint8_t* p) {
+    const __m128i wide = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    const __m128i magnitude = _mm_and_si128(wide, _mm_set1_epi16(0x7f));
+    const __m128i half =
+        _mm_or_si128(_mm_slli_epi16(magnitude, 7), _mm_slli_epi16(_mm_and_si128(wide, _mm_set1_epi16(0x80)), 8));
+    const __m256 nan = _mm256_castsi256_ps(_mm256_cvtepi16_epi32(_mm_cmpeq_epi16(magnitude, _mm_set1_epi16(0x7f))));
+    return _mm256_blendv_ps(_mm256_cvtph_ps(half), _mm256_set1_ps(__builtin_nanf("")), nan);
+  }
   CANRUN_AVX2 static F fma(F a, F b, F acc) { return _mm256_fmadd_ps(a, b, acc); }
   CANRUN_AVX2 static void store(float* p, F v) { _mm256_store_ps(p, v); }
 };
@@ -246,7 +260,9 @@ const Primitives& avx2_primitives() {
                                      panel<Avx2Vector, float>,
                                      panel<Avx2Vector, uint16_t>,
                                      panels_row<Avx2Vector, float>,
-                                     panels_row<Avx2Vector, uint16_t>};
+                                     panels_row<Avx2Vector, uint16_t>,
+                                     panel_fp8<Avx2Vector>,
+                                     panels_row_fp8<Avx2Vector>};
   return primitives;
 }
 

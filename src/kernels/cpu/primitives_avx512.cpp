@@ -35,6 +35,18 @@ struct Avx512Vector {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
   }
   CANRUN_AVX512 static F broadcast(const float* p) { return _mm512_set1_ps(*p); }
+  CANRUN_AVX512 static F splat(float value) { return _mm512_set1_ps(value); }
+  CANRUN_AVX512 static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  // E4M3's sign and seven magnitude bits moved into f16's places: exponent bias 15 for 7, so the
+  // value read is 2^-8 of the E4M3 value, subnormals included; 0x7f / 0xff stay NaN.
+  CANRUN_AVX512 static F load_fp8(const uint8_t* p) {
+    const __m256i wide = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256i magnitude = _mm256_and_si256(wide, _mm256_set1_epi16(0x7f));
+    const __m256i half = _mm256_or_si256(_mm256_slli_epi16(magnitude, 7),
+                                         _mm256_slli_epi16(_mm256_and_si256(wide, _mm256_set1_epi16(0x80)), 8));
+    const __mmask16 nan = _mm256_cmpeq_epi16_mask(magnitude, _mm256_set1_epi16(0x7f));
+    return _mm512_mask_mov_ps(_mm512_cvtph_ps(half), nan, _mm512_set1_ps(__builtin_nanf("")));
+  }
   CANRUN_AVX512 static F fma(F a, F b, F acc) { return _mm512_fmadd_ps(a, b, acc); }
   CANRUN_AVX512 static void store(float* p, F v) { _mm512_store_ps(p, v); }
 };
@@ -167,6 +179,8 @@ Primitives make_avx512() {
   set.panel_bf16 = panel<Avx512Vector, uint16_t>;
   set.panels_row_f32 = panels_row<Avx512Vector, float>;
   set.panels_row_bf16 = panels_row<Avx512Vector, uint16_t>;
+  set.panel_fp8 = panel_fp8<Avx512Vector>;
+  set.panels_row_fp8 = panels_row_fp8<Avx512Vector>;
   return set;
 }
 

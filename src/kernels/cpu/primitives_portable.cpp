@@ -7,6 +7,7 @@
 
 #include "kernels/ref/ops.h"
 #include "tensor/dtype.h"
+#include "tensor/fp8.h"
 
 namespace canrun::cpu {
 namespace {
@@ -82,6 +83,25 @@ void panels_row(const float* x, int64_t n, const W* panels, int64_t count, int64
     panel(x, 1, n, panels + q * 16 * n, std::min<int64_t>(16, outputs - q * 16), y + q * 16, 0, 1);
 }
 
+void panel_fp8(const float* x, int64_t x_rows, int64_t n, const uint8_t* w, const float* scales, int64_t block_cols,
+               int64_t width, float* y, int64_t ldy, int) {
+  for (int64_t r = 0; r < x_rows; ++r) {
+    float acc[16] = {};
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t j = 0; j < 16; ++j)
+        acc[j] += x[r * n + k] * (fp8_e4m3_to_f32(w[k * 16 + j]) * scales[k / block_cols * 16 + j]);
+    for (int64_t j = 0; j < width; ++j) y[r * ldy + j] = acc[j];
+  }
+}
+
+void panels_row_fp8(const float* x, int64_t n, const uint8_t* panels, const float* scales, int64_t block_cols,
+                    int64_t count, int64_t outputs, float* y) {
+  const int64_t panel_scales = (n + block_cols - 1) / block_cols * 16;
+  for (int64_t q = 0; q < count; ++q)
+    panel_fp8(x, 1, n, panels + q * 16 * n, scales + q * panel_scales, block_cols,
+              std::min<int64_t>(16, outputs - q * 16), y + q * 16, 0, 1);
+}
+
 void gated_silu(const float* gate, const float* up, int64_t n, float* y) {
   ref::gated_activation(Activation::kSilu, gate, up, n, y);
 }
@@ -91,7 +111,8 @@ void gated_silu(const float* gate, const float* up, int64_t n, float* y) {
 const Primitives& portable_primitives() {
   static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, dot_rows, ref::exp_shifted, gated_silu,
                                      weighted_sum, tile,
-                                     panel<float>, panel<uint16_t>, panels_row<float>, panels_row<uint16_t>};
+                                     panel<float>, panel<uint16_t>, panels_row<float>, panels_row<uint16_t>,
+                                     panel_fp8, panels_row_fp8};
   return primitives;
 }
 
