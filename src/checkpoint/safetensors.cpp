@@ -231,8 +231,12 @@ std::vector<float> WeightStore::load_f32(const std::string& name, const std::vec
 
 DType WeightStore::stored_dtype() const {
   std::map<DType, size_t> counts;
-  for (const auto& [name, record] : records_)
-    if (record->dtype) counts[*record->dtype] += static_cast<size_t>(record->numel());
+  for (const auto& [name, record] : records_) {
+    // FP8 values are read only with their scales, so parse_dtype leaves them out; they count here.
+    const std::optional<DType> dtype =
+        record->dtype_name == dtype_name(DType::kF8E4M3) ? std::optional(DType::kF8E4M3) : record->dtype;
+    if (dtype) counts[*dtype] += static_cast<size_t>(record->numel());
+  }
   DType best = DType::kF32;
   size_t best_count = 0;
   for (const auto& [dtype, count] : counts)

@@ -232,15 +232,17 @@ struct Avx2Vector {
   CANRUN_AVX2 static F broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   CANRUN_AVX2 static F splat(float value) { return _mm256_set1_ps(value); }
   CANRUN_AVX2 static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
-  // E4M3's sign and seven magnitude bits moved into f16's places: exponent bias 15 for 7, so the
-  // value read is 2^-8 of the E4M3 value, subnormals included; 0x7f / 0xff stay NaN.
+  // E4M3 bits sign-extended to 16 and moved up 7: exponent and mantissa land in f16's places
+  // (bias 15 for 7, so the value read is 2^-8 of the E4M3 value, subnormals included), the sign
+  // in f16's, and its copy in the exponent's top bit is cleared. 0x7f / 0xff stay NaN.
   CANRUN_AVX2 static F load_fp8(const uint8_t* p) {
-    const __m128i wide = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-    const __m128i magnitude = _mm_and_si128(wide, _mm_set1_epi16(0x7f));
-    const __m128i half =
-        _mm_or_si128(_mm_slli_epi16(magnitude, 7), _mm_slli_epi16(_mm_and_si128(wide, _mm_set1_epi16(0x80)), 8));
-    const __m256 nan = _mm256_castsi256_ps(_mm256_cvtepi16_epi32(_mm_cmpeq_epi16(magnitude, _mm_set1_epi16(0x7f))));
-    return _mm256_blendv_ps(_mm256_cvtph_ps(half), _mm256_set1_ps(__builtin_nanf("")), nan);
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    const __m128i half = _mm_and_si128(_mm_slli_epi16(_mm_cvtepi8_epi16(bytes), 7),
+                                       _mm_set1_epi16(static_cast<int16_t>(0xbf80)));
+    const __m128i nan = _mm_cmpeq_epi8(_mm_or_si128(bytes, _mm_set1_epi8(static_cast<char>(0x80))),
+                                       _mm_set1_epi8(static_cast<char>(0xff)));
+    return _mm256_blendv_ps(_mm256_cvtph_ps(half), _mm256_set1_ps(__builtin_nanf("")),
+                            _mm256_castsi256_ps(_mm256_cvtepi8_epi32(nan)));
   }
   CANRUN_AVX2 static F fma(F a, F b, F acc) { return _mm256_fmadd_ps(a, b, acc); }
   CANRUN_AVX2 static void store(float* p, F v) { _mm256_store_ps(p, v); }

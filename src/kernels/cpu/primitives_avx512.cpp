@@ -37,14 +37,15 @@ struct Avx512Vector {
   CANRUN_AVX512 static F broadcast(const float* p) { return _mm512_set1_ps(*p); }
   CANRUN_AVX512 static F splat(float value) { return _mm512_set1_ps(value); }
   CANRUN_AVX512 static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
-  // E4M3's sign and seven magnitude bits moved into f16's places: exponent bias 15 for 7, so the
-  // value read is 2^-8 of the E4M3 value, subnormals included; 0x7f / 0xff stay NaN.
+  // E4M3 bits sign-extended to 16 and moved up 7: exponent and mantissa land in f16's places
+  // (bias 15 for 7, so the value read is 2^-8 of the E4M3 value, subnormals included), the sign
+  // in f16's, and its copy in the exponent's top bit is cleared. 0x7f / 0xff stay NaN.
   CANRUN_AVX512 static F load_fp8(const uint8_t* p) {
-    const __m256i wide = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    const __m256i magnitude = _mm256_and_si256(wide, _mm256_set1_epi16(0x7f));
-    const __m256i half = _mm256_or_si256(_mm256_slli_epi16(magnitude, 7),
-                                         _mm256_slli_epi16(_mm256_and_si256(wide, _mm256_set1_epi16(0x80)), 8));
-    const __mmask16 nan = _mm256_cmpeq_epi16_mask(magnitude, _mm256_set1_epi16(0x7f));
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m256i half = _mm256_and_si256(_mm256_slli_epi16(_mm256_cvtepi8_epi16(bytes), 7),
+                                          _mm256_set1_epi16(static_cast<int16_t>(0xbf80)));
+    const __mmask16 nan = _mm_cmpeq_epi8_mask(_mm_or_si128(bytes, _mm_set1_epi8(static_cast<char>(0x80))),
+                                              _mm_set1_epi8(static_cast<char>(0xff)));
     return _mm512_mask_mov_ps(_mm512_cvtph_ps(half), nan, _mm512_set1_ps(__builtin_nanf("")));
   }
   CANRUN_AVX512 static F fma(F a, F b, F acc) { return _mm512_fmadd_ps(a, b, acc); }
