@@ -169,6 +169,16 @@ ERNIE4_5 = dict(TINY, model_type="ernie4_5", rms_norm_eps=1e-5, use_bias=True,
                 rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
 EXAONE4 = dict(TINY, model_type="exaone4", num_hidden_layers=4, rms_norm_eps=1e-5, sliding_window=6,
                sliding_window_pattern=4, rope_parameters=DEFAULT_ROPE)
+# Hunyuan dense: q/k norms after the rotation, and the checkpoints' "dynamic" rope with an alpha
+# (a fixed NTK stretch of the base).
+HUNYUAN_V1_DENSE = dict(TINY, model_type="hunyuan_v1_dense", rms_norm_eps=1e-5,
+                        rope_parameters={"rope_type": "dynamic", "rope_theta": 10000.0, "factor": 1.0,
+                                         "alpha": 50.0})
+# Apertus: xIELU's learned scalars per layer, llama3 rope.
+APERTUS = dict(TINY, model_type="apertus", rms_norm_eps=1e-5, hidden_act="xielu",
+               rope_parameters={"rope_type": "llama3", "rope_theta": 12000000.0, "factor": 8.0,
+                                "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                "original_max_position_embeddings": 32})
 # Ministral 3: yarn (factor 4 over 32 positions) and the attention temperature with a floor of 8
 # positions, so that the prompts reach its first two steps.
 MINISTRAL3 = dict(TINY, model_type="ministral3", rms_norm_eps=1e-5,
@@ -440,6 +450,13 @@ FIXTURES = [
     Fixture("ministral3",
             "Ministral 3: Mistral layout, yarn rotary (factor 4, mscale), queries times 1 + 0.1 log(1 + "
             "floor(p / 8))", MINISTRAL3, "llama3", seed=3495),
+    Fixture("hunyuan_v1_dense",
+            "Hunyuan dense: per-head q/k RMSNorms (query_layernorm, key_layernorm) after the rotation; "
+            "rope \"dynamic\" with alpha 50, a fixed stretch of the base", HUNYUAN_V1_DENSE, "llama3",
+            seed=3507),
+    Fixture("apertus",
+            "Apertus: per-head q/k RMSNorms, attention_layernorm / feedforward_layernorm, an ungated MLP "
+            "with xIELU (learned alpha_p, alpha_n per layer), llama3 rope", APERTUS, "llama3", seed=3521),
     Fixture("cohere_qk_norm",
             "Command R+ style: cohere with use_qk_norm, a bias-free LayerNorm over each head of q "
             "and k with a weight row per head ([heads, head_dim] tensors)",

@@ -15,6 +15,37 @@
 namespace canrun {
 namespace {
 
+// Rotates the `count` rows of q and k from `table` (rotary_dim cos values, then as many sin, per row).
+void rotate_rows(StepContext& c, float* q, float* k, const float* table, int64_t heads, int64_t kv_heads,
+                 int64_t head_dim, int64_t rotary_dim, bool pairs) {
+  const auto rotary = pairs ? c.kernels().rotary_pairs : c.kernels().rotary_halves;
+  for (int64_t t = 0; t < c.count(); ++t) {
+    const float* cos = table + t * rotary_dim;
+    const float* sin = cos + rotary_dim / 2;
+    rotary(q + t * heads * head_dim, heads, head_dim, rotary_dim, cos, sin);
+    rotary(k + t * kv_heads * head_dim, kv_heads, head_dim, rotary_dim, cos, sin);
+  }
+}
+
+// inputs {q, k, rope table}, outputs {q, k}: the rotation alone, where the q/k norms come
+// between it and the cache (qk_norm_after_rope).
+class RotaryStep : public Step {
+ public:
+  RotaryStep(Info info, int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, bool pairs)
+      : Step(std::move(info)), heads_(heads), kv_heads_(kv_heads), head_dim_(head_dim), rotary_dim_(rotary_dim),
+        pairs_(pairs) {}
+  std::string_view kind() const override { return "rotary"; }
+
+  void run(StepContext& c) const override {
+    rotate_rows(c, c.value(inputs()[0]), c.value(inputs()[1]), c.value(inputs()[2]), heads_, kv_heads_, head_dim_,
+                rotary_dim_, pairs_);
+  }
+
+ private:
+  int64_t heads_, kv_heads_, head_dim_, rotary_dim_;
+  bool pairs_;
+};
+
 // inputs {q, k, v, rope table}, outputs {q, k}: rotates q and k at their positions (when the
 // layer rotates) and writes k and v into the cache.
 class RotaryCacheWriteStep : public Step {
@@ -30,16 +61,10 @@ class RotaryCacheWriteStep : public Step {
     float* q = c.value(inputs()[0]);
     float* k = c.value(inputs()[1]);
     const float* v = c.value(inputs()[2]);
-    const float* table = inputs().size() > 3 ? c.value(inputs()[3]) : nullptr;
-    const auto rotary = pairs_ ? c.kernels().rotary_pairs : c.kernels().rotary_halves;
-    const int64_t q_width = heads_ * head_dim_, kv_width = kv_heads_ * head_dim_;
+    if (inputs().size() > 3)
+      rotate_rows(c, q, k, c.value(inputs()[3]), heads_, kv_heads_, head_dim_, rotary_dim_, pairs_);
+    const int64_t kv_width = kv_heads_ * head_dim_;
     for (int64_t t = 0; t < c.count(); ++t) {
-      if (table != nullptr) {
-        const float* cos = table + t * rotary_dim_;
-        const float* sin = cos + rotary_dim_ / 2;
-        rotary(q + t * q_width, heads_, head_dim_, rotary_dim_, cos, sin);
-        rotary(k + t * kv_width, kv_heads_, head_dim_, rotary_dim_, cos, sin);
-      }
       const int64_t position = c.start() + t;
       for (int64_t h = 0; h < kv_heads_; ++h) {
         cache.write_key(h, position, k + t * kv_width + h * head_dim_, head_dim_);
@@ -182,7 +207,14 @@ class Attention : public Block {
     add_linear(program, s + "k_proj", io.in, k, k_, k_bias_, hidden, fused_match(module, n.k, q_width, kv_width));
     add_linear(program, s + "v_proj", io.in, v, v_, v_bias_, hidden,
                fused_match(module, n.v, q_width + kv_width, kv_width));
-    // llama4 normalises after the rotation; a rotation keeps each head's norm, so before is the same.
+    const bool rotates = io.rope >= 0 && layer_uses_rope(spec, place_.layer);
+    const int64_t rotary_dim = rotates ? program.info(io.rope).width : 0;
+    // llama4 normalises after the rotation without weights, which commutes with it; a weighted
+    // norm after the rotation (hunyuan) gets the rotation as a step of its own before it.
+    const bool rotate_first = rotates && spec.qk_norm_after_rope;
+    if (rotate_first)
+      program.add<RotaryStep>(Step::Info{s + "rotary", {q, k, io.rope}, {q, k}}, heads, kv_heads, hd, rotary_dim,
+                              spec.rope_interleaved);
     if (qk_norm_on(spec, place_.layer)) {
       const bool per_head = spec.qk_norm_kind == QkNorm::kPerHead;
       program.add<NormStep>(Step::Info{s + "q_norm", {q}, {q}, {module + n.q_norm}}, q_norm_, spec.qk_norm_spec,
@@ -191,14 +223,13 @@ class Attention : public Block {
                             per_head ? hd : kv_width);
     }
     const int slot = declare_kv_cache(program, s + "kv_cache", kv_heads, hd, hd);
-    const bool rotates = io.rope >= 0 && layer_uses_rope(spec, place_.layer);
     const QueryTemperature& temperature = spec.query_temperature;
     if (temperature.scale != 0 && !(temperature.layers_without_rope_only && layer_uses_rope(spec, place_.layer)))
       program.add<QueryTemperatureStep>(Step::Info{s + "query_temperature", {q}, {q}}, temperature);
     std::vector<ValueId> rotary_inputs = {q, k, v};
-    if (rotates) rotary_inputs.push_back(io.rope);
+    if (rotates && !rotate_first) rotary_inputs.push_back(io.rope);
     program.add<RotaryCacheWriteStep>(Step::Info{s + "rotary_cache_write", rotary_inputs, {q, k}}, slot, heads,
-                                      kv_heads, hd, rotates ? program.info(io.rope).width : 0, spec.rope_interleaved);
+                                      kv_heads, hd, rotary_dim, spec.rope_interleaved);
     AttentionShape shape;
     shape.heads = heads;
     shape.kv_heads = kv_heads;

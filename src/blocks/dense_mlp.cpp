@@ -1,11 +1,40 @@
 // The dense MLP block kind: down(act(gate(x)) * up(x)), or down(act(up(x))) without a gate;
 // gate and up fused in one projection for some families (phi3). Sharded, a rank computes its
 // intermediate columns: its output is this rank's partial sum of the down projection.
+#include <algorithm>
+#include <cmath>
+
 #include "blocks/block_kind.h"
 #include "blocks/steps.h"
+#include "program/step_context.h"
 
 namespace canrun {
 namespace {
+
+// xIELU's scalars, as transformers' XIELUActivation derives them from its parameters a_p, a_n
+// and buffers beta, eps: alpha_p = softplus(a_p), alpha_n = beta + softplus(a_n).
+struct Xielu {
+  float alpha_p = 0, alpha_n = 0, beta = 0, eps = 0;
+};
+
+float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }  // torch's threshold
+
+// in place: x > 0: alpha_p x^2 + beta x; else (expm1(min(x, eps)) - x) alpha_n + beta x.
+class XieluStep : public Step {
+ public:
+  XieluStep(Info info, const Xielu& xielu) : Step(std::move(info)), xielu_(xielu) {}
+  std::string_view kind() const override { return "xielu"; }
+  void run(StepContext& c) const override {
+    float* x = c.value(inputs()[0]);
+    const Xielu& a = xielu_;
+    for (int64_t i = 0, n = c.rows(inputs()[0]) * c.width(inputs()[0]); i < n; ++i)
+      x[i] = x[i] > 0 ? a.alpha_p * x[i] * x[i] + a.beta * x[i]
+                      : (std::expm1(std::min(x[i], a.eps)) - x[i]) * a.alpha_n + a.beta * x[i];
+  }
+
+ private:
+  const Xielu& xielu_;
+};
 
 class DenseMlp : public Block {
  public:
@@ -31,6 +60,7 @@ class DenseMlp : public Block {
     }
     down_ = v.matrix_part(p + n.down, hidden, ffn, cols_of(hidden, mine));
     down_bias_ = bias_if(v, spec.mlp_bias && place_.shard.rank == 0, p + n.down, hidden);
+    if (spec.activation == Activation::kXielu) visit_xielu(v, p + "mlp.act_fn.");
   }
 
   void emit(ProgramBuilder& program, const BlockIo& io) override {
@@ -55,6 +85,8 @@ class DenseMlp : public Block {
                    : ModuleMatch{spec.fused_gate_up ? "" : module + n.gate});
       program.add<ActivationStep>(Step::Info{s + "act_mul", {gate, up}, {up}, {module + n.down, true}},
                                   spec.activation);
+    } else if (spec.activation == Activation::kXielu) {
+      program.add<XieluStep>(Step::Info{s + "act", {up}, {up}, {module + n.down, true}}, xielu_);
     } else {
       program.add<ActivationStep>(Step::Info{s + "act", {up}, {up}, {module + n.down, true}}, spec.activation);
     }
@@ -62,9 +94,22 @@ class DenseMlp : public Block {
   }
 
  private:
+  // Apertus keeps xIELU's scalars under the MLP's act_fn: parameters a_p and a_n of shape [1],
+  // buffers beta and eps of shape [].
+  void visit_xielu(TensorVisitor& v, const std::string& prefix) {
+    const auto first = [](const FloatBuffer& value) { return value.empty() ? 0.0f : value.data()[0]; };
+    const float a_p = first(v.vector(prefix + "alpha_p", 1, TensorRole::kNorm));
+    const float a_n = first(v.vector(prefix + "alpha_n", 1, TensorRole::kNorm));
+    xielu_.beta = first(v.tensor(prefix + "beta", {}));
+    xielu_.eps = first(v.tensor(prefix + "eps", {}));
+    xielu_.alpha_p = softplus(a_p);
+    xielu_.alpha_n = xielu_.beta + softplus(a_n);
+  }
+
   BlockPlace place_;
   WeightMatrix gate_, up_, down_;
   FloatBuffer gate_bias_, up_bias_, down_bias_;
+  Xielu xielu_;
 };
 
 const BlockKindRegistration registration("dense_mlp",

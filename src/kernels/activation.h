@@ -5,6 +5,7 @@
 
 namespace canrun {
 
-enum class Activation { kSilu, kGeluTanh, kGelu, kRelu, kRelu2, kSigmoid };
+// kXielu (apertus) has learned scalars per layer: the dense MLP block runs it with them.
+enum class Activation { kSilu, kGeluTanh, kGelu, kRelu, kRelu2, kSigmoid, kXielu };
 
 }  // namespace canrun

@@ -235,6 +235,9 @@ struct DecoderSpec {
   bool qk_norm = false;    // kept for callers; true when qk_norm_kind != kNone
   QkNorm qk_norm_kind = QkNorm::kNone;
   QkNormWeights qk_norm_weights = QkNormWeights::kShared;  // with kPerHead
+  // The q/k norms act on the rotated heads (hunyuan_v1_dense); before the rotation otherwise.
+  // Only a norm without weights commutes with the rotation.
+  bool qk_norm_after_rope = false;
   Residual residual = Residual::kSequential;
   int64_t position_offset = 0;  // learned positions are read at position + offset (opt: 2)
   // 0: hidden_size; else the token embeddings' (and the tied head's) width, projected in to

@@ -2,6 +2,8 @@
 // with a config option it cannot honour names that option.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <filesystem>
 #include <fstream>
 
@@ -186,6 +188,18 @@ TEST_F(ArchitectureOptions, Llama4LayerListsNameTheirBadEntries) {
   const DecoderSpec spec = find_architecture("llama4_text").read_spec(ConfigReader(llama4, "config.json"));
   EXPECT_EQ(spec.rope_layers, (std::vector<bool>{true, true, true, false}));
   EXPECT_EQ(spec.attention_chunk, (std::vector<int64_t>{16, 16, 16, 0}));
+}
+
+TEST_F(ArchitectureOptions, HunyuanAlphaStretchesTheBaseOrIsNamed) {
+  // Hunyuan-7B's rope_scaling as published: "dynamic" with alpha 1000 over head_dim 16.
+  Json hunyuan = tiny("hunyuan_v1_dense");
+  hunyuan["rope_scaling"] = {{"type", "dynamic"}, {"alpha", 1000.0}, {"factor", 1.0}};
+  const DecoderSpec spec = find_architecture("hunyuan_v1_dense").read_spec(ConfigReader(hunyuan, "config.json"));
+  EXPECT_EQ(spec.rope.type, "default");
+  EXPECT_DOUBLE_EQ(spec.rope.theta, 10000.0 * std::pow(1000.0, 16.0 / 14.0));
+  EXPECT_TRUE(spec.qk_norm_after_rope);
+  hunyuan["rope_scaling"]["alpha"] = -1.0;
+  expect_load_error(hunyuan, ErrorKind::kCheckpoint, {"config.json", "alpha", "must be positive"});
 }
 
 TEST_F(ArchitectureOptions, NemotronHPatternsNameTheirBadLetters) {

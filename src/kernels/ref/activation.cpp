@@ -23,6 +23,8 @@ float apply(Activation act, float x) {
       return x > 0 ? x * x : 0.0f;
     case Activation::kSigmoid:
       return 1.0f / (1.0f + std::exp(-x));
+    case Activation::kXielu:
+      break;  // needs its layer's scalars: dense_mlp's XieluStep
   }
   return x;
 }
