@@ -167,6 +167,11 @@ OLMO3 = dict(TINY, model_type="olmo3", num_hidden_layers=4, rms_norm_eps=1e-6, s
                               "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
 ERNIE4_5 = dict(TINY, model_type="ernie4_5", rms_norm_eps=1e-5, use_bias=True,
                 rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
+# ERNIE 4.5 MoE: layer 0 dense, layer 1 four experts (top-2, softmax chosen with a score bias)
+# beside one shared expert.
+ERNIE4_5_MOE = dict(TINY, model_type="ernie4_5_moe", rms_norm_eps=1e-5, moe_num_experts=4, moe_k=2,
+                    moe_intermediate_size=32, moe_num_shared_experts=1, moe_layer_start_index=1,
+                    rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
 EXAONE4 = dict(TINY, model_type="exaone4", num_hidden_layers=4, rms_norm_eps=1e-5, sliding_window=6,
                sliding_window_pattern=4, rope_parameters=DEFAULT_ROPE)
 # Hunyuan dense: q/k norms after the rotation, and the checkpoints' "dynamic" rope with an alpha
@@ -444,6 +449,10 @@ FIXTURES = [
     Fixture("ernie4_5",
             "ERNIE 4.5: Llama layout rotated in interleaved pairs, biases on every projection (use_bias), "
             "tied", ERNIE4_5, "sentencepiece", seed=3501),
+    Fixture("ernie4_5_moe",
+            "ERNIE 4.5 MoE: ernie4_5's attention; layer 1 routes to 4 experts (softmax, top-2 chosen with "
+            "moe_statics' score bias, renormalised) beside a shared expert, layer 0 dense",
+            ERNIE4_5_MOE, "sentencepiece", seed=3523),
     Fixture("exaone4",
             "EXAONE 4.0: post-block RMSNorms, per-head q/k norms; layers 0-2 slide over 6 positions with "
             "rope, layer 3 is full attention without positions", EXAONE4, "gpt2", seed=3485),

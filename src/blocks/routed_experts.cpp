@@ -107,11 +107,17 @@ class ExpertsStep : public Step {
       } else {
         c.kernels().softmax(probs, moe_.num_experts);
         if (moe_.groups > 0) keep_top_groups(moe_, probs);
-        chosen = top_k_indices({probs, static_cast<size_t>(moe_.num_experts)}, moe_.top_k);
+        if (moe_.softmax_score_bias) {
+          choice.assign(probs, probs + moe_.num_experts);
+          for (int64_t e = 0; e < moe_.num_experts; ++e) choice[e] += score_bias_.data()[e];
+          chosen = top_k_indices(choice, moe_.top_k);
+        } else {
+          chosen = top_k_indices({probs, static_cast<size_t>(moe_.num_experts)}, moe_.top_k);
+        }
         float sum = 0.0f;
         for (int64_t j = 0; j < moe_.top_k; ++j) sum += (weight[j] = probs[chosen[j]]);
         if (moe_.normalize_top_k)
-          for (float& w : weight) w /= sum;
+          for (float& w : weight) w /= std::max(sum, moe_.normalize_floor);
         if (moe_.routed_scale != 1.0f)
           for (float& w : weight) w *= moe_.routed_scale;
       }
@@ -166,7 +172,7 @@ class ExpertsStep : public Step {
   Activation act_;
   IndexRange mine_;
   const std::vector<ExpertWeights>& experts_;
-  const FloatBuffer& score_bias_;  // sigmoid_scores: e_score_correction_bias
+  const FloatBuffer& score_bias_;  // sigmoid_scores, softmax_score_bias: e_score_correction_bias
 };
 
 // inputs {x, shared expert output}, outputs {out}: out += sigmoid(gate . x) * shared per token
@@ -208,6 +214,8 @@ class RoutedExperts : public Block {
     if (moe.router_bias) router_bias_ = v.vector(p + n.router + ".bias", moe.num_experts, TensorRole::kBias);
     if (moe.sigmoid_scores)
       score_bias_ = v.vector(p + n.score_bias, moe.num_experts, TensorRole::kBias);
+    else if (moe.softmax_score_bias)
+      score_bias_ = v.tensor(p + n.score_bias, {1, moe.num_experts});
     if (moe.fused_3d_experts) return visit_fused_experts(v, p + n.experts + ".");
     if (moe.stacked != MoeSpec::Stacked::kNone) {
       visit_stacked_experts(v);

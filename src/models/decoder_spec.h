@@ -108,6 +108,10 @@ struct MoeSpec {
   // chosen experts are weighted by their unbiased scores, renormalised (+1e-20) when
   // normalize_top_k, then scaled by routed_scale.
   bool sigmoid_scores = false;
+  // ernie4_5_moe: softmax scores, the score bias (stored [1, experts], under names.score_bias)
+  // added for the choice only, the chosen renormalised by max(sum, normalize_floor).
+  bool softmax_score_bias = false;
+  float normalize_floor = 0.0f;
   // false: each expert (and the shared expert) is down(act(up(x))), with no gate projection
   // (nemotron_h).
   bool gated_experts = true;

@@ -202,6 +202,20 @@ TEST_F(ArchitectureOptions, HunyuanAlphaStretchesTheBaseOrIsNamed) {
   expect_load_error(hunyuan, ErrorKind::kCheckpoint, {"config.json", "alpha", "must be positive"});
 }
 
+TEST_F(ArchitectureOptions, Ernie45MoeLayersAndBadExpertCounts) {
+  Json ernie = tiny("ernie4_5_moe");
+  ernie["num_hidden_layers"] = 6;
+  ernie["moe_num_experts"] = 4;
+  ernie["moe_k"] = 2;
+  ernie["moe_layer_start_index"] = 1;
+  ernie["moe_layer_end_index"] = 4;
+  ernie["moe_layer_interval"] = 2;
+  const DecoderSpec spec = find_architecture("ernie4_5_moe").read_spec(ConfigReader(ernie, "config.json"));
+  EXPECT_EQ(spec.moe_layers, (std::vector<bool>{false, true, false, true, false, false}));
+  ernie["moe_k"] = 5;
+  expect_load_error(ernie, ErrorKind::kCheckpoint, {"config.json", "moe_k", "must not exceed moe_num_experts (4)"});
+}
+
 TEST_F(ArchitectureOptions, NemotronHPatternsNameTheirBadLetters) {
   Json nemotron = tiny("nemotron_h");
   nemotron["hybrid_override_pattern"] = "M*X-";
