@@ -1,6 +1,7 @@
 // Apertus (Swiss AI): the Llama layout with per-head q/k RMSNorms, norms named
 // attention_layernorm and feedforward_layernorm, and an ungated MLP, down(act(up(x))), whose
 // activation is xIELU with learned scalars per layer (hidden_act "xielu", the default).
+#include "models/families_common.h"
 #include "models/llama_like.h"
 #include "models/registry.h"
 
@@ -23,11 +24,7 @@ DecoderSpec read_apertus(const ConfigReader& config) {
   spec.gated_mlp = false;
   spec.names.attn_norm = "attention_layernorm";
   spec.names.mlp_norm = "feedforward_layernorm";
-  const bool attention_bias = config.boolean("attention_bias", false);
-  spec.qkv_bias = attention_bias;
-  spec.o_bias = attention_bias;
-  spec.qk_norm = true;
-  spec.qk_norm_kind = QkNorm::kPerHead;
+  apply_biased_qk_norm_attention(config, spec, QkNorm::kPerHead);
   return spec;
 }
 

@@ -15,12 +15,16 @@ std::vector<int64_t> uniform_windows(const ConfigReader& config, int64_t num_lay
   return std::vector<int64_t>(static_cast<size_t>(num_layers), sliding_window_or_null(config, fallback));
 }
 
-void apply_qwen3_attention(const ConfigReader& config, DecoderSpec& spec) {
+void apply_biased_qk_norm_attention(const ConfigReader& config, DecoderSpec& spec, QkNorm kind) {
   const bool attention_bias = config.boolean("attention_bias", false);
   spec.qkv_bias = attention_bias;
   spec.o_bias = attention_bias;
   spec.qk_norm = true;
-  spec.qk_norm_kind = QkNorm::kPerHead;
+  spec.qk_norm_kind = kind;
+}
+
+void apply_qwen3_attention(const ConfigReader& config, DecoderSpec& spec) {
+  apply_biased_qk_norm_attention(config, spec, QkNorm::kPerHead);
   spec.sliding_window = read_qwen_style_windows(config, spec.num_layers);
 }
 

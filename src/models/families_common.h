@@ -15,6 +15,10 @@ int64_t sliding_window_or_null(const ConfigReader& config, int64_t fallback);
 // The Mistral convention: one window on every layer, sliding_window_or_null(config, fallback).
 std::vector<int64_t> uniform_windows(const ConfigReader& config, int64_t num_layers, int64_t fallback);
 
+// q/k/v/o biases per attention_bias (default off) and a q/k norm of `kind` (qwen3, olmo2,
+// olmoe, apertus, hunyuan_v1_dense).
+void apply_biased_qk_norm_attention(const ConfigReader& config, DecoderSpec& spec, QkNorm kind);
+
 // Qwen3's attention (qwen3, qwen3_moe): q/k/v/o biases per attention_bias, an RMSNorm over
 // each head of q and k, Qwen-style sliding windows.
 void apply_qwen3_attention(const ConfigReader& config, DecoderSpec& spec);

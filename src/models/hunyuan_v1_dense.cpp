@@ -4,6 +4,7 @@
 // base: theta * alpha^(head_dim / (head_dim - 2)), whatever the sequence length.
 #include <cmath>
 
+#include "models/families_common.h"
 #include "models/llama_like.h"
 #include "models/registry.h"
 
@@ -29,11 +30,7 @@ DecoderSpec read_hunyuan_v1_dense(const ConfigReader& config) {
   defaults.vocab_size = 290943;
   defaults.norm_eps = 1e-5;
   DecoderSpec spec = read_llama_like_spec(config, defaults);
-  const bool attention_bias = config.boolean("attention_bias", false);
-  spec.qkv_bias = attention_bias;
-  spec.o_bias = attention_bias;
-  spec.qk_norm = true;
-  spec.qk_norm_kind = QkNorm::kPerHead;
+  apply_biased_qk_norm_attention(config, spec, QkNorm::kPerHead);
   spec.qk_norm_after_rope = true;
   spec.names.q_norm = "self_attn.query_layernorm";
   spec.names.k_norm = "self_attn.key_layernorm";

@@ -12,11 +12,7 @@ DecoderSpec read_olmo2(const ConfigReader& config) {
   defaults.vocab_size = 50304;
   defaults.norm_eps = 1e-5;
   DecoderSpec spec = read_llama_like_spec(config, defaults);
-  const bool attention_bias = config.boolean("attention_bias", false);
-  spec.qkv_bias = attention_bias;
-  spec.o_bias = attention_bias;
-  spec.qk_norm = true;
-  spec.qk_norm_kind = QkNorm::kWhole;
+  apply_biased_qk_norm_attention(config, spec, QkNorm::kWhole);
   spec.names.attn_norm = "";
   spec.names.post_attn_norm = "post_attention_layernorm";
   spec.names.mlp_norm = "";

@@ -19,11 +19,7 @@ DecoderSpec read_olmoe(const ConfigReader& config) {
   DecoderSpec spec = read_llama_like_spec(config, defaults);
   if (config.has("clip_qkv"))
     reject_option(config, "clip_qkv", ConfigReader::shown(config.json()["clip_qkv"]), "olmoe", "supported: null");
-  const bool attention_bias = config.boolean("attention_bias", false);
-  spec.qkv_bias = attention_bias;
-  spec.o_bias = attention_bias;
-  spec.qk_norm = true;
-  spec.qk_norm_kind = QkNorm::kWhole;
+  apply_biased_qk_norm_attention(config, spec, QkNorm::kWhole);
   MoeKeys keys;
   keys.num_experts_alias = "num_local_experts";
   keys.default_experts = 64;
