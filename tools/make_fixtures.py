@@ -184,6 +184,17 @@ APERTUS = dict(TINY, model_type="apertus", rms_norm_eps=1e-5, hidden_act="xielu"
                rope_parameters={"rope_type": "llama3", "rope_theta": 12000000.0, "factor": 8.0,
                                 "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                                 "original_max_position_embeddings": 32})
+# MiMo-V2-Flash: layers 0 and 3 full, 1 and 2 sliding over 5 positions with twice the kv heads
+# and sinks; values of 8 against keys of 16, scaled by 0.707; a rope per kind on half of each
+# head; layer 0 dense, 1-3 four sigmoid-routed experts (top-2 of the best 1 of 2 groups).
+MIMO_V2_FLASH = dict(TINY, model_type="mimo_v2_flash", num_hidden_layers=4, rms_norm_eps=1e-5, v_head_dim=8,
+                     sliding_window=5, attention_value_scale=0.707,
+                     layer_types=["full_attention", "sliding_attention", "sliding_attention", "full_attention"],
+                     n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, n_group=2, topk_group=1,
+                     rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 5000000.0,
+                                                         "partial_rotary_factor": 0.5},
+                                      "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0,
+                                                            "partial_rotary_factor": 0.5}})
 # Ministral 3: yarn (factor 4 over 32 positions) and the attention temperature with a floor of 8
 # positions, so that the prompts reach its first two steps.
 MINISTRAL3 = dict(TINY, model_type="ministral3", rms_norm_eps=1e-5,
@@ -466,6 +477,11 @@ FIXTURES = [
     Fixture("apertus",
             "Apertus: per-head q/k RMSNorms, attention_layernorm / feedforward_layernorm, an ungated MLP "
             "with xIELU (learned alpha_p, alpha_n per layer), llama3 rope", APERTUS, "llama3", seed=3521),
+    Fixture("mimo_v2_flash",
+            "MiMo-V2-Flash: full layers 0 and 3, sliding layers 1 and 2 (window 5) with twice the kv heads and "
+            "sinks; values of 8 beside keys of 16, times 0.707; a rope per kind on half of each head; 4 "
+            "sigmoid-routed experts on layers 1-3 (top-2 in the best of 2 groups)",
+            MIMO_V2_FLASH, "gpt2", seed=3529),
     Fixture("cohere_qk_norm",
             "Command R+ style: cohere with use_qk_norm, a bias-free LayerNorm over each head of q "
             "and k with a weight row per head ([heads, head_dim] tensors)",

@@ -47,13 +47,13 @@ class RotaryStep : public Step {
 };
 
 // inputs {q, k, v, rope table}, outputs {q, k}: rotates q and k at their positions (when the
-// layer rotates) and writes k and v into the cache.
+// layer rotates) and writes k and v (value_dim per head) into the cache.
 class RotaryCacheWriteStep : public Step {
  public:
-  RotaryCacheWriteStep(Info info, int slot, int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim,
-                       bool pairs)
+  RotaryCacheWriteStep(Info info, int slot, int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t value_dim,
+                       int64_t rotary_dim, bool pairs)
       : Step(std::move(info)), slot_(slot), heads_(heads), kv_heads_(kv_heads), head_dim_(head_dim),
-        rotary_dim_(rotary_dim), pairs_(pairs) {}
+        value_dim_(value_dim), rotary_dim_(rotary_dim), pairs_(pairs) {}
   std::string_view kind() const override { return "rotary_cache_write"; }
 
   void run(StepContext& c) const override {
@@ -63,19 +63,19 @@ class RotaryCacheWriteStep : public Step {
     const float* v = c.value(inputs()[2]);
     if (inputs().size() > 3)
       rotate_rows(c, q, k, c.value(inputs()[3]), heads_, kv_heads_, head_dim_, rotary_dim_, pairs_);
-    const int64_t kv_width = kv_heads_ * head_dim_;
+    const int64_t k_width = kv_heads_ * head_dim_, v_width = kv_heads_ * value_dim_;
     for (int64_t t = 0; t < c.count(); ++t) {
       const int64_t position = c.start() + t;
       for (int64_t h = 0; h < kv_heads_; ++h) {
-        cache.write_key(h, position, k + t * kv_width + h * head_dim_, head_dim_);
-        cache.write_value(h, position, v + t * kv_width + h * head_dim_);
+        cache.write_key(h, position, k + t * k_width + h * head_dim_, head_dim_);
+        cache.write_value(h, position, v + t * v_width + h * value_dim_);
       }
     }
   }
 
  private:
   int slot_;
-  int64_t heads_, kv_heads_, head_dim_, rotary_dim_;
+  int64_t heads_, kv_heads_, head_dim_, value_dim_, rotary_dim_;
   bool pairs_;
 };
 
@@ -136,10 +136,12 @@ class Attention : public Block {
     const DecoderSpec& spec = place_.spec;
     const WeightNames& n = spec.names;
     const std::string& p = place_.tensors;
-    const int64_t hidden = spec.hidden_size, hd = spec.head_dim;
-    const int64_t q_width = spec.num_heads * hd, kv_width = spec.num_kv_heads * hd;
+    const int64_t hidden = spec.hidden_size, hd = spec.head_dim, vd = value_head_dim(spec);
+    const int64_t kv_heads = layer_kv_heads(spec, place_.layer);
+    const int64_t q_width = spec.num_heads * hd, kv_width = kv_heads * hd, v_width = kv_heads * vd;
     const IndexRange q_rows = head_range(place_.layout.query_heads, hd);
     const IndexRange kv_rows = head_range(place_.layout.kv_heads, hd);
+    const IndexRange v_rows = head_range(place_.layout.kv_heads, vd);
     if (spec.attention_output_gate) {
       // q_proj's rows are [q_h; gate_h] per head.
       const IndexRange rows = head_range(place_.layout.query_heads, 2 * hd);
@@ -152,16 +154,16 @@ class Attention : public Block {
     } else if (spec.fused_qkv == FusedQkv::kNone) {
       q_ = v.matrix_part(p + n.q, q_width, hidden, rows_of(q_rows, hidden));
       k_ = v.matrix_part(p + n.k, kv_width, hidden, rows_of(kv_rows, hidden));
-      v_ = v.matrix_part(p + n.v, kv_width, hidden, rows_of(kv_rows, hidden));
+      v_ = v.matrix_part(p + n.v, v_width, hidden, rows_of(v_rows, hidden));
       q_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.q, q_width), q_rows);
       k_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.k, kv_width), kv_rows);
-      v_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.v, kv_width), kv_rows);
+      v_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.v, v_width), v_rows);
     } else {
       visit_fused(v, q_rows, kv_rows);
     }
-    if (spec.attention_sinks)
+    if (layer_has_sinks(spec, place_.layer))
       sinks_ = slice(v.vector(p + n.sinks, spec.num_heads, TensorRole::kBias), place_.layout.query_heads);
-    o_ = v.matrix_part(p + n.o, hidden, q_width, cols_of(hidden, q_rows));
+    o_ = v.matrix_part(p + n.o, hidden, spec.num_heads * vd, cols_of(hidden, head_range(place_.layout.query_heads, vd)));
     // A row-parallel output's bias is held by rank 0 alone, so the sum over ranks adds it once.
     o_bias_ = bias_if(v, spec.o_bias && place_.shard.rank == 0, p + n.o, hidden);
     if (!qk_norm_on(spec, place_.layer)) return;
@@ -170,7 +172,7 @@ class Attention : public Block {
       k_norm_.weight = FloatBuffer::owning(std::vector<float>(static_cast<size_t>(hd), 1.0f));
     } else if (spec.qk_norm_kind == QkNorm::kPerHead && spec.qk_norm_weights != QkNormWeights::kShared) {
       q_norm_.weight = visit_head_norms(v, p + n.q_norm, spec.num_heads, place_.layout.query_heads);
-      k_norm_.weight = visit_head_norms(v, p + n.k_norm, spec.num_kv_heads, place_.layout.kv_heads);
+      k_norm_.weight = visit_head_norms(v, p + n.k_norm, kv_heads, place_.layout.kv_heads);
     } else if (spec.qk_norm_kind == QkNorm::kPerHead) {
       q_norm_ = visit_norm(v, spec.qk_norm_spec, p + n.q_norm, hd);
       k_norm_ = visit_norm(v, spec.qk_norm_spec, p + n.k_norm, hd);
@@ -191,10 +193,11 @@ class Attention : public Block {
       return;
     }
     const WeightNames& n = spec.names;
+    const int64_t vd = value_head_dim(spec);
     const int64_t q_width = heads * hd, kv_width = kv_heads * hd;
     const ValueId q = program.value(s + "q", q_width);
     const ValueId k = program.value(s + "k", kv_width);
-    const ValueId v = program.value(s + "v", kv_width);
+    const ValueId v = program.value(s + "v", kv_heads * vd);
     ValueId gate = -1;
     if (spec.attention_output_gate) {
       const ValueId q_and_gate = program.value(s + "q_and_gate", 2 * q_width);
@@ -207,6 +210,8 @@ class Attention : public Block {
     add_linear(program, s + "k_proj", io.in, k, k_, k_bias_, hidden, fused_match(module, n.k, q_width, kv_width));
     add_linear(program, s + "v_proj", io.in, v, v_, v_bias_, hidden,
                fused_match(module, n.v, q_width + kv_width, kv_width));
+    if (spec.value_scale != 1.0f)
+      program.add<ScaleSoftcapStep>(Step::Info{s + "value_scale", {v}, {v}}, spec.value_scale, 0.0f);
     const bool rotates = io.rope >= 0 && layer_uses_rope(spec, place_.layer);
     const int64_t rotary_dim = rotates ? program.info(io.rope).width : 0;
     // llama4 normalises after the rotation without weights, which commutes with it; a weighted
@@ -222,29 +227,30 @@ class Attention : public Block {
       program.add<NormStep>(Step::Info{s + "k_norm", {k}, {k}, {module + n.k_norm}}, k_norm_, spec.qk_norm_spec,
                             per_head ? hd : kv_width);
     }
-    const int slot = declare_kv_cache(program, s + "kv_cache", kv_heads, hd, hd);
+    const int slot = declare_kv_cache(program, s + "kv_cache", kv_heads, hd, vd);
     const QueryTemperature& temperature = spec.query_temperature;
     if (temperature.scale != 0 && !(temperature.layers_without_rope_only && layer_uses_rope(spec, place_.layer)))
       program.add<QueryTemperatureStep>(Step::Info{s + "query_temperature", {q}, {q}}, temperature);
     std::vector<ValueId> rotary_inputs = {q, k, v};
     if (rotates && !rotate_first) rotary_inputs.push_back(io.rope);
     program.add<RotaryCacheWriteStep>(Step::Info{s + "rotary_cache_write", rotary_inputs, {q, k}}, slot, heads,
-                                      kv_heads, hd, rotary_dim, spec.rope_interleaved);
+                                      kv_heads, hd, vd, rotary_dim, spec.rope_interleaved);
     AttentionShape shape;
     shape.heads = heads;
     shape.kv_heads = kv_heads;
-    shape.key_dim = shape.value_dim = hd;
+    shape.key_dim = hd;
+    shape.value_dim = vd;
     shape.window = spec.sliding_window[static_cast<size_t>(place_.layer)];
     if (!spec.attention_chunk.empty()) shape.chunk = spec.attention_chunk[static_cast<size_t>(place_.layer)];
     shape.scale = spec.attention_scale > 0 ? spec.attention_scale : 1.0f / std::sqrt(static_cast<float>(hd));
     shape.softcap = spec.attn_softcap;
-    const ValueId context = program.value(s + "context", q_width);
+    const ValueId context = program.value(s + "context", heads * vd);
     program.add<AttentionStep>(Step::Info{s + "attention", {q}, {context}, {gate >= 0 ? "" : module + n.o, true}},
                                slot, shape, sinks_);
     if (gate >= 0)  // qwen3_5: the context times sigmoid(gate), per value
       program.add<ActivationStep>(Step::Info{s + "output_gate", {gate, context}, {context}, {module + n.o, true}},
                                   Activation::kSigmoid);
-    add_linear(program, s + "o_proj", context, io.out, o_, o_bias_, q_width, {module + n.o});
+    add_linear(program, s + "o_proj", context, io.out, o_, o_bias_, heads * vd, {module + n.o});
   }
 
  private:

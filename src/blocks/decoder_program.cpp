@@ -118,11 +118,10 @@ class DecoderAssembly {
       local_rope = program_.value("rope_local", spec.local_rope.rotary_dim);
       program_.add<RopeTableStep>(Step::Info{"rope_local", {}, {local_rope}}, spec.local_rope);
     }
-    const ShardLayout layout = shard_layout(spec, shard_);
     w.norms.resize(static_cast<size_t>(spec.num_layers));
     for (int64_t i = 0; i < spec.num_layers; ++i) {
       const bool local = spec.use_local_rope && spec.sliding_window[static_cast<size_t>(i)] > 0;
-      layer(spec, layout, i, x, local ? local_rope : rope, w.norms[static_cast<size_t>(i)]);
+      layer(spec, shard_layout(spec, shard_, i), i, x, local ? local_rope : rope, w.norms[static_cast<size_t>(i)]);
     }
     w.final_norm = visit_norm(tensors_, spec.norm, n.final_norm, hidden);
     if (spec.embed_dim > 0) w.project_out = tensors_.plain_matrix(n.project_out + ".weight", width, hidden);

@@ -253,6 +253,12 @@ struct DecoderSpec {
   float attention_scale = 0;    // 0: 1/sqrt(head_dim)
   float attn_softcap = 0;       // 0: none; else scores = cap * tanh(scores / cap)
   bool attention_sinks = false;  // gpt-oss: one learned logit per head joins each softmax
+  std::vector<bool> sink_layers;  // per layer (empty: all) whether attention_sinks applies
+  // Per layer (empty: num_kv_heads on every layer): mimo_v2_flash's sliding layers have twice
+  // the key/value heads of its full ones.
+  std::vector<int64_t> layer_kv_heads;
+  int64_t value_dim = 0;     // each head's value width where it is not head_dim (mimo_v2_flash); 0: head_dim
+  float value_scale = 1.0f;  // values times this as they are projected (mimo_v2_flash)
   bool attention_output_gate = false;  // qwen3_5: context * sigmoid(gate), gate from q_proj beside q
   bool latent_attention = false;  // deepseek_v2: attention as `mla` describes
   LatentAttentionSpec mla;
@@ -286,7 +292,16 @@ inline bool layer_uses_rope(const DecoderSpec& spec, int64_t layer) {
 
 // The width of each head's value (and of the KV cache's value rows).
 inline int64_t value_head_dim(const DecoderSpec& spec) {
-  return spec.latent_attention ? spec.mla.value_dim : spec.head_dim;
+  if (spec.latent_attention) return spec.mla.value_dim;
+  return spec.value_dim > 0 ? spec.value_dim : spec.head_dim;
+}
+
+inline int64_t layer_kv_heads(const DecoderSpec& spec, int64_t layer) {
+  return spec.layer_kv_heads.empty() ? spec.num_kv_heads : spec.layer_kv_heads[static_cast<size_t>(layer)];
+}
+
+inline bool layer_has_sinks(const DecoderSpec& spec, int64_t layer) {
+  return spec.attention_sinks && (spec.sink_layers.empty() || spec.sink_layers[static_cast<size_t>(layer)]);
 }
 
 inline bool layer_is_moe(const DecoderSpec& spec, int64_t layer) {

@@ -6,10 +6,11 @@
 
 namespace canrun {
 
-ShardLayout shard_layout(const DecoderSpec& spec, Shard shard) {
+ShardLayout shard_layout(const DecoderSpec& spec, Shard shard, int64_t layer) {
   ShardLayout layout;
-  layout.kv_heads = split_evenly(spec.num_kv_heads, shard);
-  const int64_t group = spec.num_kv_heads > 0 ? spec.num_heads / spec.num_kv_heads : 1;
+  const int64_t kv_heads = layer_kv_heads(spec, layer);
+  layout.kv_heads = split_evenly(kv_heads, shard);
+  const int64_t group = kv_heads > 0 ? spec.num_heads / kv_heads : 1;
   layout.query_heads = {layout.kv_heads.first * group, layout.kv_heads.count * group};
   layout.ffn = split_evenly(spec.intermediate_size, shard);
   layout.shared_ffn = split_evenly(spec.moe.shared_ffn, shard);

@@ -23,7 +23,8 @@ struct ShardLayout {
   IndexRange deltanet_key_heads;  // Gated DeltaNet key heads, with the value heads they serve
 };
 
-ShardLayout shard_layout(const DecoderSpec& spec, Shard shard);
+// Layer `layer`'s: its key/value heads may differ from other layers' (layer_kv_heads).
+ShardLayout shard_layout(const DecoderSpec& spec, Shard shard, int64_t layer);
 
 // Throws Error(kUnsupportedOption) naming the config option that cannot be split over
 // `cores` workers (a q/k norm over the whole projection width).

@@ -8,7 +8,8 @@ FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "phi3", "qwen3_moe", "qwen2_mo
             "starcoder2", "stablelm", "cohere", "deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa",
             "glm4_moe_lite", "minimax_m2", "lfm2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_next",
             "nemotron_h", "granitemoehybrid", "llama4_text", "seed_oss", "olmo3",
-            "ernie4_5", "exaone4", "ministral3", "hunyuan_v1_dense", "apertus", "ernie4_5_moe"]
+            "ernie4_5", "exaone4", "ministral3", "hunyuan_v1_dense", "apertus", "ernie4_5_moe",
+            "mimo_v2_flash"]
 
 
 def archs_json(run_canrun, *args):

@@ -216,6 +216,19 @@ TEST_F(ArchitectureOptions, Ernie45MoeLayersAndBadExpertCounts) {
   expect_load_error(ernie, ErrorKind::kCheckpoint, {"config.json", "moe_k", "must not exceed moe_num_experts (4)"});
 }
 
+TEST_F(ArchitectureOptions, MimoSlidingLayersDoubleTheKvHeads) {
+  // By default layer 0 and every sixth are full attention, the rest slide with twice the kv heads.
+  Json mimo = tiny("mimo_v2_flash");
+  mimo["num_hidden_layers"] = 7;
+  mimo["head_dim"] = 24;  // a partial rope of int(24 * 0.334) = 8 dims
+  const DecoderSpec spec = find_architecture("mimo_v2_flash").read_spec(ConfigReader(mimo, "config.json"));
+  EXPECT_EQ(spec.layer_kv_heads, (std::vector<int64_t>{2, 4, 4, 4, 4, 2, 4}));
+  EXPECT_EQ(spec.sink_layers, (std::vector<bool>{false, true, true, true, true, false, true}));
+  EXPECT_EQ(spec.moe_layers, (std::vector<bool>{false, true, true, true, true, true, true}));
+  mimo["num_key_value_heads"] = 4;  // the sliding layers' 8 do not divide 4 query heads
+  expect_load_error(mimo, ErrorKind::kCheckpoint, {"config.json", "num_key_value_heads", "twice as many"});
+}
+
 TEST_F(ArchitectureOptions, NemotronHPatternsNameTheirBadLetters) {
   Json nemotron = tiny("nemotron_h");
   nemotron["hybrid_override_pattern"] = "M*X-";

@@ -45,14 +45,14 @@ TEST(ShardLayout, QueryHeadsFollowTheirKvHeadGroups) {
   spec.num_heads = 9;
   spec.num_kv_heads = 3;
   spec.intermediate_size = 1536;
-  const ShardLayout first = shard_layout(spec, {0, 2}), second = shard_layout(spec, {1, 2});
+  const ShardLayout first = shard_layout(spec, {0, 2}, 0), second = shard_layout(spec, {1, 2}, 0);
   EXPECT_EQ(first.kv_heads.count, 2);
   EXPECT_EQ(first.query_heads.first, 0);
   EXPECT_EQ(first.query_heads.count, 6);
   EXPECT_EQ(second.kv_heads.first, 2);
   EXPECT_EQ(second.query_heads.first, 6);
   EXPECT_EQ(second.query_heads.count, 3);
-  const ShardLayout last_of_four = shard_layout(spec, {3, 4});
+  const ShardLayout last_of_four = shard_layout(spec, {3, 4}, 0);
   EXPECT_EQ(last_of_four.kv_heads.count, 0);
   EXPECT_EQ(last_of_four.query_heads.count, 0);
   EXPECT_EQ(last_of_four.ffn.count, 384);
@@ -63,11 +63,11 @@ TEST(ShardLayout, ExpertsSplitAcrossRanks) {
   spec.num_heads = spec.num_kv_heads = 4;
   spec.moe.num_experts = 6;
   spec.moe.shared_ffn = 16;
-  expect_ranges({shard_layout(spec, {0, 4}).experts, shard_layout(spec, {1, 4}).experts,
-                 shard_layout(spec, {2, 4}).experts, shard_layout(spec, {3, 4}).experts},
+  expect_ranges({shard_layout(spec, {0, 4}, 0).experts, shard_layout(spec, {1, 4}, 0).experts,
+                 shard_layout(spec, {2, 4}, 0).experts, shard_layout(spec, {3, 4}, 0).experts},
                 {{0, 2}, {2, 2}, {4, 1}, {5, 1}});
-  EXPECT_EQ(shard_layout(spec, {3, 4}).shared_ffn.first, 12);
-  EXPECT_EQ(shard_layout(spec, {3, 4}).shared_ffn.count, 4);
+  EXPECT_EQ(shard_layout(spec, {3, 4}, 0).shared_ffn.first, 12);
+  EXPECT_EQ(shard_layout(spec, {3, 4}, 0).shared_ffn.count, 4);
 }
 
 TEST(ShardLayout, UnsplittableOptionsAreRejectedByName) {
@@ -92,7 +92,7 @@ TEST(ShardLayout, RankWeightsHoldTheirPartOnly) {
   const DecoderSpec spec = read_model_spec(dir);
   const WeightStore store = WeightStore::open_folder(dir);
   const Shard shard{1, 2};
-  const ShardLayout layout = shard_layout(spec, shard);
+  const ShardLayout layout = shard_layout(spec, shard, 0);
   CheckpointLoader loader(store, spec.conv1d, spec.fp8, /*keep_stored=*/false);
   const Program rank = build_decoder_program(spec, shard, loader);
   const auto matrix = [](const Program& program, const char* name) -> const WeightMatrix& {
