@@ -163,7 +163,8 @@ class Attention : public Block {
     }
     if (layer_has_sinks(spec, place_.layer))
       sinks_ = slice(v.vector(p + n.sinks, spec.num_heads, TensorRole::kBias), place_.layout.query_heads);
-    o_ = v.matrix_part(p + n.o, hidden, spec.num_heads * vd, cols_of(hidden, head_range(place_.layout.query_heads, vd)));
+    const IndexRange context_cols = head_range(place_.layout.query_heads, vd);
+    o_ = v.matrix_part(p + n.o, hidden, spec.num_heads * vd, cols_of(hidden, context_cols));
     // A row-parallel output's bias is held by rank 0 alone, so the sum over ranks adds it once.
     o_bias_ = bias_if(v, spec.o_bias && place_.shard.rank == 0, p + n.o, hidden);
     if (!qk_norm_on(spec, place_.layer)) return;

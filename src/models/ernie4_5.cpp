@@ -52,7 +52,8 @@ DecoderSpec read_ernie4_5_moe(const ConfigReader& config) {
 }
 
 const ArchitectureRegistration kErnie4_5Moe(
-    {"ernie4_5_moe", "ERNIE 4.5 MoE: ernie4_5's layers, softmax-routed experts chosen with a score bias, shared experts",
+    {"ernie4_5_moe",
+     "ERNIE 4.5 MoE: ernie4_5's layers, softmax-routed experts chosen with a score bias, shared experts",
      read_ernie4_5_moe,
      {"use_bias", "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3", "moe_num_experts", "moe_k",
       "moe_intermediate_size", "moe_num_shared_experts", "moe_layer_start_index", "moe_layer_end_index",

@@ -63,7 +63,8 @@ WeightMatrix fp8_rows_of(const WeightMatrix& m, int64_t first, int64_t count) {
   const int64_t blocks = m.scale_blocks();
   return WeightMatrix::fp8_owning(
       std::vector<uint8_t>(m.fp8_data() + first * m.cols(), m.fp8_data() + (first + count) * m.cols()),
-      FloatBuffer::owning(std::vector<float>(m.fp8_scales() + first * blocks, m.fp8_scales() + (first + count) * blocks)),
+      FloatBuffer::owning(
+          std::vector<float>(m.fp8_scales() + first * blocks, m.fp8_scales() + (first + count) * blocks)),
       m.block_cols(), count, m.cols());
 }
 
