@@ -195,6 +195,12 @@ MIMO_V2_FLASH = dict(TINY, model_type="mimo_v2_flash", num_hidden_layers=4, rms_
                                                          "partial_rotary_factor": 0.5},
                                       "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0,
                                                             "partial_rotary_factor": 0.5}})
+# GLM-4.5 (glm4_moe): q/k/v biases, per-head q/k norms, rope on half of each head; layer 0 dense,
+# layer 1 four sigmoid-routed experts (top-2 in the best of 2 groups, scaled 1.5) and a shared one.
+GLM4_MOE = dict(TINY, model_type="glm4_moe", rms_norm_eps=1e-5, attention_bias=True, use_qk_norm=True,
+                n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, n_shared_experts=1, n_group=2,
+                topk_group=1, first_k_dense_replace=1, routed_scaling_factor=1.5,
+                rope_parameters={"rope_type": "default", "rope_theta": 1000000.0, "partial_rotary_factor": 0.5})
 # Ministral 3: yarn (factor 4 over 32 positions) and the attention temperature with a floor of 8
 # positions, so that the prompts reach its first two steps.
 MINISTRAL3 = dict(TINY, model_type="ministral3", rms_norm_eps=1e-5,
@@ -482,6 +488,10 @@ FIXTURES = [
             "sinks; values of 8 beside keys of 16, times 0.707; a rope per kind on half of each head; 4 "
             "sigmoid-routed experts on layers 1-3 (top-2 in the best of 2 groups)",
             MIMO_V2_FLASH, "gpt2", seed=3529),
+    Fixture("glm4_moe",
+            "GLM-4.5: q/k/v biases, per-head q/k norms, rotary on half of each head; layer 1 holds 4 "
+            "sigmoid-routed experts (top-2 of the best 1 of 2 groups, scaled 1.5) and a shared expert",
+            GLM4_MOE, "gpt2", seed=3549),
     Fixture("cohere_qk_norm",
             "Command R+ style: cohere with use_qk_norm, a bias-free LayerNorm over each head of q "
             "and k with a weight row per head ([heads, head_dim] tensors)",

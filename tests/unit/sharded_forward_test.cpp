@@ -114,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ShardedForwardTest,
                                                           "deepseek_v3", "deepseek_v3_fp8", "deepseek_v32", "glm_moe_dsa", "lfm2",
                                                           "nemotron_h", "granitemoehybrid", "qwen3_5_text", "qwen3_5_moe_text",
                                                           "qwen3_next", "llama4_text", "hunyuan_v1_dense", "apertus", "ernie4_5_moe",
-                                                          "mimo_v2_flash"),
+                                                          "mimo_v2_flash", "glm4_moe"),
                                           testing::Values(2, 3, 4)),
                          [](const testing::TestParamInfo<std::tuple<std::string, int>>& info) {
                            return std::get<0>(info.param) + "_cores" + std::to_string(std::get<1>(info.param));
