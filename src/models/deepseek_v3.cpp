@@ -34,19 +34,6 @@ DecoderSpec read_deepseek_v3(const ConfigReader& config) {
   return spec;
 }
 
-// mlp_layer_types ("dense" | "sparse" per layer), or when absent the first `dense` layers dense
-// and the rest sparse.
-std::vector<bool> mlp_layer_types(const ConfigReader& config, int64_t num_layers, int64_t dense) {
-  std::vector<bool> layers(static_cast<size_t>(num_layers), true);
-  if (!config.has("mlp_layer_types")) {
-    std::fill_n(layers.begin(), std::min(dense, num_layers), false);
-    return layers;
-  }
-  const std::vector<std::string> types = read_layer_list(config, "mlp_layer_types", num_layers, {"dense", "sparse"});
-  for (int64_t i = 0; i < num_layers; ++i) layers[i] = types[static_cast<size_t>(i)] == "sparse";
-  return layers;
-}
-
 DecoderSpec read_glm4_moe_lite(const ConfigReader& config) {
   LlamaLikeDefaults defaults;
   defaults.vocab_size = 154880;

@@ -25,9 +25,7 @@ DecoderSpec read_glm4_moe(const ConfigReader& config) {
     spec.qk_norm = true;
     spec.qk_norm_kind = QkNorm::kPerHead;
   }
-  const int64_t dense = config.integer("first_k_dense_replace", 1, 0, spec.num_layers);
-  spec.moe_layers.resize(static_cast<size_t>(spec.num_layers));
-  for (int64_t i = 0; i < spec.num_layers; ++i) spec.moe_layers[i] = i >= dense;
+  spec.moe_layers = sparse_from(config, spec.num_layers, 1);
   read_noaux_tc_experts(config, spec, {128, 8, 1408, 1, 1, 1.0});
   spec.names.shared_expert = "mlp.shared_experts";
   return spec;

@@ -61,11 +61,4 @@ DecoderSpec read_latent_decoder(const ConfigReader& config, LlamaLikeDefaults de
   return spec;
 }
 
-std::vector<bool> sparse_from(const ConfigReader& config, int64_t num_layers, int64_t first_sparse_default) {
-  const int64_t first_sparse = config.integer("first_k_dense_replace", first_sparse_default, 0, 1 << 20);
-  std::vector<bool> layers(static_cast<size_t>(num_layers), false);
-  for (int64_t i = first_sparse; i < num_layers; ++i) layers[i] = true;
-  return layers;
-}
-
 }  // namespace canrun

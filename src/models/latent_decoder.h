@@ -22,7 +22,4 @@ struct LatentDefaults {
 // yarn's mscale_all_dim. Rejects key/value heads other than the query heads and partial rotary.
 DecoderSpec read_latent_decoder(const ConfigReader& config, LlamaLikeDefaults defaults, const LatentDefaults& latent);
 
-// Layers from first_k_dense_replace on have routed experts.
-std::vector<bool> sparse_from(const ConfigReader& config, int64_t num_layers, int64_t first_sparse_default);
-
 }  // namespace canrun

@@ -55,12 +55,7 @@ DecoderSpec read_mimo_v2_flash(const ConfigReader& config) {
   router.groups = router.top_k_groups = 1;
   read_noaux_tc_experts(config, spec, router);
   spec.moe.shared_ffn = 0;  // MiMo's MoE has no shared expert, whatever n_shared_experts says
-  std::vector<std::string> mlp(static_cast<size_t>(spec.num_layers), "sparse");
-  mlp.front() = "dense";
-  if (config.has("mlp_layer_types"))
-    mlp = read_layer_list(config, "mlp_layer_types", spec.num_layers, {"dense", "sparse"});
-  spec.moe_layers.resize(static_cast<size_t>(spec.num_layers));
-  for (int64_t i = 0; i < spec.num_layers; ++i) spec.moe_layers[i] = mlp[static_cast<size_t>(i)] == "sparse";
+  spec.moe_layers = mlp_layer_types(config, spec.num_layers, 1);
   return spec;
 }
 

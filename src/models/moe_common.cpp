@@ -1,5 +1,9 @@
 #include "models/moe_common.h"
 
+#include <algorithm>
+
+#include "models/families_common.h"
+
 namespace canrun {
 
 MoeSpec read_moe(const ConfigReader& config, const DecoderSpec& spec, const MoeKeys& keys) {
@@ -39,6 +43,24 @@ void read_noaux_tc_experts(const ConfigReader& config, DecoderSpec& spec, const 
   spec.moe.top_k_groups = config.integer("topk_group", defaults.top_k_groups, 1, spec.moe.groups);
   if (spec.moe.top_k > spec.moe.top_k_groups * (spec.moe.num_experts / spec.moe.groups))
     config.reject("num_experts_per_tok", "must not exceed the experts of the topk_group kept groups");
+}
+
+std::vector<bool> sparse_from(const ConfigReader& config, int64_t num_layers, int64_t first_sparse_default) {
+  const int64_t first_sparse = config.integer("first_k_dense_replace", first_sparse_default, 0, 1 << 20);
+  std::vector<bool> layers(static_cast<size_t>(num_layers), false);
+  for (int64_t i = first_sparse; i < num_layers; ++i) layers[i] = true;
+  return layers;
+}
+
+std::vector<bool> mlp_layer_types(const ConfigReader& config, int64_t num_layers, int64_t dense) {
+  std::vector<bool> layers(static_cast<size_t>(num_layers), true);
+  if (!config.has("mlp_layer_types")) {
+    std::fill_n(layers.begin(), std::min(dense, num_layers), false);
+    return layers;
+  }
+  const std::vector<std::string> types = read_layer_list(config, "mlp_layer_types", num_layers, {"dense", "sparse"});
+  for (int64_t i = 0; i < num_layers; ++i) layers[i] = types[static_cast<size_t>(i)] == "sparse";
+  return layers;
 }
 
 void use_mixtral_expert_names(WeightNames& names) {

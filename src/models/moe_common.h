@@ -35,6 +35,13 @@ struct NoauxRouterDefaults {
 // experts' width.
 void read_noaux_tc_experts(const ConfigReader& config, DecoderSpec& spec, const NoauxRouterDefaults& defaults);
 
+// Layers from first_k_dense_replace on have routed experts (deepseek_v2, deepseek_v3, glm4_moe).
+std::vector<bool> sparse_from(const ConfigReader& config, int64_t num_layers, int64_t first_sparse_default);
+
+// mlp_layer_types ("dense" | "sparse" per layer), or when absent the first `dense` layers dense
+// and the rest sparse (glm4_moe_lite, glm_moe_dsa, mimo_v2_flash).
+std::vector<bool> mlp_layer_types(const ConfigReader& config, int64_t num_layers, int64_t dense);
+
 // Mixtral's checkpoint layout: block_sparse_moe.gate, block_sparse_moe.experts.<e>.w1 (gate),
 // w3 (up), w2 (down); also MiniMax-M2's.
 void use_mixtral_expert_names(WeightNames& names);
