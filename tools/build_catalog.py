@@ -22,9 +22,8 @@ Selection rule (a model is selected when all hold):
   3. it fits the trn2 profile, 16 cores of 24 GiB, at bf16, by canrun's planner (weights from
      the family's exact parameter count, KV cache, activations, overhead): `canrun archs`
      lists it among its family's models.
-A model failing 3 is excluded with the planner's reason ("needs more than 16 cores", or heads
-that do not divide over the core counts that hold it), one failing 1 or 2 as "not
-prioritized yet". `canrun archs` reads the rows written with every model unselected first.
+A model failing 3 is excluded with the planner's reason ("needs more than 16 cores", or "cannot
+be split, and needs more than 1 core"), one failing 1 or 2 as "not prioritized yet". `canrun archs` reads the rows written with every model unselected first.
 
 Usage: python3 tools/build_catalog.py [--source FILE] [--out FILE] [--canrun BINARY]
 """
@@ -105,8 +104,8 @@ class Registry:
         supported = json.loads(result.stdout)["supported"]
         self.classes = {f["model_type"]: set(f["classes"]) for f in supported}
         self.fitting = {model for f in supported for model in f["models"]}
-        # The planner's reason for each model it cannot place on trn2 (too large, or heads that
-        # do not divide over the core counts that hold it).
+        # The planner's reason for each model it cannot place on trn2 (too large, or too large
+        # for one core of a family that cannot be split).
         result = subprocess.run([canrun, "catalog", "--json", "--catalog", str(catalog), "--task", SELECTED_TASK,
                                  "--profile", "trn2"], capture_output=True, text=True, timeout=300)
         if result.returncode != 0:

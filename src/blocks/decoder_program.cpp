@@ -259,9 +259,9 @@ Program build_decoder_program(const DecoderSpec& spec, Shard shard, TensorVisito
   return DecoderAssembly(spec, shard, tensors).build();
 }
 
-std::vector<TensorInfo> decoder_tensors(const DecoderSpec& spec) {
+std::vector<TensorInfo> decoder_tensors(const DecoderSpec& spec, Shard shard) {
   TensorLister lister(spec.conv1d);
-  build_decoder_program(spec, Shard{}, lister);
+  build_decoder_program(spec, shard, lister);
   return lister.tensors;
 }
 

@@ -17,8 +17,9 @@ namespace canrun {
 // program over what they return: loaded weights, or none when only listing.
 Program build_decoder_program(const DecoderSpec& spec, Shard shard, TensorVisitor& tensors);
 
-// The tensors a checkpoint of this spec holds, as published (names, stored shapes).
-std::vector<TensorInfo> decoder_tensors(const DecoderSpec& spec);
+// The tensors a checkpoint of this spec holds, as published (names, stored shapes), with what
+// `shard`'s worker keeps of each.
+std::vector<TensorInfo> decoder_tensors(const DecoderSpec& spec, Shard shard = {});
 
 // The program of `spec` without weights: for shapes, costs and memory only.
 Program decoder_program_shape(const DecoderSpec& spec, Shard shard = {});

@@ -286,20 +286,20 @@ class RoutedExperts : public Block {
   void visit_fused_experts(TensorVisitor& v, const std::string& p) {
     const DecoderSpec& spec = place_.spec;
     const int64_t experts = spec.moe.num_experts, hidden = spec.hidden_size, ffn = spec.moe.expert_ffn;
+    const IndexRange mine = place_.layout.experts;
     FloatBuffer gate_up, down;
     bool transposed = false;  // true: per expert [out, in] already
     if (spec.moe.mxfp4) {
-      gate_up = v.mxfp4(p + "gate_up_proj", experts, 2 * ffn, hidden);
-      down = v.mxfp4(p + "down_proj", experts, hidden, ffn);
+      gate_up = v.mxfp4(p + "gate_up_proj", experts, 2 * ffn, hidden, mine);
+      down = v.mxfp4(p + "down_proj", experts, hidden, ffn, mine);
       transposed = true;
     } else {
-      gate_up = v.tensor(p + "gate_up_proj", {experts, hidden, 2 * ffn});
-      down = v.tensor(p + "down_proj", {experts, ffn, hidden});
+      gate_up = v.stacked(p + "gate_up_proj", {experts, hidden, 2 * ffn}, mine);
+      down = v.stacked(p + "down_proj", {experts, ffn, hidden}, mine);
     }
-    const FloatBuffer gate_up_bias = v.tensor(p + "gate_up_proj_bias", {experts, 2 * ffn});
-    const FloatBuffer down_bias = v.tensor(p + "down_proj_bias", {experts, hidden});
+    const FloatBuffer gate_up_bias = v.stacked(p + "gate_up_proj_bias", {experts, 2 * ffn}, mine);
+    const FloatBuffer down_bias = v.stacked(p + "down_proj_bias", {experts, hidden}, mine);
     if (gate_up.empty()) return;  // listing only
-    const IndexRange mine = place_.layout.experts;
     for (int64_t e = mine.first; e < mine.end(); ++e) {
       const float* gu = gate_up.data() + e * hidden * 2 * ffn;
       const float* dn = down.data() + e * ffn * hidden;
@@ -337,12 +337,15 @@ class RoutedExperts : public Block {
     const int64_t experts = spec.moe.num_experts, hidden = spec.hidden_size, ffn = spec.moe.expert_ffn;
     const bool rows = spec.moe.stacked == MoeSpec::Stacked::kRows;
     const std::string p = place_.tensors + n.experts + ".";
-    const FloatBuffer gate_up = v.tensor(p + n.stacked_gate_up, rows ? std::vector<int64_t>{experts, 2 * ffn, hidden}
-                                                                     : std::vector<int64_t>{experts, hidden, 2 * ffn});
-    const FloatBuffer down = v.tensor(p + n.stacked_down, rows ? std::vector<int64_t>{experts, hidden, ffn}
-                                                               : std::vector<int64_t>{experts, ffn, hidden});
+    const IndexRange mine = place_.layout.experts;
+    const FloatBuffer gate_up = v.stacked(p + n.stacked_gate_up,
+                                          rows ? std::vector<int64_t>{experts, 2 * ffn, hidden}
+                                               : std::vector<int64_t>{experts, hidden, 2 * ffn}, mine);
+    const FloatBuffer down = v.stacked(p + n.stacked_down,
+                                       rows ? std::vector<int64_t>{experts, hidden, ffn}
+                                            : std::vector<int64_t>{experts, ffn, hidden}, mine);
     if (gate_up.empty()) return;  // listing only
-    for (int64_t e = place_.layout.experts.first; e < place_.layout.experts.end(); ++e) {
+    for (int64_t e = mine.first; e < mine.end(); ++e) {
       const float* gu = gate_up.data() + e * 2 * ffn * hidden;
       const float* dn = down.data() + e * hidden * ffn;
       std::vector<float> gate(ffn * hidden), up(ffn * hidden), d(hidden * ffn);

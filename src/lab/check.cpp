@@ -15,7 +15,6 @@
 #include "lab/tested_run.h"
 #include "lab/verify.h"
 #include "models/registry.h"
-#include "parallel/shard_layout.h"
 #include "runtime/model_config.h"
 #include "runtime/session.h"
 #include "util/process_stats.h"
@@ -114,7 +113,6 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
       failure = current_failure(stage);
     }
   } else {
-    check_shardable(read_model_spec(source.dir), static_cast<int>(plan.cores));
     ShardedTestedRun sharded = run_tested_sharded(source, options, static_cast<int>(plan.cores));
     tested = std::move(sharded.run);
     row.peak_host_memory_bytes = sharded.peak_worker_bytes;

@@ -1,12 +1,14 @@
 #include "lab/planner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <vector>
 
 #include "blocks/decoder_program.h"
 #include "checkpoint/config_reader.h"
 #include "models/registry.h"
+#include "parallel/shard_layout.h"
 #include "program/buffer_plan.h"
 
 namespace canrun {
@@ -98,10 +100,6 @@ ModelShape model_shape(const Json& config, std::optional<int64_t> known_paramete
   }
 }
 
-int64_t MemoryEstimate::per_core_bytes(int64_t cores) const {
-  return (weight_bytes + cores - 1) / cores + kv_cache_bytes + activation_bytes + overhead_bytes;
-}
-
 namespace {
 
 // A Llama-layout decoder of the shape's sizes, for families canrun cannot read yet.
@@ -132,40 +130,79 @@ int64_t scaled(int64_t f32_bytes, DType dtype) {
   return f32_bytes / static_cast<int64_t>(sizeof(float)) * static_cast<int64_t>(dtype_size(dtype));
 }
 
+// FP8 checkpoints' projections stay FP8 where the engine keeps weights as stored.
+DType fp8_weight_dtype(const PlannerOptions& options) {
+  return options.weight_dtype == DType::kF32 ? DType::kF32 : DType::kF8E4M3;
+}
+
+// The bytes of the weights worker `shard` keeps (all of them for the single worker of Shard{}).
+int64_t held_weight_bytes(const DecoderSpec& spec, const PlannerOptions& options, Shard shard) {
+  int64_t bytes = 0;
+  for (const TensorInfo& tensor : decoder_tensors(spec, shard)) {
+    const DType dtype = spec.fp8.present() && tensor.role == TensorRole::kProjection ? fp8_weight_dtype(options)
+                                                                                       : options.weight_dtype;
+    bytes += tensor.held * static_cast<int64_t>(dtype_size(dtype));
+  }
+  return bytes;
+}
+
+// Worker 0's weights: it is the busiest, as the first workers take one more of what does not divide.
+int64_t worker_weight_bytes(const ModelShape& shape, const PlannerOptions& options, int64_t weight_bytes,
+                            int64_t cores) {
+  if (cores == 1) return weight_bytes;
+  const Shard first{0, static_cast<int>(cores)};
+  if (shape.spec) return held_weight_bytes(*shape.spec, options, first);
+  // A Llama-layout stand-in's share, applied to the weights estimated from the config.
+  const DecoderSpec stand_in = stand_in_spec(shape, options.prompt_tokens + options.new_tokens);
+  const double share = static_cast<double>(held_weight_bytes(stand_in, options, first)) /
+                       static_cast<double>(held_weight_bytes(stand_in, options, Shard{}));
+  return static_cast<int64_t>(std::ceil(static_cast<double>(weight_bytes) * share));
+}
+
 }  // namespace
 
 MemoryEstimate estimate_memory(const ModelShape& shape, const PlannerOptions& options) {
   const int64_t tokens = options.prompt_tokens + options.new_tokens;
   const Program program = decoder_program_shape(shape.spec ? *shape.spec : stand_in_spec(shape, tokens));
   MemoryEstimate estimate;
-  const DType fp8_weights = options.weight_dtype == DType::kF32 ? DType::kF32 : DType::kF8E4M3;
   estimate.weight_bytes =
       (shape.parameters - shape.fp8_parameters) * static_cast<int64_t>(dtype_size(options.weight_dtype)) +
-      shape.fp8_parameters * static_cast<int64_t>(dtype_size(fp8_weights));
+      shape.fp8_parameters * static_cast<int64_t>(dtype_size(fp8_weight_dtype(options)));
   estimate.kv_cache_bytes = program.state_bytes({tokens, options.kv_dtype});
   estimate.activation_bytes = scaled(plan_buffers(program, options.prompt_tokens).arena_bytes, options.activation_dtype);
   estimate.overhead_bytes = options.overhead_bytes;
   return estimate;
 }
 
+namespace {
+
+int64_t worker_bytes(const ModelShape& shape, const PlannerOptions& options, const MemoryEstimate& estimate,
+                     int64_t cores) {
+  return worker_weight_bytes(shape, options, estimate.weight_bytes, cores) + estimate.kv_cache_bytes +
+         estimate.activation_bytes + estimate.overhead_bytes;
+}
+
+}  // namespace
+
+int64_t per_core_bytes(const ModelShape& shape, const PlannerOptions& options, int64_t cores) {
+  return worker_bytes(shape, options, estimate_memory(shape, options), cores);
+}
+
 CorePlan plan_cores(const ModelShape& shape, const DeviceProfile& profile, const PlannerOptions& options) {
   CorePlan plan;
   plan.estimate = estimate_memory(shape, options);
-  const std::string breakdown = " (weights " + format_bytes(plan.estimate.weight_bytes) + ", KV cache " +
-                                format_bytes(plan.estimate.kv_cache_bytes) + ", activations " +
-                                format_bytes(plan.estimate.activation_bytes) + ", overhead " +
-                                format_bytes(plan.estimate.overhead_bytes) + ")";
-  bool memory_fits = false;
+  const MemoryEstimate& estimate = plan.estimate;
+  const std::string breakdown = " (weights " + format_bytes(estimate.weight_bytes) + ", KV cache " +
+                                format_bytes(estimate.kv_cache_bytes) + ", activations " +
+                                format_bytes(estimate.activation_bytes) + ", overhead " +
+                                format_bytes(estimate.overhead_bytes) + ")";
+  const std::string unshardable = shape.spec ? unshardable_reason(*shape.spec) : "";
   int64_t largest = 1;
   for (const int64_t cores : kCoreCounts) {
-    if (cores > profile.max_cores) break;
+    if (cores > profile.max_cores || (cores > 1 && !unshardable.empty())) break;
     largest = cores;
-    plan.per_core_bytes = plan.estimate.per_core_bytes(cores);
+    plan.per_core_bytes = worker_bytes(shape, options, estimate, cores);
     if (plan.per_core_bytes > profile.memory_per_core_bytes) continue;
-    memory_fits = true;
-    const bool divides = shape.num_heads % cores == 0 && shape.num_kv_heads % cores == 0 &&
-                         (shape.num_experts == 0 || shape.num_experts % cores == 0);
-    if (!divides) continue;
     plan.cores = cores;
     plan.tp_degree = cores;
     plan.ep_degree = shape.num_experts > 0 ? cores : 1;
@@ -173,15 +210,12 @@ CorePlan plan_cores(const ModelShape& shape, const DeviceProfile& profile, const
                   " per core of " + format_bytes(profile.memory_per_core_bytes) + breakdown;
     return plan;
   }
-  if (!memory_fits) {
-    plan.reason = "needs more than " + plural_cores(largest);
-    plan.detail = format_bytes(plan.per_core_bytes) + " per core at " + plural_cores(largest) + " of " +
-                  profile.name + ", which holds " + format_bytes(profile.memory_per_core_bytes) + breakdown;
-  } else {
-    plan.reason = "heads or experts do not divide over the cores that hold it";
-    plan.detail = "attention heads " + std::to_string(shape.num_heads) + ", kv heads " +
-                  std::to_string(shape.num_kv_heads) + ", experts " + std::to_string(shape.num_experts) +
-                  "; core counts tried on " + profile.name + ": 1 to " + std::to_string(largest);
+  plan.reason = "needs more than " + plural_cores(largest);
+  plan.detail = format_bytes(plan.per_core_bytes) + " per core at " + plural_cores(largest) + " of " + profile.name +
+                ", which holds " + format_bytes(profile.memory_per_core_bytes) + breakdown;
+  if (!unshardable.empty() && profile.max_cores > 1) {
+    plan.reason = "cannot be split, and " + plan.reason;
+    plan.detail += "; " + unshardable;
   }
   return plan;
 }

@@ -64,11 +64,14 @@ struct MemoryEstimate {
   int64_t kv_cache_bytes = 0;    // prompt + new tokens
   int64_t activation_bytes = 0;  // the prefill's buffer plan: its values live at once
   int64_t overhead_bytes = 0;
-  // Each core holds its share of the weights and, conservatively, the whole rest.
-  int64_t per_core_bytes(int64_t cores) const;
 };
 
 MemoryEstimate estimate_memory(const ModelShape& shape, const PlannerOptions& options);
+
+// What one of `cores` workers needs: the busiest one's part of every split tensor (kv heads with
+// their query heads, MLP columns, experts; where a count does not divide, the first workers take
+// one more) and, conservatively, the whole KV cache, activations and overhead.
+int64_t per_core_bytes(const ModelShape& shape, const PlannerOptions& options, int64_t cores);
 
 struct CorePlan {
   MemoryEstimate estimate;
@@ -82,8 +85,8 @@ struct CorePlan {
 };
 
 // The fewest cores from 1, 2, 4, 8, 16 (up to the profile's maximum) whose per-core memory holds
-// the model and that divide its attention heads, kv heads and experts. Tensor parallelism spans
-// all chosen cores; a mixture-of-experts model also spreads its experts over them.
+// the model as canrun shards it (one core for a model that cannot be split). Tensor parallelism
+// spans all chosen cores; a mixture-of-experts model also spreads its experts over them.
 CorePlan plan_cores(const ModelShape& shape, const DeviceProfile& profile, const PlannerOptions& options);
 
 }  // namespace canrun

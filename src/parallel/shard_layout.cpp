@@ -21,14 +21,17 @@ ShardLayout shard_layout(const DecoderSpec& spec, Shard shard, int64_t layer) {
   return layout;
 }
 
-void check_shardable(const DecoderSpec& spec, int cores) {
-  if (cores == 1) return;
-  const std::string remedy = ": it cannot be split over --cores " + std::to_string(cores) +
-                             "; --cores 1 runs it unsharded";
+std::string unshardable_reason(const DecoderSpec& spec) {
   if (spec.qk_norm_kind == QkNorm::kWhole)
-    fail(ErrorKind::kUnsupportedOption, spec.model_type +
-                                            " normalises q and k over the whole projection width "
-                                            "(qk norm across all heads)" + remedy);
+    return spec.model_type + " normalises q and k over the whole projection width (qk norm across all heads)";
+  return "";
+}
+
+void check_shardable(const DecoderSpec& spec, int cores) {
+  const std::string reason = unshardable_reason(spec);
+  if (cores == 1 || reason.empty()) return;
+  fail(ErrorKind::kUnsupportedOption,
+       reason + ": it cannot be split over --cores " + std::to_string(cores) + "; --cores 1 runs it unsharded");
 }
 
 }  // namespace canrun

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "models/decoder_spec.h"
 #include "parallel/shard.h"
@@ -26,8 +27,11 @@ struct ShardLayout {
 // Layer `layer`'s: its key/value heads may differ from other layers' (layer_kv_heads).
 ShardLayout shard_layout(const DecoderSpec& spec, Shard shard, int64_t layer);
 
-// Throws Error(kUnsupportedOption) naming the config option that cannot be split over
-// `cores` workers (a q/k norm over the whole projection width).
+// What keeps the model on one worker (a q/k norm over the whole projection width), or "" when
+// it can be split.
+std::string unshardable_reason(const DecoderSpec& spec);
+
+// Throws Error(kUnsupportedOption) with unshardable_reason when `cores` is more than 1.
 void check_shardable(const DecoderSpec& spec, int cores);
 
 }  // namespace canrun

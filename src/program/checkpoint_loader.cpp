@@ -97,7 +97,11 @@ FloatBuffer CheckpointLoader::vector(const std::string& name, int64_t size, Tens
 
 FloatBuffer CheckpointLoader::tensor(const std::string& name, std::vector<int64_t> shape) { return read(name, shape); }
 
-FloatBuffer CheckpointLoader::mxfp4(const std::string& name, int64_t prefix, int64_t rows, int64_t cols) {
+FloatBuffer CheckpointLoader::stacked(const std::string& name, std::vector<int64_t> shape, IndexRange) {
+  return read(name, shape);
+}
+
+FloatBuffer CheckpointLoader::mxfp4(const std::string& name, int64_t prefix, int64_t rows, int64_t cols, IndexRange) {
   if (cols % 32 != 0)
     fail(ErrorKind::kCheckpoint, "tensor '" + name + "': MXFP4 needs a multiple of 32 inputs, got " +
                                      std::to_string(cols));

@@ -25,7 +25,8 @@ class CheckpointLoader : public TensorVisitor {
   WeightMatrix tied_head(const std::string& name, const WeightMatrix& embeddings) override;
   FloatBuffer vector(const std::string& name, int64_t size, TensorRole role) override;
   FloatBuffer tensor(const std::string& name, std::vector<int64_t> shape) override;
-  FloatBuffer mxfp4(const std::string& name, int64_t prefix, int64_t rows, int64_t cols) override;
+  FloatBuffer stacked(const std::string& name, std::vector<int64_t> shape, IndexRange) override;
+  FloatBuffer mxfp4(const std::string& name, int64_t prefix, int64_t rows, int64_t cols, IndexRange) override;
 
  private:
   FloatBuffer read(const std::string& name, const std::vector<int64_t>& shape);

@@ -46,11 +46,13 @@ class TensorVisitor {
   // The output projection tied to the embeddings `name`, already visited as `embeddings`.
   virtual WeightMatrix tied_head(const std::string& name, const WeightMatrix& embeddings) = 0;
   virtual FloatBuffer vector(const std::string& name, int64_t size, TensorRole role) = 0;
-  // A plain tensor of this shape (positions, gpt-oss's 3-D experts).
+  // A plain tensor of this shape (positions, conv kernels).
   virtual FloatBuffer tensor(const std::string& name, std::vector<int64_t> shape) = 0;
+  // Stacked experts [E, ...], read whole; the rank keeps the experts `kept` of it.
+  virtual FloatBuffer stacked(const std::string& name, std::vector<int64_t> shape, IndexRange kept) = 0;
   // MXFP4 "<name>_blocks" [prefix, rows, cols/32, 16] and "<name>_scales" [prefix, rows, cols/32]
-  // dequantised to [prefix, rows, cols].
-  virtual FloatBuffer mxfp4(const std::string& name, int64_t prefix, int64_t rows, int64_t cols) = 0;
+  // dequantised whole to [prefix, rows, cols]; the rank keeps the experts `kept` of it.
+  virtual FloatBuffer mxfp4(const std::string& name, int64_t prefix, int64_t rows, int64_t cols, IndexRange kept) = 0;
 };
 
 // The tensors a checkpoint holds, as published (names, stored shapes).
@@ -58,6 +60,7 @@ struct TensorInfo {
   std::string name;
   std::vector<int64_t> shape;
   TensorRole role;
+  int64_t held = 0;  // the elements the listed rank keeps (its part of a split tensor)
 };
 
 class TensorLister : public TensorVisitor {
@@ -69,10 +72,12 @@ class TensorLister : public TensorVisitor {
   WeightMatrix tied_head(const std::string&, const WeightMatrix&) override { return {}; }
   FloatBuffer vector(const std::string& name, int64_t size, TensorRole role) override;
   FloatBuffer tensor(const std::string& name, std::vector<int64_t> shape) override;
-  FloatBuffer mxfp4(const std::string& name, int64_t prefix, int64_t rows, int64_t cols) override;
+  FloatBuffer stacked(const std::string& name, std::vector<int64_t> shape, IndexRange kept) override;
+  FloatBuffer mxfp4(const std::string& name, int64_t prefix, int64_t rows, int64_t cols, IndexRange kept) override;
   std::vector<TensorInfo> tensors;
 
  private:
+  void add_stacked(const std::string& name, std::vector<int64_t> shape, TensorRole role, IndexRange kept);
   bool conv1d_;
 };
 

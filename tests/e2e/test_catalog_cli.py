@@ -70,9 +70,10 @@ def test_plans_on_builtin_profiles(run_canrun):
 def test_user_profile_file(run_canrun, tmp_path):
     profiles = tmp_path / "profiles.json"
     profiles.write_text(json.dumps({"profiles": [
-        {"name": "small", "cores": 12, "memory_per_core": "4 GiB", "description": "test"}]}))
+        {"name": "small", "cores": 12, "memory_per_core": "6 GiB", "description": "test"}]}))
     [qwen] = catalog_json(run_canrun, "--search", "Qwen/Qwen3-8B", "--profiles", profiles, "--profile", "small")
-    # 16.4 GB of bf16 weights: 8 cores of 4 GiB hold it; 12 cores is not a planned count.
+    # 16.4 GB of bf16 weights, of which every worker holds the embeddings and lm_head (2.5 GB)
+    # and its share of the layers: 8 cores of 6 GiB hold it, 4 do not; 12 is not a planned count.
     assert qwen["plan"]["cores"] == 8 and qwen["plan"]["profile"] == "small"
 
 

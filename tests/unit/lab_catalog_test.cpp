@@ -57,10 +57,12 @@ TEST(LabCatalog, UnsupportedArchitectureIsComputedFromTheRegistry) {
     EXPECT_TRUE(find_entry(entries, id).selected) << id;
     EXPECT_EQ(exclusion_reason(find_entry(entries, id)), "") << id;
   }
-  // Nemotron 3 Nano needs 3 cores of trn2, and its 2 kv heads divide over 1 or 2 only: the
-  // planner's reason is kept.
-  EXPECT_EQ(exclusion_reason(find_entry(entries, "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")),
-            "heads or experts do not divide over the cores that hold it");
+  // Nemotron 3 Nano's 2 kv heads do not divide over the 4 cores that hold it: workers 0 and 1
+  // take one each, and it is selected.
+  EXPECT_TRUE(find_entry(entries, "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16").selected);
+  // minimax_m2 cannot be split, and MiniMax-M2.5 does not fit one core.
+  EXPECT_EQ(exclusion_reason(find_entry(entries, "MiniMaxAI/MiniMax-M2.5")),
+            "cannot be split, and needs more than 1 core");
   // Kimi-K2's kimi_k2 runs as DeepseekV3ForCausalLM, which does not fit 16 cores.
   EXPECT_EQ(exclusion_reason(find_entry(entries, "moonshotai/Kimi-K2-Instruct")), "needs more than 16 cores");
   // A supported family too large to select keeps the file's reason.
@@ -86,7 +88,7 @@ TEST(LabCatalog, Filters) {
   EXPECT_EQ(ids("", false, "smollm2", "llama").size(), 3u);
   EXPECT_EQ(ids("", false, "", "no_such_type").size(), 0u);
   const std::vector<std::string> selected = ids("", true, "", "");
-  EXPECT_EQ(selected.size(), 68u);
+  EXPECT_EQ(selected.size(), 70u);
   for (const CatalogEntry& e : entries)
     EXPECT_EQ(e.selected, std::find(selected.begin(), selected.end(), e.id) != selected.end()) << e.id;
 }

@@ -57,13 +57,17 @@ TEST(LabPlanner, Llama70BNeedsEightTrn2Cores) {
   // KV; activations (32 tokens x (2 x 8192 + 2 x 28672) + the rotary table, 32 x 128); overhead.
   const int64_t rest = 20'971'520 + (32 * 73'728 + 32 * 128) * 4 + 536'870'912;
   EXPECT_EQ(plan.estimate.weight_bytes, weights);
-  EXPECT_EQ(plan.estimate.per_core_bytes(8) - weights / 8, rest);
-  // 4 cores would need 35.3 GB each; 8 need 18.2 GB of the 24 GiB (25.8 GB).
-  EXPECT_GT(plan.estimate.per_core_bytes(4), kTrn2.memory_per_core_bytes);
+  // Each of 8 workers holds an eighth of every layer's projections, the layers' norms, and the
+  // whole embeddings, lm_head and final norm: 80 x (855,638,016 / 8 + 2 x 8192) + 2 x 128256x8192
+  // + 8192 parameters.
+  const int64_t worker_weights = 2 * (80 * (855'638'016LL / 8 + 2 * 8192) + 2'101'346'304LL + 8192);
+  EXPECT_EQ(per_core_bytes(shape, PlannerOptions{}, 8), worker_weights + rest);
+  // 4 cores would need 37.4 GB each; 8 need 21.9 GB of the 24 GiB (25.8 GB).
+  EXPECT_GT(per_core_bytes(shape, PlannerOptions{}, 4), kTrn2.memory_per_core_bytes);
   EXPECT_EQ(plan.cores, 8);
   EXPECT_EQ(plan.tp_degree, 8);
   EXPECT_EQ(plan.ep_degree, 1);
-  EXPECT_EQ(plan.per_core_bytes, 18'205'722'624);
+  EXPECT_EQ(plan.per_core_bytes, worker_weights + rest);
 }
 
 TEST(LabPlanner, TooLargeForTheProfileSaysWhy) {
@@ -107,24 +111,60 @@ TEST(LabPlanner, LatentAttentionCountMatchesDeepseekV2LitesPublishedParameters) 
   EXPECT_EQ(shape.parameters, 15'706'484'224);
 }
 
-TEST(LabPlanner, SkipsCoreCountsThatDoNotDivideHeads) {
+TEST(LabPlanner, TheFirstWorkerHoldsTheHeadsThatDoNotDivide) {
+  // Qwen2.5-0.5B over 4 workers: its 2 kv heads go to workers 0 and 1, each with 7 of the 14
+  // query heads. Worker 0 per layer: q 448x896 and o 896x448, k and v 64x896, the q/k/v biases
+  // (read whole: 896 + 2 x 128), a quarter of the MLP 3 x 1216x896, and the norms 2 x 896; plus
+  // the tied embeddings 151936x896 and the final norm.
+  const ModelShape shape = catalog_shape("Qwen/Qwen2.5-0.5B-Instruct");
+  EXPECT_EQ(shape.parameters, 494'032'768);
+  const int64_t layer = 2 * 448 * 896 + 2 * 64 * 896 + 896 + 2 * 128 + 3 * 1216 * 896 + 2 * 896;
+  const int64_t worker_weights = 2 * (24 * layer + 151'936 * 896 + 896);
+  const MemoryEstimate estimate = estimate_memory(shape, PlannerOptions{});
+  const int64_t rest = estimate.kv_cache_bytes + estimate.activation_bytes + estimate.overhead_bytes;
+  EXPECT_EQ(per_core_bytes(shape, PlannerOptions{}, 4), worker_weights + rest);
+  EXPECT_EQ(per_core_bytes(shape, PlannerOptions{}, 1), estimate.weight_bytes + rest);
+}
+
+TEST(LabPlanner, AGenericShapeIsSplitAsALlamaLayoutOfItsSizes) {
   ModelShape shape;
-  shape.parameters = 40'000'000'000;  // 80 GB in bf16: 4 cores hold it, 2 do not
+  shape.parameters = 45'000'000'000;  // 90 GB in bf16
   shape.num_layers = 24;
   shape.hidden_size = 896;
   shape.intermediate_size = 4864;
-  shape.num_heads = 14;
-  shape.num_kv_heads = 2;
+  shape.num_heads = 16;
+  shape.num_kv_heads = 16;
   shape.head_dim = 64;
-  shape.vocab_size = 151936;
+  const MemoryEstimate estimate = estimate_memory(shape, PlannerOptions{});
+  const int64_t rest = estimate.kv_cache_bytes + estimate.activation_bytes + estimate.overhead_bytes;
+  const auto worker_share = [&](int64_t cores) {
+    return static_cast<double>(per_core_bytes(shape, PlannerOptions{}, cores) - rest) / 90e9;
+  };
+  // Per layer: attention 896x64x(2 x 16 + 2 x kv) and the MLP 3x896x4864, split; norms 2 x 896
+  // whole (and the embeddings of the 1-token vocabulary a config without vocab_size gets).
+  const double mlp = 3.0 * 896 * 4864;
+  double attention = 896.0 * 64 * 64;
+  EXPECT_NEAR(worker_share(4), (attention / 4 + mlp / 4 + 1792) / (attention + mlp + 1792), 1e-4);
+  EXPECT_EQ(plan_cores(shape, kTrn2, PlannerOptions{}).cores, 4);  // 22.5 GB and the rest
+  // With 2 kv heads, worker 0 of 4 holds one and its 8 query heads: half the attention. That is
+  // 25.6 GB, and with the rest more than 24 GiB: 8 cores.
+  shape.num_kv_heads = 2;
+  attention = 896.0 * 64 * 36;
+  EXPECT_NEAR(worker_share(4), (attention / 2 + mlp / 4 + 1792) / (attention + mlp + 1792), 1e-4);
+  EXPECT_EQ(plan_cores(shape, kTrn2, PlannerOptions{}).cores, 8);
+}
+
+TEST(LabPlanner, AModelThatCannotBeSplitGetsOneCore) {
+  // minimax_m2 normalises q and k over the whole projection width: it runs on one worker only,
+  // and MiniMax-M2.5's 229 B parameters do not fit one.
+  const ModelShape shape = catalog_shape("MiniMaxAI/MiniMax-M2.5");
   const CorePlan plan = plan_cores(shape, kTrn2, PlannerOptions{});
   EXPECT_FALSE(plan.fits());
-  EXPECT_EQ(plan.reason, "heads or experts do not divide over the cores that hold it");
-  shape.num_heads = 16;
-  shape.num_kv_heads = 8;
-  EXPECT_EQ(plan_cores(shape, kTrn2, PlannerOptions{}).cores, 4);
-  shape.num_kv_heads = 2;  // 4 and 8 fit in memory but only 2 kv heads: nothing divides
-  EXPECT_FALSE(plan_cores(shape, kTrn2, PlannerOptions{}).fits());
+  EXPECT_EQ(plan.reason, "cannot be split, and needs more than 1 core");
+  EXPECT_NE(plan.detail.find("qk norm across all heads"), std::string::npos) << plan.detail;
+  EXPECT_EQ(plan_cores(shape, kH200, PlannerOptions{}).reason, "needs more than 1 core");
+  DeviceProfile large{"large", 16, int64_t{1} << 40};
+  EXPECT_EQ(plan_cores(shape, large, PlannerOptions{}).cores, 1);
 }
 
 TEST(LabPlanner, OptionsChangeTheEstimate) {
