@@ -225,6 +225,14 @@ QWEN3_5_MOE_TEXT = dict(QWEN3_5_TEXT, model_type="qwen3_5_moe_text", num_experts
 QWEN3_NEXT = dict(QWEN3_5_TEXT, model_type="qwen3_next", num_experts=4, num_experts_per_tok=2,
                   moe_intermediate_size=32, shared_expert_intermediate_size=48, norm_topk_prob=True,
                   mlp_only_layers=[2])
+# Falcon-H1: Mamba-2 (6 heads of 16 = mamba_d_ssm 96, not 2 x hidden; 2 groups, 16 states, prefill
+# chunks of 8) beside attention in each of 3 layers, then a SwiGLU; every μP multiplier off 1.
+FALCON_H1 = dict(TINY, model_type="falcon_h1", num_hidden_layers=3, intermediate_size=48, rms_norm_eps=1e-5,
+                 rope_parameters=DEFAULT_ROPE, mamba_d_ssm=96, mamba_n_heads=6, mamba_d_head=16, mamba_n_groups=2,
+                 mamba_d_state=16, mamba_d_conv=4, mamba_chunk_size=8, mamba_rms_norm=True,
+                 mamba_norm_before_gate=True, embedding_multiplier=1.5, lm_head_multiplier=0.75, key_multiplier=0.8,
+                 attention_in_multiplier=1.2, attention_out_multiplier=0.9, ssm_in_multiplier=1.1,
+                 ssm_out_multiplier=0.7, ssm_multipliers=[0.9, 1.1, 1.2, 0.8, 1.3], mlp_multipliers=[1.25, 0.8])
 COHERE = dict(TINY, model_type="cohere", layer_norm_eps=1e-5, logit_scale=0.5, rope_parameters=DEFAULT_ROPE)
 
 
@@ -451,6 +459,13 @@ FIXTURES = [
             "(position_embedding_type none)",
             dict(GRANITEMOEHYBRID, num_local_experts=0, position_embedding_type="none",
                  layer_types=["mamba", "attention", "mamba", "attention"]), "sentencepiece", seed=3445),
+    Fixture("falcon_h1",
+            "Falcon-H1: Mamba-2 (mamba_d_ssm 96 of 6 heads, 2 groups, RMSNorm before the gate) beside "
+            "attention in every layer, then a SwiGLU; every μP multiplier (embedding, key, attention and "
+            "SSM in/out, in_proj's z/x/B/C/dt, MLP gate/down, lm_head) off 1", FALCON_H1, "gpt2", seed=3547),
+    Fixture("falcon_h1_no_norm",
+            "falcon_h1 without the Mamba RMSNorm (mamba_rms_norm false: y times silu(z) alone)",
+            dict(FALCON_H1, mamba_rms_norm=False), "llama3", seed=3543),
     Fixture("llama4_text",
             "Llama 4 text: rope in pairs, L2 q/k norms and chunks of 6 on layers 0 and 2; no rope and "
             "temperature tuning (floor 4) on 1 and 3, which hold 4 top-1 experts (3-D gate_up_proj, input "

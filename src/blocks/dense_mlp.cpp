@@ -83,6 +83,9 @@ class DenseMlp : public Block {
       add_linear(program, s + "gate_proj", io.in, gate, gate_, gate_bias_, hidden,
              fused ? ModuleMatch{module + n.gate_up, false, 0, ffn}
                    : ModuleMatch{spec.fused_gate_up ? "" : module + n.gate});
+      if (spec.mlp_gate_scale != 1.0f)
+        program.add<ScaleColumnsStep>(Step::Info{s + "gate_scale", {gate}, {gate}},
+                                      std::vector<float>{spec.mlp_gate_scale});
       program.add<ActivationStep>(Step::Info{s + "act_mul", {gate, up}, {up}, {module + n.down, true}},
                                   spec.activation);
     } else if (spec.activation == Activation::kXielu) {
@@ -91,6 +94,9 @@ class DenseMlp : public Block {
       program.add<ActivationStep>(Step::Info{s + "act", {up}, {up}, {module + n.down, true}}, spec.activation);
     }
     add_linear(program, s + "down_proj", up, io.out, down_, down_bias_, ffn, {module + n.down});
+    if (spec.mlp_down_scale != 1.0f)
+      program.add<ScaleColumnsStep>(Step::Info{s + "down_scale", {io.out}, {io.out}},
+                                    std::vector<float>{spec.mlp_down_scale});
   }
 
  private:

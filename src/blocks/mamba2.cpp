@@ -2,6 +2,7 @@
 // instead of a KV cache, updated at each position (prefill runs the same recurrence, token by
 // token), after a depthwise causal convolution over x, B and C. Its per-sequence state is both.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "blocks/block_kind.h"
@@ -57,7 +58,7 @@ class SelectiveScanStep : public Step {
         const float* bh = mixed.data() + t * channels + inner + (h / heads_per_group) * n_dim;
         const float* ch = bh + spec_.groups * n_dim;
         float dt = softplus(dt_in[t * heads + h] + dt_bias_.data()[h]);
-        if (clamp) dt = std::max(dt, spec_.dt_min);
+        if (clamp) dt = std::min(std::max(dt, spec_.dt_min), spec_.dt_max);
         const float decay = std::exp(dt * a);
         float* y = out + (t * heads + h) * p_dim;
         for (int64_t p = 0; p < p_dim; ++p) {
@@ -121,8 +122,10 @@ class Mamba2 : public Block {
     dt_bias_ = slice(v.vector(p + "dt_bias", m.heads, TensorRole::kBias), heads);
     a_log_ = slice(v.vector(p + "A_log", m.heads, TensorRole::kBias), heads);
     d_ = slice(v.vector(p + "D", m.heads, TensorRole::kBias), heads);
-    norm_ = visit_norm(v, norm_spec(), p + "norm", inner);
-    norm_.weight = slice(std::move(norm_.weight), head_range(heads, p_dim));
+    if (m.gated_norm) {
+      norm_ = visit_norm(v, norm_spec(), p + "norm", inner);
+      norm_.weight = slice(std::move(norm_.weight), head_range(heads, p_dim));
+    }
     out_ = v.matrix_part(p + "out_proj", hidden, inner, cols_of(hidden, head_range(heads, p_dim)));
     out_bias_ = bias_if(v, m.proj_bias && place_.shard.rank == 0, p + "out_proj", hidden);
     if (in_proj.empty() || heads.count == 0) return;  // listing only, or no groups here
@@ -143,29 +146,64 @@ class Mamba2 : public Block {
     const int64_t hidden = place_.spec.hidden_size, inner = inner_width(mine_), channels = conv_width(mine_);
     const ValueId z = program.value(s + "z", inner), xbc = program.value(s + "xbc", channels);
     const ValueId dt = program.value(s + "dt", mine_.heads);
+    ValueId in = io.in;
+    if (mine_.in_scale != 1.0f) {
+      in = program.value(s + "in_scaled", hidden);
+      program.add<ScaleColumnsStep>(Step::Info{s + "in_scale", {io.in}, {in}}, std::vector<float>{mine_.in_scale});
+    }
     // in_proj's column ranges name the module output each part is, unsharded.
     const bool whole = place_.shard.size == 1;
     const auto in_proj_columns = [&](int64_t begin, int64_t end) {
       return whole ? ModuleMatch{module + "in_proj", false, begin, end} : ModuleMatch{};
     };
-    add_linear(program, s + "in_proj_z", io.in, z, z_, z_bias_, hidden, in_proj_columns(0, inner));
-    add_linear(program, s + "in_proj_xbc", io.in, xbc, xbc_, xbc_bias_, hidden,
-               in_proj_columns(inner, inner + channels));
-    add_linear(program, s + "in_proj_dt", io.in, dt, dt_, dt_proj_bias_, hidden,
+    add_linear(program, s + "in_proj_z", in, z, z_, z_bias_, hidden, in_proj_columns(0, inner));
+    add_linear(program, s + "in_proj_xbc", in, xbc, xbc_, xbc_bias_, hidden, in_proj_columns(inner, inner + channels));
+    add_linear(program, s + "in_proj_dt", in, dt, dt_, dt_proj_bias_, hidden,
                in_proj_columns(inner + channels, inner + channels + mine_.heads));
+    scale_projections(program, z, xbc, dt);
     const int conv_slot = declare_conv_state(program, place_.steps + "conv_state", mine_.conv_kernel, channels);
     const int ssm_slot = declare_recurrent_state(program, place_.steps + "ssm_state", inner * mine_.state_size);
     const ValueId y = program.value(s + "y", inner);
     program.add<SelectiveScanStep>(Step::Info{s + "scan", {xbc, dt}, {y}}, mine_, conv_slot, ssm_slot, conv_weight_,
                                    conv_bias_, a_log_, d_, dt_bias_);
-    // NemotronHRMSNormGated: y * silu(z) first, then the RMSNorm of each group's heads.
-    program.add<ActivationStep>(Step::Info{s + "gate", {z, y}, {y}}, Activation::kSilu);
-    program.add<NormStep>(Step::Info{s + "norm", {y}, {y}, {whole ? module + "out_proj" : "", true}}, norm_,
-                          norm_spec(), inner / mine_.groups);
+    // The RMSNorm of each group's heads: of y * silu(z) (NemotronHRMSNormGated), or of y before
+    // the gate. Its last step's output is out_proj's input.
+    const ModuleMatch out_proj_input{whole ? module + "out_proj" : "", true};
+    const auto gate = [&](const ModuleMatch& match) {
+      program.add<ActivationStep>(Step::Info{s + "gate", {z, y}, {y}, match}, Activation::kSilu);
+    };
+    const auto norm = [&](const ModuleMatch& match) {
+      program.add<NormStep>(Step::Info{s + "norm", {y}, {y}, match}, norm_, norm_spec(), inner / mine_.groups);
+    };
+    if (!mine_.gated_norm) {
+      gate(out_proj_input);
+    } else if (mine_.norm_before_gate) {
+      norm({});
+      gate(out_proj_input);
+    } else {
+      gate({});
+      norm(out_proj_input);
+    }
     add_linear(program, s + "out_proj", y, io.out, out_, out_bias_, inner, {module + "out_proj"});
+    if (mine_.out_scale != 1.0f)
+      program.add<ScaleColumnsStep>(Step::Info{s + "out_scale", {io.out}, {io.out}},
+                                    std::vector<float>{mine_.out_scale});
   }
 
  private:
+  // falcon_h1's multipliers of in_proj's outputs, over this rank's columns of z, [x; B; C] and dt.
+  void scale_projections(ProgramBuilder& program, ValueId z, ValueId xbc, ValueId dt) const {
+    const std::array<float, 5>& k = mine_.zxbcdt_scales;
+    if (k == std::array<float, 5>{1.0f, 1.0f, 1.0f, 1.0f, 1.0f}) return;
+    const std::string s = place_.steps + "mamba.";
+    std::vector<float> xbc_scales(static_cast<size_t>(inner_width(mine_)), k[1]);
+    xbc_scales.resize(xbc_scales.size() + static_cast<size_t>(mine_.groups * mine_.state_size), k[2]);
+    xbc_scales.resize(xbc_scales.size() + static_cast<size_t>(mine_.groups * mine_.state_size), k[3]);
+    program.add<ScaleColumnsStep>(Step::Info{s + "z_scale", {z}, {z}}, std::vector<float>{k[0]});
+    program.add<ScaleColumnsStep>(Step::Info{s + "xbc_scale", {xbc}, {xbc}}, std::move(xbc_scales));
+    program.add<ScaleColumnsStep>(Step::Info{s + "dt_scale", {dt}, {dt}}, std::vector<float>{k[4]});
+  }
+
   std::string prefix() const { return place_.tensors + place_.spec.names.mamba + "."; }
   NormSpec norm_spec() const { return NormSpec{NormKind::kRms, false, false, place_.spec.mamba.norm_eps}; }
 

@@ -120,6 +120,15 @@ void LastRowStep::run(StepContext& c) const {
   std::memcpy(c.value(outputs()[0]), c.value(in) + (c.rows(in) - 1) * c.width(in), sizeof(float) * c.width(in));
 }
 
+void ScaleColumnsStep::run(StepContext& c) const {
+  const float* in = c.value(inputs()[0]);
+  float* out = c.value(outputs()[0]);
+  const int64_t rows = c.rows(inputs()[0]), width = c.width(inputs()[0]);
+  for (int64_t t = 0; t < rows; ++t)
+    for (int64_t j = 0; j < width; ++j)
+      out[t * width + j] = in[t * width + j] * factors_[factors_.size() == 1 ? 0 : static_cast<size_t>(j)];
+}
+
 void ScaleSoftcapStep::run(StepContext& c) const {
   float* x = c.value(outputs()[0]);
   const int64_t n = c.floats(outputs()[0]);

@@ -134,6 +134,18 @@ class LastRowStep : public Step {
   void run(StepContext& context) const override;
 };
 
+// out[t, j] = in[t, j] * factors[j], or with one factor every column times it; in place when
+// out is in (falcon_h1's multipliers).
+class ScaleColumnsStep : public Step {
+ public:
+  ScaleColumnsStep(Info info, std::vector<float> factors) : Step(std::move(info)), factors_(std::move(factors)) {}
+  std::string_view kind() const override { return "scale_columns"; }
+  void run(StepContext& context) const override;
+
+ private:
+  std::vector<float> factors_;
+};
+
 // In place: x *= scale, then x = cap * tanh(x / cap) when cap > 0 (the logits of granite,
 // cohere, gemma2).
 class ScaleSoftcapStep : public Step {

@@ -2,7 +2,9 @@
 // sizes, and each family quirk as a parameter rather than a code path of its own.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -190,8 +192,19 @@ struct MambaSpec {
   int64_t conv_kernel = 4;
   bool conv_bias = true;
   bool proj_bias = false;  // on in_proj and out_proj
-  float dt_min = 0.0f;
+  float dt_min = 0.0f;     // time_step_limit, applied where transformers' chunked scan applies it
+  float dt_max = std::numeric_limits<float>::infinity();
   float norm_eps = 1e-5f;
+  // The RMSNorm of each group after the scan: of y * silu(z) (nemotron_h, granitemoehybrid), or
+  // with norm_before_gate of y, then times silu(z). Without gated_norm (falcon_h1's
+  // mamba_rms_norm false): y * silu(z) alone.
+  bool gated_norm = true;
+  bool norm_before_gate = false;
+  // falcon_h1's multipliers: in_proj reads its input times in_scale, its outputs z, x, B, C and
+  // dt are each times theirs (ssm_multipliers), and the block's output is times out_scale.
+  float in_scale = 1.0f;
+  std::array<float, 5> zxbcdt_scales = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+  float out_scale = 1.0f;
 };
 
 // Llama 4's attention temperature: the query at position p times
@@ -259,6 +272,11 @@ struct DecoderSpec {
   std::vector<int64_t> layer_kv_heads;
   int64_t value_dim = 0;     // each head's value width where it is not head_dim (mimo_v2_flash); 0: head_dim
   float value_scale = 1.0f;  // values times this as they are projected (mimo_v2_flash)
+  // falcon_h1's attention beside Mamba-2: it reads the normed input times attention_in_scale,
+  // and its output is times attention_out_scale.
+  float attention_in_scale = 1.0f, attention_out_scale = 1.0f;
+  // falcon_h1's dense MLP: down(act(gate(x) * mlp_gate_scale) * up(x)) * mlp_down_scale.
+  float mlp_gate_scale = 1.0f, mlp_down_scale = 1.0f;
   bool attention_output_gate = false;  // qwen3_5: context * sigmoid(gate), gate from q_proj beside q
   bool latent_attention = false;  // deepseek_v2: attention as `mla` describes
   LatentAttentionSpec mla;

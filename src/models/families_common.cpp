@@ -88,4 +88,39 @@ void read_layer_type_ropes(const ConfigReader& config, DecoderSpec& spec, const 
   spec.use_local_rope = true;
 }
 
+void read_mamba(const ConfigReader& config, DecoderSpec& spec, int64_t inner) {
+  MambaSpec& m = spec.mamba;
+  m.heads = config.integer("mamba_n_heads", 128, 1, 1 << 16);
+  const bool auto_head_dim = !config.has("mamba_d_head") || (config.json()["mamba_d_head"].is_string() &&
+                                                             config.json()["mamba_d_head"].get<std::string>() == "auto");
+  m.head_dim = auto_head_dim ? inner / m.heads : config.integer("mamba_d_head", std::nullopt, 1, 1 << 16);
+  if (m.heads * m.head_dim != inner)
+    config.reject(auto_head_dim ? "mamba_n_heads" : "mamba_d_head",
+                  "mamba_n_heads x mamba_d_head must equal the Mamba width (" + std::to_string(inner) + ")");
+  m.state_size = config.integer("mamba_d_state", 256, 1, 1 << 16);
+  m.groups = config.integer("mamba_n_groups", 1, 1, m.heads);
+  if (m.heads % m.groups != 0)
+    config.reject("mamba_n_groups", "must divide mamba_n_heads (" + std::to_string(m.heads) + ")");
+  m.conv_kernel = config.integer("mamba_d_conv", 4, 1, 1024);
+  m.conv_bias = config.boolean("mamba_conv_bias", true);
+  m.proj_bias = config.boolean("mamba_proj_bias", false);
+  m.norm_eps = spec.norm_eps;
+  if (config.has("time_step_limit")) {
+    // transformers writes an infinite upper limit as {"__float__": "Infinity"}.
+    const Json& limit = config.json()["time_step_limit"];
+    const auto infinite = [](const Json& v) {
+      return v.is_null() || (v.is_object() && v.contains("__float__") && v["__float__"] == "Infinity");
+    };
+    if (!limit.is_array() || limit.size() != 2 || !limit[0].is_number() || limit[0].get<double>() < 0 ||
+        !(limit[1].is_number() || infinite(limit[1])) ||
+        (limit[1].is_number() && limit[1].get<double>() < limit[0].get<double>()))
+      config.reject("time_step_limit", "must be [lower, upper] with 0 <= lower <= upper (upper infinite: none)");
+    m.dt_min = limit[0].get<float>();
+    if (limit[1].is_number()) m.dt_max = limit[1].get<float>();
+  }
+  if (spec.activation != Activation::kSilu)
+    reject_option(config, "hidden_act", config.string("hidden_act", std::nullopt), spec.model_type,
+                  "its Mamba-2 layers run silu only");
+}
+
 }  // namespace canrun

@@ -38,6 +38,10 @@ std::vector<std::string> read_layer_list(const ConfigReader& config, const std::
 void read_layer_type_ropes(const ConfigReader& config, DecoderSpec& spec, const RopeDefaults& global,
                            const RopeDefaults& local);
 
+// The Mamba-2 layers' mamba_* fields and time_step_limit (granitemoehybrid, falcon_h1), for a
+// Mamba width (heads x head dim) of `inner`. Errors name the field.
+void read_mamba(const ConfigReader& config, DecoderSpec& spec, int64_t inner);
+
 // An unsupported config option: "config.json: field 'F': VALUE is not supported for TYPE (why)".
 [[noreturn]] void reject_option(const ConfigReader& config, const std::string& field, const std::string& value,
                                 const std::string& model_type, const std::string& why);

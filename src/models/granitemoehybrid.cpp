@@ -28,35 +28,6 @@ std::vector<std::string> mixer_kinds(const ConfigReader& config, int64_t num_lay
   return kinds;
 }
 
-void read_mamba(const ConfigReader& config, DecoderSpec& spec) {
-  MambaSpec& m = spec.mamba;
-  m.heads = config.integer("mamba_n_heads", 128, 1, 1 << 16);
-  const int64_t inner = config.integer("mamba_expand", 2, 1, 64) * spec.hidden_size;
-  const bool auto_head_dim = !config.has("mamba_d_head") || (config.json()["mamba_d_head"].is_string() &&
-                                                             config.json()["mamba_d_head"].get<std::string>() == "auto");
-  m.head_dim = auto_head_dim ? inner / m.heads : config.integer("mamba_d_head", std::nullopt, 1, 1 << 16);
-  if (m.heads * m.head_dim != inner)
-    config.reject(auto_head_dim ? "mamba_n_heads" : "mamba_d_head",
-                  "mamba_n_heads x mamba_d_head must equal mamba_expand x hidden_size (" + std::to_string(inner) + ")");
-  m.state_size = config.integer("mamba_d_state", 256, 1, 1 << 16);
-  m.groups = config.integer("mamba_n_groups", 1, 1, m.heads);
-  if (m.heads % m.groups != 0)
-    config.reject("mamba_n_groups", "must divide mamba_n_heads (" + std::to_string(m.heads) + ")");
-  m.conv_kernel = config.integer("mamba_d_conv", 4, 1, 1024);
-  m.conv_bias = config.boolean("mamba_conv_bias", true);
-  m.proj_bias = config.boolean("mamba_proj_bias", false);
-  m.norm_eps = spec.norm_eps;
-  if (config.has("time_step_limit")) {
-    const Json& limit = config.json()["time_step_limit"];
-    if (!limit.is_array() || limit.size() != 2 || !limit[0].is_number() || limit[0].get<double>() < 0)
-      config.reject("time_step_limit", "must be [lower, upper] with a lower limit of at least 0");
-    m.dt_min = limit[0].get<float>();
-  }
-  if (spec.activation != Activation::kSilu)
-    reject_option(config, "hidden_act", config.string("hidden_act", std::nullopt), spec.model_type,
-                  "its Mamba-2 layers run silu only");
-}
-
 DecoderSpec read_granitemoehybrid(const ConfigReader& config) {
   DecoderSpec spec = read_llama_like_spec(config, LlamaLikeDefaults{});
   spec.qkv_bias = spec.o_bias = config.boolean("attention_bias", false);
@@ -69,7 +40,7 @@ DecoderSpec read_granitemoehybrid(const ConfigReader& config) {
   spec.logits_scale = static_cast<float>(1.0 / logits_scaling);
   spec.rotary = config.string("position_embedding_type", std::string("none")) == "rope";
   spec.mixer_kinds = mixer_kinds(config, spec.num_layers);
-  read_mamba(config, spec);
+  read_mamba(config, spec, config.integer("mamba_expand", 2, 1, 64) * spec.hidden_size);
   WeightNames& n = spec.names;
   n.mamba = "mamba";
   const int64_t shared = config.integer("shared_intermediate_size", 1024, 1, int64_t{1} << 20);

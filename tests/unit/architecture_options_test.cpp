@@ -259,6 +259,36 @@ TEST_F(ArchitectureOptions, NemotronHPatternsNameTheirBadLetters) {
             (std::vector<std::string>{"mamba2", "attention"}));
 }
 
+TEST_F(ArchitectureOptions, FalconH1MultipliersAndMambaWidthAreReadOrNamed) {
+  // transformers' defaults: mamba_d_ssm 1024 over 128 heads of 8, the norm off, an infinite
+  // upper time step limit as it writes one.
+  Json falcon = tiny("falcon_h1");
+  falcon["key_multiplier"] = 0.5;
+  falcon["ssm_multipliers"] = {0.9, 1.1, 1.2, 0.8, 1.3};
+  falcon["time_step_limit"] = Json::array({0.0, Json{{"__float__", "Infinity"}}});
+  const DecoderSpec spec = find_architecture("falcon_h1").read_spec(ConfigReader(falcon, "config.json"));
+  EXPECT_EQ(spec.mamba.heads * spec.mamba.head_dim, 1024);
+  EXPECT_FALSE(spec.mamba.gated_norm);
+  EXPECT_TRUE(std::isinf(spec.mamba.dt_max));
+  EXPECT_FLOAT_EQ(spec.attention_scale, 0.5f / 4.0f);  // key_multiplier / sqrt(head_dim 16)
+  EXPECT_EQ(spec.mamba.zxbcdt_scales, (std::array<float, 5>{0.9f, 1.1f, 1.2f, 0.8f, 1.3f}));
+  EXPECT_EQ(spec.mixer_kinds, (std::vector<std::string>{"mamba2_attention", "mamba2_attention"}));
+  falcon["ssm_multipliers"] = {1.0, 1.0};
+  expect_load_error(falcon, ErrorKind::kCheckpoint, {"config.json", "ssm_multipliers", "list of 5 numbers"});
+  falcon.erase("ssm_multipliers");
+  falcon["key_multiplier"] = 0.0;
+  expect_load_error(falcon, ErrorKind::kCheckpoint, {"config.json", "key_multiplier", "must be positive"});
+  falcon["key_multiplier"] = 1.0;
+  falcon["mamba_d_ssm"] = 100;  // not 128 heads of a whole head dim
+  expect_load_error(falcon, ErrorKind::kCheckpoint, {"config.json", "mamba_n_heads", "the Mamba width (100)"});
+  falcon["mamba_d_ssm"] = 128;
+  falcon["projectors_bias"] = true;
+  expect_load_error(falcon, ErrorKind::kCheckpoint, {"config.json", "projectors_bias", "mamba_proj_bias"});
+  falcon["projectors_bias"] = false;
+  falcon["time_step_limit"] = {0.1, 0.01};
+  expect_load_error(falcon, ErrorKind::kCheckpoint, {"config.json", "time_step_limit", "lower <= upper"});
+}
+
 // A model_type transformers does not know loads as the class its "architectures" names.
 TEST(ArchitectureRegistry, ArchitecturesNameTheFamilyOfAnUnknownModelType) {
   EXPECT_EQ(resolve_architecture("kimi_k2", {"DeepseekV3ForCausalLM"})->model_type, "deepseek_v3");

@@ -157,7 +157,7 @@ TEST(ModelProgram, ANewBlockKindPlugsIntoARealModel) {
 // token at a time, ends on the logits of one prefill of the whole.
 TEST(ModelProgram, StatefulBlockKindsCarryTheirStateAcrossRuns) {
   for (const char* fixture : {"lfm2", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text", "nemotron_h",
-                              "granitemoehybrid"}) {
+                              "granitemoehybrid", "falcon_h1"}) {
     SCOPED_TRACE(fixture);
     const std::string dir = (kFixtures / fixture).string();
     DecoderSpec spec = read_model_spec(dir);
