@@ -95,6 +95,15 @@ GEMMA3 = dict(TINY, model_type="gemma3_text", rms_norm_eps=1e-6, query_pre_attn_
               layer_types=["sliding_attention", "full_attention"],
               rope_parameters={"full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1000000.0},
                                "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
+# Gemma 4: full layers (1, 3) with heads of 32 (4 of 16 pairs rotate, proportional rope), one kv
+# head whose keys serve as values; sliding layers (window 6) with heads of 16 and 2 kv heads.
+GEMMA4_TEXT = dict(TINY, model_type="gemma4_text", num_hidden_layers=4, rms_norm_eps=1e-6, sliding_window=6,
+                   layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+                   global_head_dim=32, num_global_key_value_heads=1, attention_k_eq_v=True,
+                   hidden_size_per_layer_input=0, final_logit_softcapping=30.0,
+                   rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                                    "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                                       "rope_theta": 1000000.0}})
 GPT2 = dict(model_type="gpt2", n_embd=64, n_layer=2, n_head=4, n_inner=128, max_position_embeddings=128,
             layer_norm_epsilon=1e-5)
 GPT_NEOX = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
@@ -471,6 +480,19 @@ FIXTURES = [
             "temperature tuning (floor 4) on 1 and 3, which hold 4 top-1 experts (3-D gate_up_proj, input "
             "scaled by sigmoid) plus a shared expert; a SwiGLU of 96 on 0 and 2",
             LLAMA4_TEXT, "llama3", seed=3453),
+    Fixture("gemma4_text",
+            "Gemma 4 text: sliding layers (window 6, heads of 16, 2 kv heads) and full ones (heads of 32, "
+            "proportional rope rotating 4 of 16 pairs, one kv head whose keys serve as values), plain-weight "
+            "RMSNorms, q/k norms and a weightless value norm, attention scale 1, layer scalars, final "
+            "soft-cap; config in the Hub's global_head_dim form",
+            GEMMA4_TEXT, "sentencepiece", seed=3561,
+            hub_config=dict(global_head_dim=32, num_global_key_value_heads=1)),
+    Fixture("gemma4_text_moe",
+            "gemma4_text with enable_moe_block: 4 routed experts (top 2, 3-D gate_up_proj/down_proj) beside "
+            "the dense MLP on every layer, the router reading the residual stream through its scaled RMSNorm, "
+            "per-expert weight scales; config as transformers writes it (per_layer_config)",
+            dict(GEMMA4_TEXT, enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=32),
+            "llama3", seed=3563),
     Fixture("seed_oss",
             "Seed-OSS: Llama layout with q/k/v biases, none on o_proj (attention_out_bias false), MLP "
             "biases", SEED_OSS, "llama3", seed=3471),
@@ -533,6 +555,8 @@ FIXTURES = [
 UNIT_OFFSET_NORMS = ("gemma", "gemma2", "gemma3_text", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_next")
 # Plain-weight norms inside those families (Qwen3.5's gated RMSNorm of the DeltaNet layers).
 PLAIN_NORMS = ("linear_attn.norm.weight",)
+# Scales drawn like norm weights (gemma4's router input scale and per-expert weight scale).
+NORM_LIKE = ("router.scale", "router.per_expert_scale")
 
 
 def randomize_(model, seed):
@@ -543,7 +567,8 @@ def randomize_(model, seed):
         for name, p in model.named_parameters():
             # Norm weights are 1-D, but for cohere's per-head q/k norms ([heads, head_dim]).
             per_head_norm = name.endswith(("q_norm.weight", "k_norm.weight"))
-            if (p.dim() == 1 or per_head_norm) and ("norm" in name or ".ln_" in name) and not name.endswith(".bias"):
+            norm_like = ("norm" in name or ".ln_" in name or name.endswith(NORM_LIKE)) and not name.endswith(".bias")
+            if (p.dim() == 1 or per_head_norm) and norm_like:
                 lo, hi = NORM_RANGE
                 norm_shift = 1.0 if unit_offset and not name.endswith(PLAIN_NORMS) else 0.0
                 value = lo + (hi - lo) * torch.rand(p.shape, generator=gen) - norm_shift
@@ -558,6 +583,9 @@ def randomize_(model, seed):
             # The noaux_tc routers' score bias is a buffer the checkpoint stores.
             if name.endswith("e_score_correction_bias"):
                 b.copy_(BIAS_STD * torch.randn(b.shape, generator=gen))
+            # Gemma 4's per-layer scale of the residual stream, stored in the checkpoint.
+            if name.endswith("layer_scalar"):
+                b.copy_(0.5 + torch.rand(b.shape, generator=gen))
 
 
 FP4_VALUES = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
@@ -658,6 +686,11 @@ def write_hub_config(folder, hub):
         del config["layer_types"]
     if "sliding_window" in hub:
         config["sliding_window"] = hub["sliding_window"]
+    if hub.get("global_head_dim"):
+        # gemma4's published form: the full layers' head width and kv heads, not per_layer_config.
+        del config["per_layer_config"]
+        config["global_head_dim"] = hub["global_head_dim"]
+        config["num_global_key_value_heads"] = hub["num_global_key_value_heads"]
     if hub.get("hybrid_pattern"):
         # nemotron_h's published form: one letter per layer and the layer count beside it.
         letters = {"linear_attention": "M", "full_attention": "*", "mlp": "-", "moe": "E"}

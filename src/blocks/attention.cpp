@@ -1,5 +1,6 @@
 // The attention block kind: q/k/v projections (separate, or one fused projection split at
-// load), optional q/k norms, rotary positions (or llama4's temperature tuning where none), the
+// load; or no v_proj, the keys serving as values), optional q/k norms (and a weightless value
+// norm), rotary positions (or llama4's temperature tuning where none), the
 // static KV cache, causal (optionally sliding-window or chunked, soft-capped, with sinks)
 // attention, an optional sigmoid output gate (its values come out of q_proj beside each head's
 // query) and the output projection. Over this rank's heads only: its output is this rank's
@@ -136,7 +137,7 @@ class Attention : public Block {
     const DecoderSpec& spec = place_.spec;
     const WeightNames& n = spec.names;
     const std::string& p = place_.tensors;
-    const int64_t hidden = spec.hidden_size, hd = spec.head_dim, vd = value_head_dim(spec);
+    const int64_t hidden = spec.hidden_size, hd = head_dim(), vd = value_head_dim(spec, place_.layer);
     const int64_t kv_heads = layer_kv_heads(spec, place_.layer);
     const int64_t q_width = spec.num_heads * hd, kv_width = kv_heads * hd, v_width = kv_heads * vd;
     const IndexRange q_rows = head_range(place_.layout.query_heads, hd);
@@ -152,12 +153,13 @@ class Attention : public Block {
       k_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.k, kv_width), kv_rows);
       v_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.v, kv_width), kv_rows);
     } else if (spec.fused_qkv == FusedQkv::kNone) {
+      const bool own_values = !layer_keys_as_values(spec, place_.layer);
       q_ = v.matrix_part(p + n.q, q_width, hidden, rows_of(q_rows, hidden));
       k_ = v.matrix_part(p + n.k, kv_width, hidden, rows_of(kv_rows, hidden));
-      v_ = v.matrix_part(p + n.v, v_width, hidden, rows_of(v_rows, hidden));
+      if (own_values) v_ = v.matrix_part(p + n.v, v_width, hidden, rows_of(v_rows, hidden));
       q_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.q, q_width), q_rows);
       k_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.k, kv_width), kv_rows);
-      v_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.v, v_width), v_rows);
+      v_bias_ = slice(bias_if(v, spec.qkv_bias && own_values, p + n.v, v_width), v_rows);
     } else {
       visit_fused(v, q_rows, kv_rows);
     }
@@ -167,6 +169,7 @@ class Attention : public Block {
     o_ = v.matrix_part(p + n.o, hidden, spec.num_heads * vd, cols_of(hidden, context_cols));
     // A row-parallel output's bias is held by rank 0 alone, so the sum over ranks adds it once.
     o_bias_ = bias_if(v, spec.o_bias && place_.shard.rank == 0, p + n.o, hidden);
+    if (spec.value_norm) value_norm_.weight = FloatBuffer::owning(std::vector<float>(static_cast<size_t>(vd), 1.0f));
     if (!qk_norm_on(spec, place_.layer)) return;
     if (spec.qk_norm_kind == QkNorm::kPerHead && spec.qk_norm_weights == QkNormWeights::kNone) {
       q_norm_.weight = FloatBuffer::owning(std::vector<float>(static_cast<size_t>(hd), 1.0f));
@@ -187,14 +190,14 @@ class Attention : public Block {
     const DecoderSpec& spec = place_.spec;
     const std::string& s = place_.steps;
     const std::string module = place_.tensors;  // transformers' module names are the tensors' prefixes
-    const int64_t hd = spec.head_dim, hidden = spec.hidden_size;
+    const int64_t hd = head_dim(), hidden = spec.hidden_size;
     const int64_t heads = place_.layout.query_heads.count, kv_heads = place_.layout.kv_heads.count;
     if (heads == 0) {  // more ranks than kv heads: this one adds nothing
       program.add<ZeroStep>(Step::Info{s + "attention_zero", {}, {io.out}});
       return;
     }
     const WeightNames& n = spec.names;
-    const int64_t vd = value_head_dim(spec);
+    const int64_t vd = value_head_dim(spec, place_.layer);
     const int64_t q_width = heads * hd, kv_width = kv_heads * hd;
     const ValueId q = program.value(s + "q", q_width);
     const ValueId k = program.value(s + "k", kv_width);
@@ -209,8 +212,13 @@ class Attention : public Block {
       add_linear(program, s + "q_proj", io.in, q, q_, q_bias_, hidden, fused_match(module, n.q, 0, q_width));
     }
     add_linear(program, s + "k_proj", io.in, k, k_, k_bias_, hidden, fused_match(module, n.k, q_width, kv_width));
-    add_linear(program, s + "v_proj", io.in, v, v_, v_bias_, hidden,
-               fused_match(module, n.v, q_width + kv_width, kv_width));
+    if (layer_keys_as_values(spec, place_.layer))
+      program.add<CopyColumnsStep>(Step::Info{s + "keys_as_values", {k}, {v}}, 0);
+    else
+      add_linear(program, s + "v_proj", io.in, v, v_, v_bias_, hidden,
+                 fused_match(module, n.v, q_width + kv_width, kv_width));
+    if (spec.value_norm)
+      program.add<NormStep>(Step::Info{s + "v_norm", {v}, {v}}, value_norm_, spec.qk_norm_spec, vd);
     if (spec.value_scale != 1.0f)
       program.add<ScaleSoftcapStep>(Step::Info{s + "value_scale", {v}, {v}}, spec.value_scale, 0.0f);
     const bool rotates = io.rope >= 0 && layer_uses_rope(spec, place_.layer);
@@ -257,7 +265,7 @@ class Attention : public Block {
  private:
   // A q or k norm's weights for `mine` of its `heads` heads, a row each (bias-free).
   FloatBuffer visit_head_norms(TensorVisitor& v, const std::string& name, int64_t heads, IndexRange mine) {
-    const int64_t hd = place_.spec.head_dim;
+    const int64_t hd = head_dim();
     if (place_.spec.qk_norm_weights == QkNormWeights::kHeadRows)
       return slice(v.tensor(name + ".weight", {heads, hd}), head_range(mine, hd));
     std::vector<float> rows;
@@ -271,7 +279,7 @@ class Attention : public Block {
   void visit_fused(TensorVisitor& v, IndexRange q_rows, IndexRange kv_rows) {
     const DecoderSpec& spec = place_.spec;
     const std::string name = place_.tensors + spec.names.qkv;
-    const int64_t hd = spec.head_dim, q_width = spec.num_heads * hd, kv_width = spec.num_kv_heads * hd;
+    const int64_t hd = head_dim(), q_width = spec.num_heads * hd, kv_width = spec.num_kv_heads * hd;
     const int64_t total = q_width + 2 * kv_width;
     const WeightMatrix fused = v.matrix(name, total, spec.hidden_size);
     const FloatBuffer fused_bias = bias_if(v, spec.qkv_bias, name, total);
@@ -314,10 +322,12 @@ class Attention : public Block {
     return {};
   }
 
+  int64_t head_dim() const { return layer_head_dim(place_.spec, place_.layer); }
+
   BlockPlace place_;
   WeightMatrix q_, k_, v_, o_;
   FloatBuffer q_bias_, k_bias_, v_bias_, o_bias_;
-  NormWeights q_norm_, k_norm_;
+  NormWeights q_norm_, k_norm_, value_norm_;
   FloatBuffer sinks_;
 };
 

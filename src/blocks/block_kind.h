@@ -34,6 +34,7 @@ struct BlockIo {
   ValueId in = -1;    // [tokens, hidden]: the normalised residual stream
   ValueId out = -1;   // [tokens, hidden]: the block's output (this rank's partial sum when sharded)
   ValueId rope = -1;  // the layer's rotary table (cos | sin per token), -1 when it does not rotate
+  ValueId residual = -1;  // the residual stream itself, not normalised (gemma4's router reads it)
 };
 
 class Block : public ProgramPart {

@@ -66,6 +66,8 @@ class PositionsStep : public Step {
 // What the decoder itself holds besides its blocks: embeddings, per-layer norms, final norm, head.
 struct LayerNorms {
   NormWeights attn, post_attn, mlp, post_mlp;
+  NormWeights post_mlp_alone, experts, post_experts;  // spec.experts_beside_mlp
+  FloatBuffer scalar;  // names.layer_scalar's one value
 };
 struct DecoderWeights : ProgramPart {
   WeightMatrix embed_tokens;    // [vocab, embedding width]
@@ -168,6 +170,15 @@ class DecoderAssembly {
     norms.mlp = visit_norm(tensors_, spec.norm, norm_name(n.mlp_norm), hidden);
     ffn_block->visit(tensors_);
     norms.post_mlp = visit_norm(tensors_, spec.norm, norm_name(n.post_mlp_norm), hidden);
+    std::unique_ptr<Block> experts_block;
+    if (spec.experts_beside_mlp) {
+      norms.post_mlp_alone = visit_norm(tensors_, spec.norm, norm_name(n.post_mlp_alone_norm), hidden);
+      norms.experts = visit_norm(tensors_, spec.norm, norm_name(n.experts_norm), hidden);
+      experts_block = make_block("routed_experts", place);
+      experts_block->visit(tensors_);
+      norms.post_experts = visit_norm(tensors_, spec.norm, norm_name(n.post_experts_norm), hidden);
+    }
+    if (!n.layer_scalar.empty()) norms.scalar = tensors_.vector(tensors + n.layer_scalar, 1, TensorRole::kNorm);
     Block& mixer = program_.keep(std::move(mixer_block));
     Block& ffn = program_.keep(std::move(ffn_block));
 
@@ -225,8 +236,26 @@ class DecoderAssembly {
     const ValueId mlp_in = n.mlp_norm.empty() ? x : normed("mlp_norm", n.mlp_norm, norms.mlp);
     ffn.emit(program_, {mlp_in, mlp_out, rope});
     all_reduce("mlp_all_reduce", mlp_out);
+    if (experts_block) {
+      // mlp_out = post_mlp_alone(mlp(...)) + post_experts(experts(experts_norm(x))), the router reading x.
+      Block& experts = program_.keep(std::move(experts_block));
+      norm("post_mlp_alone_norm", n.post_mlp_alone_norm, norms.post_mlp_alone, mlp_out, mlp_out);
+      const ValueId experts_in = normed("experts_norm", n.experts_norm, norms.experts);
+      const ValueId experts_out = program_.value(s + "experts_out", hidden);
+      experts.emit(program_, {experts_in, experts_out, rope, x});
+      all_reduce("experts_all_reduce", experts_out);
+      norm("post_experts_norm", n.post_experts_norm, norms.post_experts, experts_out, experts_out);
+      program_.add<AddStep>(Step::Info{s + "mlp_and_experts", {mlp_out, experts_out}, {mlp_out}});
+    }
     if (!n.post_mlp_norm.empty()) norm("post_mlp_norm", n.post_mlp_norm, norms.post_mlp, mlp_out, mlp_out);
-    program_.add<AddStep>(Step::Info{s + "mlp_residual", {x, mlp_out}, {x}, layer_output}, r);
+    if (n.layer_scalar.empty()) {
+      program_.add<AddStep>(Step::Info{s + "mlp_residual", {x, mlp_out}, {x}, layer_output}, r);
+      return;
+    }
+    program_.add<AddStep>(Step::Info{s + "mlp_residual", {x, mlp_out}, {x}}, r);
+    // A listing (no weights) gets 1: the program's shape does not depend on the value.
+    const float scalar = norms.scalar.empty() ? 1.0f : norms.scalar.data()[0];
+    program_.add<ScaleColumnsStep>(Step::Info{s + "layer_scalar", {x}, {x}, layer_output}, std::vector<float>{scalar});
   }
 
   // A layer holding one block (nemotron_h's): x += block(norm(x)), the norm `norm_name`.

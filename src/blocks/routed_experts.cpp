@@ -3,9 +3,10 @@
 // weighted sum of those experts' gated MLPs (plain up/down MLPs for nemotron_h), plus an
 // always-on shared expert (optionally scaled by sigmoid of a one-output gate). gpt-oss:
 // router bias, softmax over the k chosen logits, 3-D experts (optionally MXFP4) with biases and
-// the clamped SwiGLU. granitemoe and llama4: 3-D experts with gate and up one after the other
-// (granitemoe's shared expert likewise); llama4 scales each expert's input by sigmoid of its
-// logit. Sharded, a rank computes only its own experts for the tokens routed to them and its
+// the clamped SwiGLU. granitemoe, llama4 and gemma4: 3-D experts with gate and up one after
+// the other (granitemoe's shared expert likewise); llama4 scales each expert's input by sigmoid
+// of its logit; gemma4's router reads the normalised residual stream and scales each chosen
+// weight by its expert's scale. Sharded, a rank computes only its own experts for the tokens routed to them and its
 // columns of the shared expert: its output is this rank's partial sum.
 #include <algorithm>
 #include <cmath>
@@ -71,8 +72,9 @@ std::vector<int32_t> choose_biased(const MoeSpec& moe, std::vector<float>& choic
 class ExpertsStep : public Step {
  public:
   ExpertsStep(Info info, const MoeSpec& moe, Activation act, IndexRange mine, const std::vector<ExpertWeights>& experts,
-              const FloatBuffer& score_bias)
-      : Step(std::move(info)), moe_(moe), act_(act), mine_(mine), experts_(experts), score_bias_(score_bias) {}
+              const FloatBuffer& score_bias, const FloatBuffer& expert_scale)
+      : Step(std::move(info)), moe_(moe), act_(act), mine_(mine), experts_(experts), score_bias_(score_bias),
+        expert_scale_(expert_scale) {}
   std::string_view kind() const override { return "experts"; }
 
   void run(StepContext& c) const override {
@@ -120,6 +122,8 @@ class ExpertsStep : public Step {
           for (float& w : weight) w /= std::max(sum, moe_.normalize_floor);
         if (moe_.routed_scale != 1.0f)
           for (float& w : weight) w *= moe_.routed_scale;
+        if (moe_.per_expert_scale)
+          for (int64_t j = 0; j < moe_.top_k; ++j) weight[j] *= expert_scale_.data()[chosen[j]];
       }
       std::vector<int32_t> order(chosen.begin(), chosen.end());
       std::sort(order.begin(), order.end());
@@ -173,6 +177,7 @@ class ExpertsStep : public Step {
   IndexRange mine_;
   const std::vector<ExpertWeights>& experts_;
   const FloatBuffer& score_bias_;  // sigmoid_scores, softmax_score_bias: e_score_correction_bias
+  const FloatBuffer& expert_scale_;  // per_expert_scale
 };
 
 // inputs {x, shared expert output}, outputs {out}: out += sigmoid(gate . x) * shared per token
@@ -216,6 +221,8 @@ class RoutedExperts : public Block {
       score_bias_ = v.vector(p + n.score_bias, moe.num_experts, TensorRole::kBias);
     else if (moe.softmax_score_bias)
       score_bias_ = v.tensor(p + n.score_bias, {1, moe.num_experts});
+    if (moe.router_input_norm) visit_router_norm(v);
+    if (moe.per_expert_scale) expert_scale_ = v.vector(p + n.per_expert_scale, moe.num_experts, TensorRole::kNorm);
     if (moe.fused_3d_experts) return visit_fused_experts(v, p + n.experts + ".");
     if (moe.stacked != MoeSpec::Stacked::kNone) {
       visit_stacked_experts(v);
@@ -250,7 +257,13 @@ class RoutedExperts : public Block {
     // The experts' module in transformers holds the router ("mlp" of "mlp.gate").
     const std::string moe_module = module + spec.names.router.substr(0, spec.names.router.rfind('.'));
     const ValueId router = program.value(s + "router", moe.num_experts);
-    add_linear(program, s + "router", io.in, router, router_, router_bias_, hidden, {module + spec.names.router});
+    ValueId router_in = io.in;
+    if (moe.router_input_norm) {
+      router_in = program.value(s + "router_in", hidden);
+      program.add<NormStep>(Step::Info{s + "router_norm", {io.residual}, {router_in}}, router_norm_,
+                            NormSpec{NormKind::kRms, false, false, spec.norm.eps}, hidden);
+    }
+    add_linear(program, s + "router", router_in, router, router_, router_bias_, hidden, {module + spec.names.router});
     for (size_t e = 0; e < experts_.size(); ++e) {
       const std::string ep = s + "experts." + std::to_string(place_.layout.experts.first + static_cast<int64_t>(e));
       program.matrix(ep + ".gate", experts_[e].gate);
@@ -259,7 +272,7 @@ class RoutedExperts : public Block {
     }
     const bool shared = moe.shared_ffn > 0 && place_.layout.shared_ffn.count > 0;
     program.add<ExpertsStep>(Step::Info{s + "experts", {io.in, router}, {io.out}, {shared ? "" : moe_module}}, moe,
-                             spec.activation, place_.layout.experts, experts_, score_bias_);
+                             spec.activation, place_.layout.experts, experts_, score_bias_, expert_scale_);
     if (!shared) return;
     const int64_t ffn = place_.layout.shared_ffn.count;
     const std::string sp = s + "shared_expert.";
@@ -364,6 +377,17 @@ class RoutedExperts : public Block {
     }
   }
 
+  // gemma4's router input: RMSNorm(x) * scale / sqrt(hidden), the two factors one weight.
+  void visit_router_norm(TensorVisitor& v) {
+    const int64_t hidden = place_.spec.hidden_size;
+    const FloatBuffer scale = v.vector(place_.tensors + place_.spec.names.router_scale, hidden, TensorRole::kNorm);
+    if (scale.empty()) return;  // listing only
+    std::vector<float> weight(scale.data(), scale.data() + hidden);
+    const float root = 1.0f / std::sqrt(static_cast<float>(hidden));
+    for (float& w : weight) w *= root;
+    router_norm_.weight = FloatBuffer::owning(std::move(weight));
+  }
+
   // granitemoe's shared expert: gate and up in one projection, [gate; up] rows.
   void visit_stacked_shared_expert(TensorVisitor& v, const std::string& sp, IndexRange mine) {
     const WeightNames& n = place_.spec.names;
@@ -377,7 +401,8 @@ class RoutedExperts : public Block {
 
   BlockPlace place_;
   WeightMatrix router_, shared_gate_;
-  FloatBuffer router_bias_, score_bias_;
+  FloatBuffer router_bias_, score_bias_, expert_scale_;
+  NormWeights router_norm_;
   std::vector<ExpertWeights> experts_;
   ExpertWeights shared_;
 };

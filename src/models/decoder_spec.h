@@ -77,6 +77,11 @@ struct WeightNames {
   std::string kv_b = "self_attn.kv_b_proj";
   std::string indexer = "self_attn.indexer";  // its wq_b, wk, k_norm and weights_proj
   std::string mamba = "mixer";  // in_proj, conv1d, dt_bias, A_log, D, norm, out_proj
+  std::string layer_scalar;      // a [1] tensor multiplying the residual stream after the layer (gemma4)
+  // gemma4's router: its input norm's weight and a scale per expert (MoeSpec::router_input_norm).
+  std::string router_scale = "router.scale", per_expert_scale = "router.per_expert_scale";
+  // spec.experts_beside_mlp: the dense MLP's output norm, the experts' input and output norms.
+  std::string post_mlp_alone_norm, experts_norm, post_experts_norm;
 };
 
 // A routed-experts MLP: softmax over the router logits, top-k, optionally renormalised over
@@ -126,6 +131,11 @@ struct MoeSpec {
   // llama4: the top-k of the router logits, each expert's input x scaled by sigmoid of its logit
   // and its output added unweighted.
   bool sigmoid_scaled_input = false;
+  // gemma4: the router reads the residual stream (not the experts' normed input), RMS-normalised
+  // times "<router_scale>" / sqrt(hidden); each chosen weight is then times its expert's
+  // "<per_expert_scale>".
+  bool router_input_norm = false;
+  bool per_expert_scale = false;
 };
 
 // Multi-head latent attention (deepseek_v2). q comes from q_proj, or through the low rank
@@ -270,6 +280,12 @@ struct DecoderSpec {
   // Per layer (empty: num_kv_heads on every layer): mimo_v2_flash's sliding layers have twice
   // the key/value heads of its full ones.
   std::vector<int64_t> layer_kv_heads;
+  // Per layer (empty: head_dim on every layer): gemma4's full-attention layers have wider heads.
+  std::vector<int64_t> layer_head_dims;
+  // Per layer (empty: none): no v_proj, the values are the keys as projected, before k's norm and
+  // rotation (gemma4's attention_k_eq_v on its full-attention layers).
+  std::vector<bool> keys_as_values;
+  bool value_norm = false;  // each value head RMS-normalised without weight (gemma4), eps of qk_norm_spec
   int64_t value_dim = 0;     // each head's value width where it is not head_dim (mimo_v2_flash); 0: head_dim
   float value_scale = 1.0f;  // values times this as they are projected (mimo_v2_flash)
   // falcon_h1's attention beside Mamba-2: it reads the normed input times attention_in_scale,
@@ -296,6 +312,10 @@ struct DecoderSpec {
   DeltaNetSpec deltanet;  // the layers whose mixer kind is "gated_deltanet"
   MambaSpec mamba;        // the layers whose mixer kind is "mamba2"
   std::vector<bool> moe_layers;  // per layer: true = routed experts instead of the dense MLP
+  // gemma4's 26B-A4B: every layer has routed experts beside its dense MLP, both reading the
+  // residual stream through norms of their own; their normed outputs are summed, then the
+  // layer's post-MLP norm applies.
+  bool experts_beside_mlp = false;
   // Per layer, the block kinds of its token mixer and feed-forward block (blocks/block_kind.h);
   // empty: attention or latent_attention, and dense_mlp or routed_experts as the flags say.
   // "none": the layer has no such block, nor its norm (nemotron_h's layers hold one block each).
@@ -308,10 +328,18 @@ inline bool layer_uses_rope(const DecoderSpec& spec, int64_t layer) {
   return spec.rope_layers.empty() || spec.rope_layers[static_cast<size_t>(layer)];
 }
 
-// The width of each head's value (and of the KV cache's value rows).
-inline int64_t value_head_dim(const DecoderSpec& spec) {
+inline int64_t layer_head_dim(const DecoderSpec& spec, int64_t layer) {
+  return spec.layer_head_dims.empty() ? spec.head_dim : spec.layer_head_dims[static_cast<size_t>(layer)];
+}
+
+// The width of each head's value on layer `layer` (and of the KV cache's value rows).
+inline int64_t value_head_dim(const DecoderSpec& spec, int64_t layer) {
   if (spec.latent_attention) return spec.mla.value_dim;
-  return spec.value_dim > 0 ? spec.value_dim : spec.head_dim;
+  return spec.value_dim > 0 ? spec.value_dim : layer_head_dim(spec, layer);
+}
+
+inline bool layer_keys_as_values(const DecoderSpec& spec, int64_t layer) {
+  return !spec.keys_as_values.empty() && spec.keys_as_values[static_cast<size_t>(layer)];
 }
 
 inline int64_t layer_kv_heads(const DecoderSpec& spec, int64_t layer) {

@@ -69,12 +69,13 @@ std::vector<std::string> read_layer_list(const ConfigReader& config, const std::
 }
 
 void read_layer_type_ropes(const ConfigReader& config, DecoderSpec& spec, const RopeDefaults& global,
-                           const RopeDefaults& local) {
+                           const RopeDefaults& local, int64_t full_head_dim) {
+  const int64_t full_dim = full_head_dim > 0 ? full_head_dim : spec.head_dim;
   const bool nested = config.has("rope_parameters") && config.json()["rope_parameters"].contains("full_attention");
   if (nested) {
     const ConfigReader params = config.object("rope_parameters");
     const ConfigReader full = params.object("full_attention");
-    spec.rope = read_rope_parameters(config, &full, spec.head_dim, global);
+    spec.rope = read_rope_parameters(config, &full, full_dim, global);
     if (params.has("sliding_attention")) {
       const ConfigReader sliding = params.object("sliding_attention");
       spec.local_rope = read_rope_parameters(config, &sliding, spec.head_dim, local);
@@ -82,7 +83,7 @@ void read_layer_type_ropes(const ConfigReader& config, DecoderSpec& spec, const 
       spec.local_rope = read_rope_parameters(config, nullptr, spec.head_dim, local);
     }
   } else {
-    spec.rope = read_rope_spec(config, spec.head_dim, global);  // rope_scaling applies to full layers
+    spec.rope = read_rope_spec(config, full_dim, global);  // rope_scaling applies to full layers
     spec.local_rope = read_rope_parameters(config, nullptr, spec.head_dim, local);
   }
   spec.use_local_rope = true;

@@ -34,9 +34,10 @@ std::vector<std::string> read_layer_list(const ConfigReader& config, const std::
 
 // The rotary positions of full- and sliding-attention layers (spec.rope, spec.local_rope,
 // use_local_rope): rope_parameters keyed by layer type ("full_attention", "sliding_attention"),
-// else the top-level rope fields for the full layers and `local`'s for the sliding ones.
+// else the top-level rope fields for the full layers and `local`'s for the sliding ones. The
+// full layers' heads are `full_head_dim` wide (0: spec.head_dim, as the sliding layers').
 void read_layer_type_ropes(const ConfigReader& config, DecoderSpec& spec, const RopeDefaults& global,
-                           const RopeDefaults& local);
+                           const RopeDefaults& local, int64_t full_head_dim = 0);
 
 // The Mamba-2 layers' mamba_* fields and time_step_limit (granitemoehybrid, falcon_h1), for a
 // Mamba width (heads x head dim) of `inner`. Errors name the field.

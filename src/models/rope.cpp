@@ -7,7 +7,7 @@
 namespace canrun {
 namespace {
 
-const char* const kSupportedRopeTypes = "default, linear, dynamic, yarn, longrope, llama3";
+const char* const kSupportedRopeTypes = "default, linear, dynamic, yarn, longrope, llama3, proportional";
 
 std::vector<double> factor_list(const ConfigReader& scaling, const std::string& key, int64_t expected) {
   const Json& value = scaling.json().contains(key) ? scaling.json()[key] : Json();
@@ -38,6 +38,8 @@ void read_scaling(const ConfigReader& config, const ConfigReader& scaling, const
   };
   if (spec.type == "linear" || spec.type == "dynamic") {
     spec.factor = scaling.number("factor", std::nullopt);
+  } else if (spec.type == "proportional") {
+    spec.factor = scaling.number("factor", 1.0);
   } else if (spec.type == "llama3") {
     spec.factor = scaling.number("factor", std::nullopt);
     spec.low_freq_factor = scaling.number("low_freq_factor", std::nullopt);
@@ -107,6 +109,10 @@ RopeSpec read_rope_parameters(const ConfigReader& config, const ConfigReader* pa
   const double top_theta = config.number(defaults.theta_key, defaults.theta);
   spec.theta = params != nullptr ? params->number("rope_theta", top_theta) : top_theta;
   if (params != nullptr) read_scaling(config, *params, defaults, spec);
+  if (spec.type == "proportional") {  // transformers: int(partial * head_dim // 2) pairs rotate
+    spec.rotated_pairs = static_cast<int64_t>(std::floor(partial * static_cast<double>(head_dim) / 2));
+    spec.rotary_dim = head_dim;
+  }
   if (spec.theta <= 0) config.reject("rope_theta", "must be positive");
   return spec;
 }
@@ -152,6 +158,9 @@ std::vector<float> rope_inverse_frequencies(const RopeSpec& spec, int64_t seq_le
   }
   if (spec.type == "linear") {
     for (float& f : inv_freq) f /= static_cast<float>(spec.factor);
+  } else if (spec.type == "proportional") {
+    for (int64_t i = 0; i < half; ++i)
+      inv_freq[i] = i < spec.rotated_pairs ? inv_freq[i] / static_cast<float>(spec.factor) : 0.0f;
   } else if (spec.type == "longrope") {
     const bool long_context = seq_len > spec.original_max_positions;
     const std::vector<double>& factors = long_context ? spec.long_factor : spec.short_factor;

@@ -11,9 +11,12 @@
 namespace canrun {
 
 struct RopeSpec {
-  std::string type = "default";  // default | linear | dynamic | yarn | longrope | llama3
+  std::string type = "default";  // default | linear | dynamic | yarn | longrope | llama3 | proportional
   double theta = 10000.0;
   int64_t rotary_dim = 0;  // leading dims of each head that rotate
+  // proportional (gemma4): the whole head rotates in halves, but only the first rotated_pairs
+  // frequencies are nonzero, base^(-2i / head_dim); the other pairs keep their values.
+  int64_t rotated_pairs = 0;
   double factor = 1.0;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;

@@ -9,7 +9,7 @@ FAMILIES = ["llama", "mistral", "qwen2", "qwen3", "phi3", "qwen3_moe", "qwen2_mo
             "glm4_moe_lite", "minimax_m2", "lfm2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_next",
             "nemotron_h", "granitemoehybrid", "llama4_text", "seed_oss", "olmo3",
             "ernie4_5", "exaone4", "ministral3", "hunyuan_v1_dense", "apertus", "ernie4_5_moe",
-            "mimo_v2_flash", "glm4_moe", "falcon_h1"]
+            "mimo_v2_flash", "glm4_moe", "falcon_h1", "gemma4_text"]
 
 
 def archs_json(run_canrun, *args):

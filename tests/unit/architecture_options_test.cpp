@@ -9,6 +9,7 @@
 
 #include "checkpoint/config_reader.h"
 #include "models/registry.h"
+#include "models/rope.h"
 #include "runtime/session.h"
 #include "util/json.h"
 
@@ -287,6 +288,60 @@ TEST_F(ArchitectureOptions, FalconH1MultipliersAndMambaWidthAreReadOrNamed) {
   falcon["projectors_bias"] = false;
   falcon["time_step_limit"] = {0.1, 0.01};
   expect_load_error(falcon, ErrorKind::kCheckpoint, {"config.json", "time_step_limit", "lower <= upper"});
+}
+
+TEST_F(ArchitectureOptions, Gemma4LayerShapesAndRefusedOptionsAreReadOrNamed) {
+  // The Hub's form: the full layers' heads from global_head_dim and, with attention_k_eq_v,
+  // num_global_key_value_heads; proportional rope rotates int(0.25 * 64 // 2) = 8 of 32 pairs.
+  Json gemma = tiny("gemma4_text");
+  gemma["head_dim"] = 16;
+  gemma["hidden_size_per_layer_input"] = 0;
+  gemma["layer_types"] = {"sliding_attention", "full_attention"};
+  gemma["global_head_dim"] = 64;
+  gemma["num_global_key_value_heads"] = 1;
+  gemma["attention_k_eq_v"] = true;
+  const auto read = [](const Json& config) {
+    return find_architecture("gemma4_text").read_spec(ConfigReader(config, "config.json"));
+  };
+  DecoderSpec spec = read(gemma);
+  EXPECT_EQ(spec.layer_head_dims, (std::vector<int64_t>{16, 64}));
+  EXPECT_EQ(spec.layer_kv_heads, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(spec.keys_as_values, (std::vector<bool>{false, true}));
+  EXPECT_EQ(spec.rope.rotary_dim, 64);
+  EXPECT_EQ(spec.rope.rotated_pairs, 8);
+  EXPECT_EQ(rope_inverse_frequencies(spec.rope)[8], 0.0f);
+  EXPECT_GT(rope_inverse_frequencies(spec.rope)[7], 0.0f);
+  EXPECT_EQ(spec.local_rope.rotary_dim, 16);
+  gemma["attention_k_eq_v"] = false;  // the global kv heads apply with keys as values only
+  EXPECT_EQ(read(gemma).layer_kv_heads, (std::vector<int64_t>{2, 2}));
+  // transformers' own form, per_layer_config, rules over global_head_dim.
+  gemma["per_layer_config"] = {{"1", {{"head_dim", 32}, {"num_key_value_heads", 4}}}};
+  spec = read(gemma);
+  EXPECT_EQ(spec.layer_head_dims, (std::vector<int64_t>{16, 32}));
+  EXPECT_EQ(spec.layer_kv_heads, (std::vector<int64_t>{2, 4}));
+
+  gemma["per_layer_config"] = {{"layer1", {{"head_dim", 32}}}};
+  expect_load_error(gemma, ErrorKind::kCheckpoint, {"config.json: per_layer_config", "layer1", "layer index"});
+  gemma["per_layer_config"] = {{"1", {{"intermediate_size", 32}}}};
+  expect_load_error(gemma, ErrorKind::kCheckpoint, {"per_layer_config: 1", "intermediate_size"});
+  gemma["per_layer_config"] = {{"0", {{"head_dim", 32}}}};
+  expect_load_error(gemma, ErrorKind::kCheckpoint, {"per_layer_config", "layer 0 has head_dim 32"});
+  gemma.erase("per_layer_config");
+  gemma["num_global_key_value_heads"] = 3;
+  gemma["attention_k_eq_v"] = true;
+  expect_load_error(gemma, ErrorKind::kCheckpoint, {"num_key_value_heads", "layer 1 has 3"});
+  gemma["num_global_key_value_heads"] = 1;
+  gemma.erase("hidden_size_per_layer_input");  // transformers' default: 256
+  expect_load_error(gemma, ErrorKind::kUnsupportedOption, {"hidden_size_per_layer_input", "256", "E2B/E4B"});
+  gemma["hidden_size_per_layer_input"] = nullptr;
+  gemma["num_kv_shared_layers"] = 1;
+  expect_load_error(gemma, ErrorKind::kUnsupportedOption, {"num_kv_shared_layers", "1"});
+  gemma["num_kv_shared_layers"] = 0;
+  gemma["use_bidirectional_attention"] = "all";
+  expect_load_error(gemma, ErrorKind::kUnsupportedOption, {"use_bidirectional_attention", "all", "causal"});
+  gemma["use_bidirectional_attention"] = "vision";
+  gemma["enable_moe_block"] = true;
+  expect_load_error(gemma, ErrorKind::kCheckpoint, {"config.json", "num_experts"});
 }
 
 // A model_type transformers does not know loads as the class its "architectures" names.
