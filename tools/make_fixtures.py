@@ -493,6 +493,14 @@ FIXTURES = [
             "per-expert weight scales; config as transformers writes it (per_layer_config)",
             dict(GEMMA4_TEXT, enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=32),
             "llama3", seed=3563),
+    Fixture("gemma4_text_ple",
+            "gemma4_text as E2B/E4B: per-layer inputs of 8 (their own vocabulary of 700) gated into every "
+            "layer after its MLP; layers 4 and 5 attend to the cached keys and values of layers 2 and 3 and "
+            "have double-wide MLPs; values projected (attention_k_eq_v false)",
+            dict(GEMMA4_TEXT, num_hidden_layers=6, layer_types=["sliding_attention", "full_attention"] * 3,
+                 attention_k_eq_v=False, hidden_size_per_layer_input=8, vocab_size_per_layer_input=700,
+                 num_kv_shared_layers=2, use_double_wide_mlp=True),
+            "gpt2", seed=3567),
     Fixture("seed_oss",
             "Seed-OSS: Llama layout with q/k/v biases, none on o_proj (attention_out_bias false), MLP "
             "biases", SEED_OSS, "llama3", seed=3471),

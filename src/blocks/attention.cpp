@@ -24,12 +24,13 @@ void rotate_rows(StepContext& c, float* q, float* k, const float* table, int64_t
     const float* cos = table + t * rotary_dim;
     const float* sin = cos + rotary_dim / 2;
     rotary(q + t * heads * head_dim, heads, head_dim, rotary_dim, cos, sin);
-    rotary(k + t * kv_heads * head_dim, kv_heads, head_dim, rotary_dim, cos, sin);
+    if (kv_heads > 0) rotary(k + t * kv_heads * head_dim, kv_heads, head_dim, rotary_dim, cos, sin);
   }
 }
 
 // inputs {q, k, rope table}, outputs {q, k}: the rotation alone, where the q/k norms come
-// between it and the cache (qk_norm_after_rope).
+// between it and the cache (qk_norm_after_rope); without kv heads, inputs {q, rope table} and
+// outputs {q}: a layer attending to another layer's cached keys rotates its queries alone.
 class RotaryStep : public Step {
  public:
   RotaryStep(Info info, int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t rotary_dim, bool pairs)
@@ -38,8 +39,9 @@ class RotaryStep : public Step {
   std::string_view kind() const override { return "rotary"; }
 
   void run(StepContext& c) const override {
-    rotate_rows(c, c.value(inputs()[0]), c.value(inputs()[1]), c.value(inputs()[2]), heads_, kv_heads_, head_dim_,
-                rotary_dim_, pairs_);
+    float* k = kv_heads_ > 0 ? c.value(inputs()[1]) : nullptr;
+    rotate_rows(c, c.value(inputs()[0]), k, c.value(inputs().back()), heads_, kv_heads_, head_dim_, rotary_dim_,
+                pairs_);
   }
 
  private:
@@ -153,12 +155,12 @@ class Attention : public Block {
       k_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.k, kv_width), kv_rows);
       v_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.v, kv_width), kv_rows);
     } else if (spec.fused_qkv == FusedQkv::kNone) {
-      const bool own_values = !layer_keys_as_values(spec, place_.layer);
+      const bool own_values = own_keys() && !layer_keys_as_values(spec, place_.layer);
       q_ = v.matrix_part(p + n.q, q_width, hidden, rows_of(q_rows, hidden));
-      k_ = v.matrix_part(p + n.k, kv_width, hidden, rows_of(kv_rows, hidden));
+      if (own_keys()) k_ = v.matrix_part(p + n.k, kv_width, hidden, rows_of(kv_rows, hidden));
       if (own_values) v_ = v.matrix_part(p + n.v, v_width, hidden, rows_of(v_rows, hidden));
       q_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.q, q_width), q_rows);
-      k_bias_ = slice(bias_if(v, spec.qkv_bias, p + n.k, kv_width), kv_rows);
+      k_bias_ = slice(bias_if(v, spec.qkv_bias && own_keys(), p + n.k, kv_width), kv_rows);
       v_bias_ = slice(bias_if(v, spec.qkv_bias && own_values, p + n.v, v_width), v_rows);
     } else {
       visit_fused(v, q_rows, kv_rows);
@@ -179,7 +181,7 @@ class Attention : public Block {
       k_norm_.weight = visit_head_norms(v, p + n.k_norm, kv_heads, place_.layout.kv_heads);
     } else if (spec.qk_norm_kind == QkNorm::kPerHead) {
       q_norm_ = visit_norm(v, spec.qk_norm_spec, p + n.q_norm, hd);
-      k_norm_ = visit_norm(v, spec.qk_norm_spec, p + n.k_norm, hd);
+      if (own_keys()) k_norm_ = visit_norm(v, spec.qk_norm_spec, p + n.k_norm, hd);
     } else if (spec.qk_norm_kind == QkNorm::kWhole) {
       q_norm_ = visit_norm(v, spec.qk_norm_spec, p + n.q_norm, q_width);
       k_norm_ = visit_norm(v, spec.qk_norm_spec, p + n.k_norm, kv_width);
@@ -198,10 +200,8 @@ class Attention : public Block {
     }
     const WeightNames& n = spec.names;
     const int64_t vd = value_head_dim(spec, place_.layer);
-    const int64_t q_width = heads * hd, kv_width = kv_heads * hd;
+    const int64_t q_width = heads * hd;
     const ValueId q = program.value(s + "q", q_width);
-    const ValueId k = program.value(s + "k", kv_width);
-    const ValueId v = program.value(s + "v", kv_heads * vd);
     ValueId gate = -1;
     if (spec.attention_output_gate) {
       const ValueId q_and_gate = program.value(s + "q_and_gate", 2 * q_width);
@@ -211,39 +211,10 @@ class Attention : public Block {
     } else {
       add_linear(program, s + "q_proj", io.in, q, q_, q_bias_, hidden, fused_match(module, n.q, 0, q_width));
     }
-    add_linear(program, s + "k_proj", io.in, k, k_, k_bias_, hidden, fused_match(module, n.k, q_width, kv_width));
-    if (layer_keys_as_values(spec, place_.layer))
-      program.add<CopyColumnsStep>(Step::Info{s + "keys_as_values", {k}, {v}}, 0);
-    else
-      add_linear(program, s + "v_proj", io.in, v, v_, v_bias_, hidden,
-                 fused_match(module, n.v, q_width + kv_width, kv_width));
-    if (spec.value_norm)
-      program.add<NormStep>(Step::Info{s + "v_norm", {v}, {v}}, value_norm_, spec.qk_norm_spec, vd);
-    if (spec.value_scale != 1.0f)
-      program.add<ScaleSoftcapStep>(Step::Info{s + "value_scale", {v}, {v}}, spec.value_scale, 0.0f);
     const bool rotates = io.rope >= 0 && layer_uses_rope(spec, place_.layer);
     const int64_t rotary_dim = rotates ? program.info(io.rope).width : 0;
-    // llama4 normalises after the rotation without weights, which commutes with it; a weighted
-    // norm after the rotation (hunyuan) gets the rotation as a step of its own before it.
-    const bool rotate_first = rotates && spec.qk_norm_after_rope;
-    if (rotate_first)
-      program.add<RotaryStep>(Step::Info{s + "rotary", {q, k, io.rope}, {q, k}}, heads, kv_heads, hd, rotary_dim,
-                              spec.rope_interleaved);
-    if (qk_norm_on(spec, place_.layer)) {
-      const bool per_head = spec.qk_norm_kind == QkNorm::kPerHead;
-      program.add<NormStep>(Step::Info{s + "q_norm", {q}, {q}, {module + n.q_norm}}, q_norm_, spec.qk_norm_spec,
-                            per_head ? hd : q_width);
-      program.add<NormStep>(Step::Info{s + "k_norm", {k}, {k}, {module + n.k_norm}}, k_norm_, spec.qk_norm_spec,
-                            per_head ? hd : kv_width);
-    }
-    const int slot = declare_kv_cache(program, s + "kv_cache", kv_heads, hd, vd);
-    const QueryTemperature& temperature = spec.query_temperature;
-    if (temperature.scale != 0 && !(temperature.layers_without_rope_only && layer_uses_rope(spec, place_.layer)))
-      program.add<QueryTemperatureStep>(Step::Info{s + "query_temperature", {q}, {q}}, temperature);
-    std::vector<ValueId> rotary_inputs = {q, k, v};
-    if (rotates && !rotate_first) rotary_inputs.push_back(io.rope);
-    program.add<RotaryCacheWriteStep>(Step::Info{s + "rotary_cache_write", rotary_inputs, {q, k}}, slot, heads,
-                                      kv_heads, hd, vd, rotary_dim, spec.rope_interleaved);
+    const int slot = own_keys() ? emit_keys_and_values(program, io, q, rotary_dim)
+                                : emit_query_for_shared_keys(program, q, io.rope, rotary_dim);
     AttentionShape shape;
     shape.heads = heads;
     shape.kv_heads = kv_heads;
@@ -263,6 +234,78 @@ class Attention : public Block {
   }
 
  private:
+  // The layer's own k and v: projected, normed, the keys rotated (with q) and both written to
+  // the layer's cache; returns the cache's slot.
+  int emit_keys_and_values(ProgramBuilder& program, const BlockIo& io, ValueId q, int64_t rotary_dim) {
+    const DecoderSpec& spec = place_.spec;
+    const WeightNames& n = spec.names;
+    const std::string& s = place_.steps;
+    const std::string& module = place_.tensors;
+    const int64_t hd = head_dim(), hidden = spec.hidden_size, vd = value_head_dim(spec, place_.layer);
+    const int64_t heads = place_.layout.query_heads.count, kv_heads = place_.layout.kv_heads.count;
+    const int64_t q_width = heads * hd, kv_width = kv_heads * hd;
+    const bool rotates = rotary_dim > 0;
+    const ValueId k = program.value(s + "k", kv_width);
+    const ValueId v = program.value(s + "v", kv_heads * vd);
+    add_linear(program, s + "k_proj", io.in, k, k_, k_bias_, hidden, fused_match(module, n.k, q_width, kv_width));
+    if (layer_keys_as_values(spec, place_.layer))
+      program.add<CopyColumnsStep>(Step::Info{s + "keys_as_values", {k}, {v}}, 0);
+    else
+      add_linear(program, s + "v_proj", io.in, v, v_, v_bias_, hidden,
+                 fused_match(module, n.v, q_width + kv_width, kv_width));
+    if (spec.value_norm)
+      program.add<NormStep>(Step::Info{s + "v_norm", {v}, {v}}, value_norm_, spec.qk_norm_spec, vd);
+    if (spec.value_scale != 1.0f)
+      program.add<ScaleSoftcapStep>(Step::Info{s + "value_scale", {v}, {v}}, spec.value_scale, 0.0f);
+    // llama4 normalises after the rotation without weights, which commutes with it; a weighted
+    // norm after the rotation (hunyuan) gets the rotation as a step of its own before it.
+    const bool rotate_first = rotates && spec.qk_norm_after_rope;
+    if (rotate_first)
+      program.add<RotaryStep>(Step::Info{s + "rotary", {q, k, io.rope}, {q, k}}, heads, kv_heads, hd, rotary_dim,
+                              spec.rope_interleaved);
+    if (qk_norm_on(spec, place_.layer)) {
+      const bool per_head = spec.qk_norm_kind == QkNorm::kPerHead;
+      program.add<NormStep>(Step::Info{s + "q_norm", {q}, {q}, {module + n.q_norm}}, q_norm_, spec.qk_norm_spec,
+                            per_head ? hd : q_width);
+      program.add<NormStep>(Step::Info{s + "k_norm", {k}, {k}, {module + n.k_norm}}, k_norm_, spec.qk_norm_spec,
+                            per_head ? hd : kv_width);
+    }
+    const int slot = declare_kv_cache(program, s + "kv_cache", kv_heads, hd, vd);
+    add_query_temperature(program, q);
+    std::vector<ValueId> rotary_inputs = {q, k, v};
+    if (rotates && !rotate_first) rotary_inputs.push_back(io.rope);
+    program.add<RotaryCacheWriteStep>(Step::Info{s + "rotary_cache_write", rotary_inputs, {q, k}}, slot, heads,
+                                      kv_heads, hd, vd, rotary_dim, spec.rope_interleaved);
+    return slot;
+  }
+
+  // gemma4's layers sharing an earlier layer's cache: only q is projected, normed and rotated.
+  int emit_query_for_shared_keys(ProgramBuilder& program, ValueId q, ValueId rope, int64_t rotary_dim) {
+    const DecoderSpec& spec = place_.spec;
+    const std::string& s = place_.steps;
+    const int64_t hd = head_dim(), heads = place_.layout.query_heads.count;
+    if (qk_norm_on(spec, place_.layer))
+      program.add<NormStep>(Step::Info{s + "q_norm", {q}, {q}, {place_.tensors + spec.names.q_norm}}, q_norm_,
+                            spec.qk_norm_spec, spec.qk_norm_kind == QkNorm::kPerHead ? hd : heads * hd);
+    add_query_temperature(program, q);
+    if (rotary_dim > 0)
+      program.add<RotaryStep>(Step::Info{s + "rotary", {q, rope}, {q}}, heads, 0, hd, rotary_dim,
+                              spec.rope_interleaved);
+    const std::string cache = layer_steps(layer_kv_source(spec, place_.layer)) + "kv_cache";
+    const int slot = program.find_state(cache);
+    if (slot < 0) fail(ErrorKind::kRuntime, s + "attention: no cache " + cache + " declared before it to share");
+    return slot;
+  }
+
+  void add_query_temperature(ProgramBuilder& program, ValueId q) const {
+    const DecoderSpec& spec = place_.spec;
+    const QueryTemperature& temperature = spec.query_temperature;
+    if (temperature.scale != 0 && !(temperature.layers_without_rope_only && layer_uses_rope(spec, place_.layer)))
+      program.add<QueryTemperatureStep>(Step::Info{place_.steps + "query_temperature", {q}, {q}}, temperature);
+  }
+
+  bool own_keys() const { return layer_kv_source(place_.spec, place_.layer) < 0; }
+
   // A q or k norm's weights for `mine` of its `heads` heads, a row each (bias-free).
   FloatBuffer visit_head_norms(TensorVisitor& v, const std::string& name, int64_t heads, IndexRange mine) {
     const int64_t hd = head_dim();

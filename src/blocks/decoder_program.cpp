@@ -3,6 +3,7 @@
 #include <string>
 
 #include "blocks/block_kind.h"
+#include "blocks/per_layer_inputs.h"
 #include "blocks/rope_table.h"
 #include "blocks/steps.h"
 #include "program/program_builder.h"
@@ -120,6 +121,7 @@ class DecoderAssembly {
       local_rope = program_.value("rope_local", spec.local_rope.rotary_dim);
       program_.add<RopeTableStep>(Step::Info{"rope_local", {}, {local_rope}}, spec.local_rope);
     }
+    if (spec.per_layer_input_dim > 0) per_layer_inputs_ = add_per_layer_inputs(program_, tensors_, spec, x);
     w.norms.resize(static_cast<size_t>(spec.num_layers));
     for (int64_t i = 0; i < spec.num_layers; ++i) {
       const bool local = spec.use_local_rope && spec.sliding_window[static_cast<size_t>(i)] > 0;
@@ -248,11 +250,13 @@ class DecoderAssembly {
       program_.add<AddStep>(Step::Info{s + "mlp_and_experts", {mlp_out, experts_out}, {mlp_out}});
     }
     if (!n.post_mlp_norm.empty()) norm("post_mlp_norm", n.post_mlp_norm, norms.post_mlp, mlp_out, mlp_out);
-    if (n.layer_scalar.empty()) {
-      program_.add<AddStep>(Step::Info{s + "mlp_residual", {x, mlp_out}, {x}, layer_output}, r);
-      return;
-    }
-    program_.add<AddStep>(Step::Info{s + "mlp_residual", {x, mlp_out}, {x}}, r);
+    // gemma4 goes on after the residual add: the layer's input, then its scalar.
+    const bool per_layer_input = per_layer_inputs_ >= 0, scaled = !n.layer_scalar.empty();
+    program_.add<AddStep>(
+        Step::Info{s + "mlp_residual", {x, mlp_out}, {x}, per_layer_input || scaled ? ModuleMatch{} : layer_output}, r);
+    if (per_layer_input)
+      add_layer_input(program_, tensors_, spec, i, tensors, per_layer_inputs_, x, scaled ? ModuleMatch{} : layer_output);
+    if (!scaled) return;
     // A listing (no weights) gets 1: the program's shape does not depend on the value.
     const float scalar = norms.scalar.empty() ? 1.0f : norms.scalar.data()[0];
     program_.add<ScaleColumnsStep>(Step::Info{s + "layer_scalar", {x}, {x}, layer_output}, std::vector<float>{scalar});
@@ -280,6 +284,7 @@ class DecoderAssembly {
   Shard shard_;
   TensorVisitor& tensors_;
   ProgramBuilder program_;
+  ValueId per_layer_inputs_ = -1;  // spec.per_layer_input_dim
 };
 
 }  // namespace

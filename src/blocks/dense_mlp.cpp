@@ -44,7 +44,7 @@ class DenseMlp : public Block {
     const DecoderSpec& spec = place_.spec;
     const WeightNames& n = spec.names;
     const std::string& p = place_.tensors;
-    const int64_t hidden = spec.hidden_size, ffn = spec.intermediate_size;
+    const int64_t hidden = spec.hidden_size, ffn = layer_ffn_width(spec, place_.layer);
     const IndexRange mine = place_.layout.ffn;
     if (spec.fused_gate_up) {
       const WeightMatrix fused = v.matrix(p + n.gate_up, 2 * ffn, hidden);

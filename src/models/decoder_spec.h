@@ -82,6 +82,13 @@ struct WeightNames {
   std::string router_scale = "router.scale", per_expert_scale = "router.per_expert_scale";
   // spec.experts_beside_mlp: the dense MLP's output norm, the experts' input and output norms.
   std::string post_mlp_alone_norm, experts_norm, post_experts_norm;
+  // spec.per_layer_input_dim: the model's per-layer embeddings, projection and its norm; each
+  // layer's gate, projection and norm of its input.
+  std::string per_layer_embed = "model.embed_tokens_per_layer";
+  std::string per_layer_model_projection = "model.per_layer_model_projection";
+  std::string per_layer_projection_norm = "model.per_layer_projection_norm";
+  std::string per_layer_gate = "per_layer_input_gate", per_layer_projection = "per_layer_projection";
+  std::string post_per_layer_norm = "post_per_layer_input_norm";
 };
 
 // A routed-experts MLP: softmax over the router logits, top-k, optionally renormalised over
@@ -286,6 +293,18 @@ struct DecoderSpec {
   // rotation (gemma4's attention_k_eq_v on its full-attention layers).
   std::vector<bool> keys_as_values;
   bool value_norm = false;  // each value head RMS-normalised without weight (gemma4), eps of qk_norm_spec
+  // Per layer (empty: none): -1, or the earlier layer whose cached keys and values this one
+  // attends to, with no k/v projections of its own (gemma4's num_kv_shared_layers).
+  std::vector<int64_t> kv_source_layers;
+  // Per layer (empty: intermediate_size everywhere): the dense MLP's width (gemma4's double-wide
+  // MLP on the layers that share keys and values).
+  std::vector<int64_t> layer_ffn;
+  // gemma4's per-layer inputs (0: none). Per token, a [layers, dim] input: (RMSNorm over each dim
+  // of per_layer_model_projection(x) / sqrt(hidden) + embed_tokens_per_layer(token) * sqrt(dim))
+  // / sqrt(2), x the scaled embeddings. After its MLP, layer i adds
+  // norm(projection(act(gate(x)) * input_i)) to the residual stream.
+  int64_t per_layer_input_dim = 0;
+  int64_t per_layer_vocab = 0;
   int64_t value_dim = 0;     // each head's value width where it is not head_dim (mimo_v2_flash); 0: head_dim
   float value_scale = 1.0f;  // values times this as they are projected (mimo_v2_flash)
   // falcon_h1's attention beside Mamba-2: it reads the normed input times attention_in_scale,
@@ -336,6 +355,14 @@ inline int64_t layer_head_dim(const DecoderSpec& spec, int64_t layer) {
 inline int64_t value_head_dim(const DecoderSpec& spec, int64_t layer) {
   if (spec.latent_attention) return spec.mla.value_dim;
   return spec.value_dim > 0 ? spec.value_dim : layer_head_dim(spec, layer);
+}
+
+inline int64_t layer_kv_source(const DecoderSpec& spec, int64_t layer) {
+  return spec.kv_source_layers.empty() ? -1 : spec.kv_source_layers[static_cast<size_t>(layer)];
+}
+
+inline int64_t layer_ffn_width(const DecoderSpec& spec, int64_t layer) {
+  return spec.layer_ffn.empty() ? spec.intermediate_size : spec.layer_ffn[static_cast<size_t>(layer)];
 }
 
 inline bool layer_keys_as_values(const DecoderSpec& spec, int64_t layer) {

@@ -2,9 +2,10 @@
 // RMSNorms, attention scale 1, per-head q/k norms and a weightless norm of each value head.
 // The full-attention layers have wider heads (global_head_dim), proportional rope (a quarter of
 // the pairs rotate) and, with attention_k_eq_v, their own kv head count and no v_proj: the keys
-// as projected serve as values. With enable_moe_block, routed experts beside the dense MLP.
-// Every layer ends by scaling the residual stream by its layer_scalar. Per-layer input
-// embeddings (E2B, E4B) and KV sharing across layers are refused.
+// as projected serve as values. With enable_moe_block, routed experts beside the dense MLP
+// (26B-A4B). E2B and E4B: per-layer inputs after each MLP, and the last num_kv_shared_layers
+// attend to an earlier layer's cached keys and values, with double-wide MLPs. Every layer ends
+// by scaling the residual stream by its layer_scalar.
 #include <cmath>
 #include <exception>
 #include <string>
@@ -89,6 +90,28 @@ void read_experts(const ConfigReader& config, DecoderSpec& spec) {
   n.post_experts_norm = "post_feedforward_layernorm_2";
 }
 
+// num_kv_shared_layers: the last layers project no keys or values; each attends to the cache of
+// the last earlier layer of its own type. With use_double_wide_mlp their MLPs are twice as wide.
+void read_kv_sharing(const ConfigReader& config, DecoderSpec& spec) {
+  const int64_t shared = config.integer("num_kv_shared_layers", 0, 0, spec.num_layers - 1);
+  if (shared == 0) return;
+  const int64_t first_shared = spec.num_layers - shared;
+  const bool double_wide = config.boolean("use_double_wide_mlp", false);
+  spec.kv_source_layers.assign(static_cast<size_t>(spec.num_layers), -1);
+  spec.layer_ffn.assign(static_cast<size_t>(spec.num_layers), spec.intermediate_size);
+  const auto sliding = [&](int64_t layer) { return spec.sliding_window[static_cast<size_t>(layer)] > 0; };
+  for (int64_t i = first_shared; i < spec.num_layers; ++i) {
+    int64_t source = first_shared - 1;
+    while (source >= 0 && sliding(source) != sliding(i)) --source;
+    if (source < 0)
+      config.reject("num_kv_shared_layers", "layer " + std::to_string(i) + " would reuse the keys of an earlier " +
+                                                (sliding(i) ? "sliding" : "full") + " layer, and the first " +
+                                                std::to_string(first_shared) + " layers have none");
+    spec.kv_source_layers[i] = source;
+    if (double_wide) spec.layer_ffn[i] = 2 * spec.intermediate_size;
+  }
+}
+
 DecoderSpec read_gemma4_text(const ConfigReader& config) {
   LlamaLikeDefaults defaults;
   defaults.vocab_size = 262144;
@@ -107,15 +130,9 @@ DecoderSpec read_gemma4_text(const ConfigReader& config) {
   // Absent: transformers' default, 256; null: none.
   const bool null_per_layer_input =
       config.json().contains("hidden_size_per_layer_input") && !config.has("hidden_size_per_layer_input");
-  const int64_t per_layer_input =
-      null_per_layer_input ? 0 : config.integer("hidden_size_per_layer_input", 256, 0, 1 << 20);
-  if (per_layer_input > 0)
-    reject_option(config, "hidden_size_per_layer_input", std::to_string(per_layer_input), spec.model_type,
-                  "per-layer input embeddings (Gemma 4 E2B/E4B) are not implemented; 0 or null turns them off");
-  const int64_t shared = config.integer("num_kv_shared_layers", 0, 0, spec.num_layers);
-  if (shared > 0)
-    reject_option(config, "num_kv_shared_layers", std::to_string(shared), spec.model_type,
-                  "layers reusing another layer's keys and values are not implemented");
+  spec.per_layer_input_dim = null_per_layer_input ? 0 : config.integer("hidden_size_per_layer_input", 256, 0, 1 << 20);
+  if (spec.per_layer_input_dim > 0)
+    spec.per_layer_vocab = config.integer("vocab_size_per_layer_input", 262144, 1, int64_t{1} << 24);
   if (config.has("use_bidirectional_attention")) {
     const std::string mode = config.string("use_bidirectional_attention", std::nullopt);
     if (mode != "vision")  // "vision": image tokens see each other; text stays causal
@@ -144,6 +161,7 @@ DecoderSpec read_gemma4_text(const ConfigReader& config) {
                                                 [](int64_t i) { return (i + 1) % 6 != 0; });
   spec.sliding_window.back() = 0;  // transformers forces the last layer to full attention
   read_layer_shapes(config, spec);
+  read_kv_sharing(config, spec);
   spec.keys_as_values.assign(static_cast<size_t>(spec.num_layers), false);
   if (config.boolean("attention_k_eq_v", false))
     for (size_t i = 0; i < spec.keys_as_values.size(); ++i) spec.keys_as_values[i] = spec.sliding_window[i] == 0;
@@ -166,11 +184,12 @@ DecoderSpec read_gemma4_text(const ConfigReader& config) {
 const ArchitectureRegistration kGemma4Text(
     {"gemma4_text",
      "Gemma 4 text: wider full-attention heads with proportional rope, keys as values, value norms, layer "
-     "scalars, experts beside the MLP",
+     "scalars, experts beside the MLP, per-layer inputs, keys and values shared across layers",
      read_gemma4_text,
      {"layer_types", "sliding_window", "global_head_dim", "num_global_key_value_heads", "attention_k_eq_v",
       "per_layer_config head_dim|num_key_value_heads", "rope_parameters per layer type (proportional)",
-      "enable_moe_block", "num_experts", "top_k_experts", "moe_intermediate_size", "final_logit_softcapping",
+      "enable_moe_block", "num_experts", "top_k_experts", "moe_intermediate_size", "hidden_size_per_layer_input",
+      "vocab_size_per_layer_input", "num_kv_shared_layers", "use_double_wide_mlp", "final_logit_softcapping",
       "attention_bias", "tie_word_embeddings"},
      {"Gemma4ForCausalLM"}});
 

@@ -12,7 +12,7 @@ ShardLayout shard_layout(const DecoderSpec& spec, Shard shard, int64_t layer) {
   layout.kv_heads = split_evenly(kv_heads, shard);
   const int64_t group = kv_heads > 0 ? spec.num_heads / kv_heads : 1;
   layout.query_heads = {layout.kv_heads.first * group, layout.kv_heads.count * group};
-  layout.ffn = split_evenly(spec.intermediate_size, shard);
+  layout.ffn = split_evenly(layer_ffn_width(spec, layer), shard);
   layout.shared_ffn = split_evenly(spec.moe.shared_ffn, shard);
   layout.experts = split_evenly(spec.moe.num_experts, shard);
   layout.channels = split_evenly(spec.hidden_size, shard);

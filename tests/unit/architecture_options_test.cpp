@@ -290,7 +290,7 @@ TEST_F(ArchitectureOptions, FalconH1MultipliersAndMambaWidthAreReadOrNamed) {
   expect_load_error(falcon, ErrorKind::kCheckpoint, {"config.json", "time_step_limit", "lower <= upper"});
 }
 
-TEST_F(ArchitectureOptions, Gemma4LayerShapesAndRefusedOptionsAreReadOrNamed) {
+TEST_F(ArchitectureOptions, Gemma4LayerShapesAndOptionsAreReadOrNamed) {
   // The Hub's form: the full layers' heads from global_head_dim and, with attention_k_eq_v,
   // num_global_key_value_heads; proportional rope rotates int(0.25 * 64 // 2) = 8 of 32 pairs.
   Json gemma = tiny("gemma4_text");
@@ -331,11 +331,21 @@ TEST_F(ArchitectureOptions, Gemma4LayerShapesAndRefusedOptionsAreReadOrNamed) {
   gemma["attention_k_eq_v"] = true;
   expect_load_error(gemma, ErrorKind::kCheckpoint, {"num_key_value_heads", "layer 1 has 3"});
   gemma["num_global_key_value_heads"] = 1;
-  gemma.erase("hidden_size_per_layer_input");  // transformers' default: 256
-  expect_load_error(gemma, ErrorKind::kUnsupportedOption, {"hidden_size_per_layer_input", "256", "E2B/E4B"});
-  gemma["hidden_size_per_layer_input"] = nullptr;
-  gemma["num_kv_shared_layers"] = 1;
-  expect_load_error(gemma, ErrorKind::kUnsupportedOption, {"num_kv_shared_layers", "1"});
+  gemma.erase("hidden_size_per_layer_input");  // transformers' defaults: 256 wide, 262144 tokens
+  EXPECT_EQ(read(gemma).per_layer_input_dim, 256);
+  EXPECT_EQ(read(gemma).per_layer_vocab, 262144);
+  gemma["hidden_size_per_layer_input"] = nullptr;  // none
+  EXPECT_EQ(read(gemma).per_layer_input_dim, 0);
+  // The last shared layers attend to the last earlier layer of their type; double-wide MLPs.
+  gemma["num_hidden_layers"] = 4;
+  gemma["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention", "full_attention"};
+  gemma["num_kv_shared_layers"] = 2;
+  gemma["use_double_wide_mlp"] = true;
+  spec = read(gemma);
+  EXPECT_EQ(spec.kv_source_layers, (std::vector<int64_t>{-1, -1, 0, 1}));
+  EXPECT_EQ(spec.layer_ffn, (std::vector<int64_t>{128, 128, 256, 256}));
+  gemma["num_kv_shared_layers"] = 3;  // layer 1, full, would have no earlier full layer to read
+  expect_load_error(gemma, ErrorKind::kCheckpoint, {"num_kv_shared_layers", "layer 1", "full layer"});
   gemma["num_kv_shared_layers"] = 0;
   gemma["use_bidirectional_attention"] = "all";
   expect_load_error(gemma, ErrorKind::kUnsupportedOption, {"use_bidirectional_attention", "all", "causal"});
