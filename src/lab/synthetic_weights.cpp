@@ -97,10 +97,17 @@ std::string safetensors_header(const std::vector<TensorPlan>& plan, uint64_t see
   return text;
 }
 
-void write_checkpoint(const Json& config, const DecoderSpec& spec, uint64_t seed, const fs::path& dir) {
+// The tensors' names and shapes, recorded beside the folder: a canrun that reads other tensors
+// for the same config makes the folder again.
+Json plan_listing(const std::vector<TensorPlan>& plan) {
+  Json listing = Json::array();
+  for (const TensorPlan& tensor : plan) listing.push_back({tensor.name, tensor.shape});
+  return listing;
+}
+
+void write_checkpoint(const Json& config, const std::vector<TensorPlan>& plan, uint64_t seed, const fs::path& dir) {
   fs::create_directories(dir);
   std::ofstream(dir / "config.json") << config.dump(2) << "\n";
-  const std::vector<TensorPlan> plan = tensor_plan(spec);
   const std::string header = safetensors_header(plan, seed);
   std::ofstream out(dir / "model.safetensors", std::ios::binary);
   const uint64_t length = header.size();
@@ -109,16 +116,17 @@ void write_checkpoint(const Json& config, const DecoderSpec& spec, uint64_t seed
   for (const TensorPlan& tensor : plan) write_tensor(out, tensor, seed);
   out.close();
   if (!out) fail(ErrorKind::kIo, (dir / "model.safetensors").string() + ": cannot write the synthetic weights");
-  std::ofstream(dir / "synthetic.json") << Json{{"seed", seed}, {"config", config}}.dump() << "\n";
+  std::ofstream(dir / "synthetic.json")
+      << Json{{"seed", seed}, {"config", config}, {"tensors", plan_listing(plan)}}.dump() << "\n";
 }
 
-bool already_made(const Json& config, uint64_t seed, const fs::path& dir) {
+bool already_made(const Json& config, uint64_t seed, const std::vector<TensorPlan>& plan, const fs::path& dir) {
   const fs::path marker = dir / "synthetic.json";
   if (!fs::is_regular_file(marker) || !fs::is_regular_file(dir / "model.safetensors")) return false;
   try {
     const Json recorded = read_json_file(marker.string(), ErrorKind::kIo);
     return number_or(recorded, "seed", uint64_t{0}) == seed && recorded.contains("config") &&
-           recorded["config"] == config;
+           recorded["config"] == config && recorded.contains("tensors") && recorded["tensors"] == plan_listing(plan);
   } catch (const std::exception&) {
     return false;  // unreadable: made again
   }
@@ -147,15 +155,15 @@ std::string synthetic_cache_dir() {
 
 void make_synthetic_checkpoint(const Json& config, uint64_t seed, const std::string& dir) {
   const fs::path target(dir);
-  if (already_made(config, seed, target)) return;
   const ConfigReader reader(config, dir + "/config.json");
-  const DecoderSpec spec = architecture_of(reader).read_spec(reader);
+  const std::vector<TensorPlan> plan = tensor_plan(architecture_of(reader).read_spec(reader));
+  if (already_made(config, seed, plan, target)) return;
   remove_abandoned_staging(target);
   const fs::path staging = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()));
   fs::remove_all(staging);
   try {
-    write_checkpoint(config, spec, seed, staging);
-    fs::remove_all(target);  // an older config or seed; whole or not at all
+    write_checkpoint(config, plan, seed, staging);
+    fs::remove_all(target);  // an older config, seed or tensor list; whole or not at all
     fs::rename(staging, target);
   } catch (...) {
     std::error_code ignored;

@@ -136,6 +136,14 @@ TEST(LabSynthetic, LoadsAsTheArchitectureWithBf16Weights) {
   const auto written = fs::last_write_time(dir.path() / "m/model.safetensors");
   make_synthetic_checkpoint(tiny_config(), kSyntheticSeed, dir.path().string() + "/m");
   EXPECT_EQ(fs::last_write_time(dir.path() / "m/model.safetensors"), written);
+  // One an older canrun made, whose family read other tensors, is made again.
+  const fs::path marker = dir.path() / "m/synthetic.json";
+  Json recorded = read_json_file(marker.string(), ErrorKind::kIo);
+  recorded["tensors"][0][0] = "model.embed_tokens.weight.weight";
+  std::ofstream(marker) << recorded.dump();
+  make_synthetic_checkpoint(tiny_config(), kSyntheticSeed, dir.path().string() + "/m");
+  EXPECT_EQ(read_json_file(marker.string(), ErrorKind::kIo)["tensors"][0][0], "model.embed_tokens.weight");
+  EXPECT_NO_THROW(Session(dir.path().string() + "/m", uncompiled(Backend::kRef)));
 }
 
 TEST(LabSynthetic, PromptIdsAreTheBytesModuloTheVocabulary) {
