@@ -12,6 +12,7 @@ void add_archs_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_query_command(CLI::App& app);
+void add_diff_command(CLI::App& app);
 void add_repro_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

@@ -1,0 +1,105 @@
+// canrun diff: what changed per model between two version pairs of a dataset folder.
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "lab/version_diff.h"
+#include "util/error.h"
+
+namespace canrun {
+namespace {
+
+struct DiffArgs {
+  std::string data_dir = "results";
+  std::string from, to;
+  DiffOptions options;
+  bool all = false;
+  bool fail_on_regression = false;
+  std::string format = "table";
+};
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : "; ") + part;
+  return text;
+}
+
+// The error a reader wants beside a change: the newer row's, else the older's.
+std::string error_of(const ModelDiff& model) {
+  for (const std::optional<ResultRow>& row : {model.to, model.from})
+    if (row && row->error_message) return *row->error_message;
+  return "";
+}
+
+Json model_json(const ModelDiff& model) {
+  const auto row = [](const std::optional<ResultRow>& r) { return r ? row_to_json(*r) : Json(nullptr); };
+  return {{"model_id", model.model_id},
+          {"task", model.task},
+          {"changes", model.changes},
+          {"regression", model.regression},
+          {"tokens_agree", model.tokens_agree ? Json(*model.tokens_agree) : Json(nullptr)},
+          {"from", row(model.from)},
+          {"to", row(model.to)}};
+}
+
+void run(const DiffArgs& args) {
+  const VersionDiff diff = diff_versions(args.data_dir, parse_version_pair(args.from, "--from"),
+                                         parse_version_pair(args.to, "--to"), args.options);
+  int regressions = 0, changed = 0, compared = 0, agree = 0;
+  for (const ModelDiff& model : diff.models) {
+    regressions += model.regression;
+    changed += !model.changes.empty();
+    compared += model.tokens_agree.has_value();
+    agree += model.tokens_agree.value_or(false);
+  }
+  if (args.format == "json") {
+    Json models = Json::array();
+    for (const ModelDiff& model : diff.models)
+      if (args.all || !model.changes.empty()) models.push_back(model_json(model));
+    std::cout << Json{{"from", diff.from.path}, {"to", diff.to.path}, {"models", models}}.dump(
+                     2, ' ', false, Json::error_handler_t::replace)
+              << "\n";
+  } else {
+    std::vector<std::vector<std::string>> cells = {{"MODEL", "TASK", "FROM", "TO", "CHANGES", "ERROR"}};
+    for (const ModelDiff& model : diff.models) {
+      if (!args.all && model.changes.empty()) continue;
+      cells.push_back({model.model_id, model.task, model.from ? model.from->result : "-",
+                       model.to ? model.to->result : "-", model.changes.empty() ? "unchanged" : joined(model.changes),
+                       error_of(model).substr(0, 60)});
+    }
+    print_aligned_table(cells);
+    std::cout << diff.models.size() << " models in " << diff.from.path << " or " << diff.to.path << ": " << changed
+              << " changed, " << regressions << (regressions == 1 ? " regression" : " regressions")
+              << "; generated tokens agree on " << agree << " of "
+              << compared << " compared\n";
+  }
+  if (args.fail_on_regression && regressions > 0)
+    fail(ErrorKind::kRuntime, std::to_string(regressions) + " regression" + (regressions == 1 ? "" : "s") +
+                                  " from " + args.from + " to " + args.to + " (--fail-on-regression)");
+}
+
+}  // namespace
+
+void add_diff_command(CLI::App& app) {
+  auto args = std::make_shared<DiffArgs>();
+  CLI::App* command = app.add_subcommand(
+      "diff",
+      "Compare two version pairs of the lab's dataset per model: newly failing, newly passing, cores changed, wall "
+      "time or peak memory changed beyond a ratio (between runs that both passed), and whether the generated tokens "
+      "agree. Only changed models are listed unless --all.");
+  command->add_option("--data", args->data_dir, "Dataset folder (default results/)");
+  command->add_option("--from", args->from, "The older pair, COMPILER__LIBRARY as its file is named")->required();
+  command->add_option("--to", args->to, "The newer pair, COMPILER__LIBRARY")->required();
+  command->add_option("--time-ratio", args->options.time_ratio,
+                      "Wall time changed when one run took at least this many times the other's (default 1.5)");
+  command->add_option("--memory-ratio", args->options.memory_ratio,
+                      "Peak host memory changed at this ratio (default 1.2)");
+  command->add_flag("--all", args->all, "List unchanged models too");
+  command->add_flag("--fail-on-regression", args->fail_on_regression,
+                    "Exit 1 when a model newly fails, or got slower or heavier beyond the ratios");
+  command->add_option("--format", args->format, "table (default) or json")->check(CLI::IsMember({"table", "json"}));
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace canrun

@@ -1,0 +1,112 @@
+#include "lab/version_diff.h"
+
+#include <cstdio>
+#include <map>
+
+#include "lab/status.h"
+#include "util/error.h"
+
+namespace canrun {
+namespace {
+
+bool passes(const ResultRow& row) {
+  const std::optional<Status> status = parse_status(row.result);
+  return status == Status::kPass || status == Status::kPassTop5;
+}
+
+std::string fixed(double value, const char* format) {
+  char text[48];
+  std::snprintf(text, sizeof(text), format, value);
+  return text;
+}
+
+// A change of `what` when one value is at least `ratio` times the other; true when it grew.
+std::optional<bool> compare(double from, double to, double ratio, const std::string& what, const std::string& unit,
+                            double scale, std::vector<std::string>& changes) {
+  if (from <= 0 || to <= 0 || (to < from * ratio && from < to * ratio)) return std::nullopt;
+  changes.push_back(what + " " + fixed(from / scale, "%.3g") + unit + " -> " + fixed(to / scale, "%.3g") + unit +
+                    " (" + fixed(to / from, "%.2f") + "x)");
+  return to > from;
+}
+
+void describe(ModelDiff& diff, const DiffOptions& options) {
+  if (!diff.from) return diff.changes.push_back("only in --to (" + diff.to->result + ")");
+  if (!diff.to) return diff.changes.push_back("only in --from (" + diff.from->result + ")");
+  const ResultRow& a = *diff.from;
+  const ResultRow& b = *diff.to;
+  if (passes(a) && !passes(b)) {
+    diff.changes.push_back("newly failing: " + a.result + " -> " + b.result);
+    diff.regression = true;
+  } else if (!passes(a) && passes(b)) {
+    diff.changes.push_back("newly passing: " + a.result + " -> " + b.result);
+  } else if (a.result != b.result) {
+    diff.changes.push_back("status " + a.result + " -> " + b.result);
+  }
+  if (a.cores != b.cores) {
+    const auto shown = [](std::optional<int32_t> cores) { return cores ? std::to_string(*cores) : "none"; };
+    diff.changes.push_back("cores " + shown(a.cores) + " -> " + shown(b.cores));
+  }
+  // Times and memory compare runs that both got through.
+  if (passes(a) && passes(b)) {
+    if (compare(a.wall_time_s, b.wall_time_s, options.time_ratio, "wall time", " s", 1, diff.changes) == true)
+      diff.regression = true;
+    if (a.peak_host_memory_bytes && b.peak_host_memory_bytes &&
+        compare(static_cast<double>(*a.peak_host_memory_bytes), static_cast<double>(*b.peak_host_memory_bytes),
+                options.memory_ratio, "peak memory", " GB", 1e9, diff.changes) == true)
+      diff.regression = true;
+  }
+  if (a.generated_token_ids && b.generated_token_ids) {
+    diff.tokens_agree = *a.generated_token_ids == *b.generated_token_ids;
+    if (!*diff.tokens_agree) diff.changes.push_back("generated tokens differ");
+  }
+}
+
+DatasetFile find_pair(const std::vector<DatasetFile>& files, const VersionPair& pair, const std::string& dir,
+                      const std::string& option) {
+  std::string present;
+  for (const DatasetFile& file : files) {
+    if (file.pair.compiler == pair.compiler && file.pair.library == pair.library) return file;
+    present += (present.empty() ? "" : ", ") + file.pair.compiler + "__" + file.pair.library;
+  }
+  fail(ErrorKind::kUsage, option + " " + pair.compiler + "__" + pair.library + ": no such version pair in " + dir +
+                              "; present: " + (present.empty() ? "none" : present));
+}
+
+}  // namespace
+
+VersionPair parse_version_pair(const std::string& text, const std::string& option) {
+  const size_t split = text.find("__");
+  if (split == std::string::npos || split == 0 || split + 2 >= text.size() ||
+      text.find("__", split + 2) != std::string::npos)
+    fail(ErrorKind::kUsage, option + " '" + text + "': expected COMPILER__LIBRARY, as a dataset file is named "
+                                                   "(e.g. canrun-0.1.0__cpu-x86_64-avx2-fma)");
+  return {text.substr(0, split), text.substr(split + 2)};
+}
+
+VersionDiff diff_versions(const std::string& dir, const VersionPair& from, const VersionPair& to,
+                          const DiffOptions& options) {
+  if (!(options.time_ratio >= 1)) fail(ErrorKind::kUsage, "--time-ratio must be at least 1");
+  if (!(options.memory_ratio >= 1)) fail(ErrorKind::kUsage, "--memory-ratio must be at least 1");
+  const std::vector<DatasetFile> files = list_dataset_files(dir);
+  VersionDiff diff{find_pair(files, from, dir, "--from"), find_pair(files, to, dir, "--to"), {}};
+  std::map<std::pair<std::string, std::string>, ModelDiff> models;
+  for (ResultRow& row : read_dataset(diff.from.path)) {
+    ModelDiff& model = models[{row.model_id, row.task}];
+    model.model_id = row.model_id;
+    model.task = row.task;
+    model.from = std::move(row);
+  }
+  for (ResultRow& row : read_dataset(diff.to.path)) {
+    ModelDiff& model = models[{row.model_id, row.task}];
+    model.model_id = row.model_id;
+    model.task = row.task;
+    model.to = std::move(row);
+  }
+  for (auto& [key, model] : models) {
+    describe(model, options);
+    diff.models.push_back(std::move(model));
+  }
+  return diff;
+}
+
+}  // namespace canrun

@@ -1,0 +1,43 @@
+// What changed between two version pairs of a dataset folder (`canrun diff`): per model, a
+// status that started or stopped passing, the cores the planner chose, wall time and peak host
+// memory beyond a ratio, and, where both rows hold generated tokens, whether they agree (two
+// stacks checked on the same checkpoints cross-check each other).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lab/dataset.h"
+#include "lab/results_dir.h"
+
+namespace canrun {
+
+struct DiffOptions {
+  double time_ratio = 1.5;    // wall time changed when one row's is at least this many times the other's
+  double memory_ratio = 1.2;  // peak host memory likewise
+};
+
+struct ModelDiff {
+  std::string model_id, task;
+  std::optional<ResultRow> from, to;  // empty: the model has no row in that pair
+  // One line per change, e.g. "newly failing", "cores 1 -> 2", "wall time 2.0 s -> 4.1 s (2.05x)".
+  std::vector<std::string> changes;
+  // Newly failing, or slower or heavier beyond the ratios: what --fail-on-regression counts.
+  bool regression = false;
+  std::optional<bool> tokens_agree;  // both rows have generated token ids
+};
+
+struct VersionDiff {
+  DatasetFile from, to;
+  std::vector<ModelDiff> models;  // every model of either pair, by model id then task
+};
+
+// "COMPILER__LIBRARY" as a dataset file's name spells a pair; a usage error naming `option` otherwise.
+VersionPair parse_version_pair(const std::string& text, const std::string& option);
+
+// Errors (usage) name a pair `dir` lacks and list the ones present, or a ratio below 1.
+VersionDiff diff_versions(const std::string& dir, const VersionPair& from, const VersionPair& to,
+                          const DiffOptions& options);
+
+}  // namespace canrun
