@@ -4,8 +4,10 @@
 
 const PAGE_SIZE = 500;
 const TASKS = ["text-generation", "image-text-to-text"];
-const VIEWS = ["selected", "trending", "downloads", "tested"];
-const DEFAULTS = { view: "selected", task: TASKS[0], q: "", compiler: "", library: "", sort: "rank", order: "asc" };
+const VIEWS = ["selected", "trending", "downloads", "tested", "compare"];
+const DEFAULTS = {
+  view: "selected", task: TASKS[0], q: "", compiler: "", library: "", sort: "rank", order: "asc", from: "", to: "", all: "",
+};
 const state = { ...DEFAULTS };
 let pairs = [];
 let listRequest = null;
@@ -88,7 +90,7 @@ function syncControls() {
     const active = tab.dataset.view === state.view;
     tab.setAttribute("aria-selected", String(active));
     tab.tabIndex = active ? 0 : -1;
-    if (active) $("results").setAttribute("aria-labelledby", tab.id);
+    if (active && tab.getAttribute("aria-controls") === "results") $("results").setAttribute("aria-labelledby", tab.id);
   }
   $("task").value = state.task;
   if ($("search").value !== state.q) $("search").value = state.q;
@@ -131,7 +133,65 @@ function showDatasetErrors(dataset) {
   box.textContent = dataset.errors.length ? `Some dataset files could not be read (their last good rows are shown): ${dataset.errors.join("; ")}` : "";
 }
 
+const pairName = (p) => `${p.compiler}__${p.library}`;
+
+// The compare view's pairs: by default the second newest against the newest.
+function syncComparePairs() {
+  const names = pairs.map(pairName);
+  if (!names.includes(state.to)) state.to = names[0] || "";
+  if (!names.includes(state.from)) state.from = names[1] || names[0] || "";
+  const label = (name) => name.replace("__", " / ");
+  fillSelect($("compare-from"), names, state.from, label);
+  fillSelect($("compare-to"), names, state.to, label);
+  $("compare-all").checked = state.all === "1";
+}
+
+function diffElement(model) {
+  const newer = model.to || model.from;
+  const error = (model.to && model.to.error_message) || (model.from && model.from.error_message) || "";
+  return el("tr", { "data-model": model.model_id, class: model.regression ? "regression" : null },
+    el("td", { "data-label": "Model", text: model.model_id }),
+    el("td", { "data-label": "Task", text: newer.task }),
+    el("td", { "data-label": "From" }, model.from ? badge(model.from.result) : el("span", { text: "no row" })),
+    el("td", { "data-label": "To" }, model.to ? badge(model.to.result) : el("span", { text: "no row" })),
+    el("td", { "data-label": "Changes", text: model.changes.length ? model.changes.join("; ") : "unchanged" }),
+    el("td", { "data-label": "Error", class: "error", text: error.slice(0, 200) }));
+}
+
+async function loadDiff() {
+  syncComparePairs();
+  writeHash();
+  if (listRequest) listRequest.abort();
+  listRequest = new AbortController();
+  if (!state.from || !state.to) {
+    $("compare-status").textContent = "No dataset files yet.";
+    return;
+  }
+  const params = new URLSearchParams({ from: state.from, to: state.to, all: state.all === "1" ? "1" : "0" });
+  let body;
+  try {
+    body = await getJson(`/api/diff?${params}`, listRequest.signal);
+  } catch (error) {
+    if (error.name === "AbortError") return;
+    $("compare-status").textContent = `Could not compare: ${error.message}`;
+    return;
+  }
+  $("diff-rows").tBodies[0].replaceChildren(...body.models.map(diffElement));
+  const c = body.counts;
+  $("compare-status").textContent = `${c.models} models · ${c.changed} changed · ` +
+    `${c.regressions} regression${c.regressions === 1 ? "" : "s"} · ` +
+    `generated tokens agree on ${c.tokens_agree} of ${c.tokens_compared} compared`;
+  showDatasetErrors(body.dataset);
+}
+
 async function loadRows() {
+  const comparing = state.view === "compare";
+  $("compare").hidden = !comparing;
+  for (const id of ["controls", "results", "ranking", "status"]) $(id).hidden = comparing;
+  if (comparing) {
+    syncControls();
+    return loadDiff();
+  }
   writeHash();
   syncControls();
   if (listRequest) listRequest.abort();
@@ -291,6 +351,10 @@ function wire() {
   $("library").addEventListener("change", () => { state.library = $("library").value; loadRows(); });
   $("sort").addEventListener("change", () => { state.sort = $("sort").value; loadRows(); });
   $("order").addEventListener("change", () => { state.order = $("order").value; loadRows(); });
+  $("compare-controls").addEventListener("submit", (event) => event.preventDefault());
+  $("compare-from").addEventListener("change", () => { state.from = $("compare-from").value; loadDiff(); });
+  $("compare-to").addEventListener("change", () => { state.to = $("compare-to").value; loadDiff(); });
+  $("compare-all").addEventListener("change", () => { state.all = $("compare-all").checked ? "1" : ""; loadDiff(); });
   for (const th of document.querySelectorAll("th[data-sort]")) {
     th.querySelector("button").addEventListener("click", () => {
       state.order = state.sort === th.dataset.sort && state.order === "asc" ? "desc" : "asc";

@@ -32,31 +32,15 @@ std::string error_of(const ModelDiff& model) {
   return "";
 }
 
-Json model_json(const ModelDiff& model) {
-  const auto row = [](const std::optional<ResultRow>& r) { return r ? row_to_json(*r) : Json(nullptr); };
-  return {{"model_id", model.model_id},
-          {"task", model.task},
-          {"changes", model.changes},
-          {"regression", model.regression},
-          {"tokens_agree", model.tokens_agree ? Json(*model.tokens_agree) : Json(nullptr)},
-          {"from", row(model.from)},
-          {"to", row(model.to)}};
-}
-
 void run(const DiffArgs& args) {
   const VersionDiff diff = diff_versions(args.data_dir, parse_version_pair(args.from, "--from"),
                                          parse_version_pair(args.to, "--to"), args.options);
-  int regressions = 0, changed = 0, compared = 0, agree = 0;
-  for (const ModelDiff& model : diff.models) {
-    regressions += model.regression;
-    changed += !model.changes.empty();
-    compared += model.tokens_agree.has_value();
-    agree += model.tokens_agree.value_or(false);
-  }
+  const DiffCounts counts = count_changes(diff.models);
+  const int regressions = counts.regressions;
   if (args.format == "json") {
     Json models = Json::array();
     for (const ModelDiff& model : diff.models)
-      if (args.all || !model.changes.empty()) models.push_back(model_json(model));
+      if (args.all || !model.changes.empty()) models.push_back(model_diff_json(model));
     std::cout << Json{{"from", diff.from.path}, {"to", diff.to.path}, {"models", models}}.dump(
                      2, ' ', false, Json::error_handler_t::replace)
               << "\n";
@@ -69,10 +53,10 @@ void run(const DiffArgs& args) {
                        error_of(model).substr(0, 60)});
     }
     print_aligned_table(cells);
-    std::cout << diff.models.size() << " models in " << diff.from.path << " or " << diff.to.path << ": " << changed
-              << " changed, " << regressions << (regressions == 1 ? " regression" : " regressions")
-              << "; generated tokens agree on " << agree << " of "
-              << compared << " compared\n";
+    std::cout << counts.models << " models in " << diff.from.path << " or " << diff.to.path << ": "
+              << counts.changed << " changed, " << regressions << (regressions == 1 ? " regression" : " regressions")
+              << "; generated tokens agree on " << counts.tokens_agree << " of " << counts.tokens_compared
+              << " compared\n";
   }
   if (args.fail_on_regression && regressions > 0)
     fail(ErrorKind::kRuntime, std::to_string(regressions) + " regression" + (regressions == 1 ? "" : "s") +

@@ -25,7 +25,7 @@ std::optional<bool> compare(double from, double to, double ratio, const std::str
                             double scale, std::vector<std::string>& changes) {
   if (from <= 0 || to <= 0 || (to < from * ratio && from < to * ratio)) return std::nullopt;
   changes.push_back(what + " " + fixed(from / scale, "%.3g") + unit + " -> " + fixed(to / scale, "%.3g") + unit +
-                    " (" + fixed(to / from, "%.2f") + "x)");
+                    " (" + fixed(to / from, "%.3g") + "x)");
   return to > from;
 }
 
@@ -83,30 +83,55 @@ VersionPair parse_version_pair(const std::string& text, const std::string& optio
   return {text.substr(0, split), text.substr(split + 2)};
 }
 
-VersionDiff diff_versions(const std::string& dir, const VersionPair& from, const VersionPair& to,
-                          const DiffOptions& options) {
+std::vector<ModelDiff> diff_rows(const std::vector<ResultRow>& from, const std::vector<ResultRow>& to,
+                                 const DiffOptions& options) {
   if (!(options.time_ratio >= 1)) fail(ErrorKind::kUsage, "--time-ratio must be at least 1");
   if (!(options.memory_ratio >= 1)) fail(ErrorKind::kUsage, "--memory-ratio must be at least 1");
-  const std::vector<DatasetFile> files = list_dataset_files(dir);
-  VersionDiff diff{find_pair(files, from, dir, "--from"), find_pair(files, to, dir, "--to"), {}};
   std::map<std::pair<std::string, std::string>, ModelDiff> models;
-  for (ResultRow& row : read_dataset(diff.from.path)) {
-    ModelDiff& model = models[{row.model_id, row.task}];
-    model.model_id = row.model_id;
-    model.task = row.task;
-    model.from = std::move(row);
-  }
-  for (ResultRow& row : read_dataset(diff.to.path)) {
-    ModelDiff& model = models[{row.model_id, row.task}];
-    model.model_id = row.model_id;
-    model.task = row.task;
-    model.to = std::move(row);
-  }
+  for (const auto& [rows, newer] : {std::pair{&from, false}, std::pair{&to, true}})
+    for (const ResultRow& row : *rows) {
+      ModelDiff& model = models[{row.model_id, row.task}];
+      model.model_id = row.model_id;
+      model.task = row.task;
+      (newer ? model.to : model.from) = row;
+    }
+  std::vector<ModelDiff> result;
   for (auto& [key, model] : models) {
     describe(model, options);
-    diff.models.push_back(std::move(model));
+    result.push_back(std::move(model));
   }
+  return result;
+}
+
+VersionDiff diff_versions(const std::string& dir, const VersionPair& from, const VersionPair& to,
+                          const DiffOptions& options) {
+  const std::vector<DatasetFile> files = list_dataset_files(dir);
+  VersionDiff diff{find_pair(files, from, dir, "--from"), find_pair(files, to, dir, "--to"), {}};
+  diff.models = diff_rows(read_dataset(diff.from.path), read_dataset(diff.to.path), options);
   return diff;
+}
+
+Json model_diff_json(const ModelDiff& model) {
+  const auto row = [](const std::optional<ResultRow>& r) { return r ? row_to_json(*r) : Json(nullptr); };
+  return {{"model_id", model.model_id},
+          {"task", model.task},
+          {"changes", model.changes},
+          {"regression", model.regression},
+          {"tokens_agree", model.tokens_agree ? Json(*model.tokens_agree) : Json(nullptr)},
+          {"from", row(model.from)},
+          {"to", row(model.to)}};
+}
+
+DiffCounts count_changes(const std::vector<ModelDiff>& models) {
+  DiffCounts counts;
+  for (const ModelDiff& model : models) {
+    counts.models += 1;
+    counts.changed += !model.changes.empty();
+    counts.regressions += model.regression;
+    counts.tokens_compared += model.tokens_agree.has_value();
+    counts.tokens_agree += model.tokens_agree.value_or(false);
+  }
+  return counts;
 }
 
 }  // namespace canrun

@@ -21,7 +21,7 @@ struct DiffOptions {
 struct ModelDiff {
   std::string model_id, task;
   std::optional<ResultRow> from, to;  // empty: the model has no row in that pair
-  // One line per change, e.g. "newly failing", "cores 1 -> 2", "wall time 2.0 s -> 4.1 s (2.05x)".
+  // One line per change, e.g. "newly failing", "cores 1 -> 2", "wall time 2 s -> 4.1 s (2.05x)".
   std::vector<std::string> changes;
   // Newly failing, or slower or heavier beyond the ratios: what --fail-on-regression counts.
   bool regression = false;
@@ -36,8 +36,21 @@ struct VersionDiff {
 // "COMPILER__LIBRARY" as a dataset file's name spells a pair; a usage error naming `option` otherwise.
 VersionPair parse_version_pair(const std::string& text, const std::string& option);
 
-// Errors (usage) name a pair `dir` lacks and list the ones present, or a ratio below 1.
+// Every model of either list of rows, by model id then task. A usage error for a ratio below 1.
+std::vector<ModelDiff> diff_rows(const std::vector<ResultRow>& from, const std::vector<ResultRow>& to,
+                                 const DiffOptions& options);
+
+// diff_rows over two files of `dir`. Errors (usage) name a pair `dir` lacks and list the ones present.
 VersionDiff diff_versions(const std::string& dir, const VersionPair& from, const VersionPair& to,
                           const DiffOptions& options);
+
+// {model_id, task, changes, regression, tokens_agree, from, to}: both rows with every column, or null.
+Json model_diff_json(const ModelDiff& model);
+
+struct DiffCounts {
+  int models = 0, changed = 0, regressions = 0;
+  int tokens_compared = 0, tokens_agree = 0;
+};
+DiffCounts count_changes(const std::vector<ModelDiff>& models);
 
 }  // namespace canrun

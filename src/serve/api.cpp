@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
+#include "lab/version_diff.h"
 #include "serve/http_error.h"
 #include "serve/views.h"
 #include "util/version.h"
@@ -41,6 +43,38 @@ const PairRows* resolve_pair(const DatasetSnapshot& snapshot, const std::string&
   for (const PairRows& pair : snapshot.pairs) present.push_back(pair.pair.compiler + " / " + pair.pair.library);
   throw HttpError(400, "parameters 'compiler'/'library': no dataset file for '" + compiler + "' / '" + library +
                            "'; present: " + (present.empty() ? "none" : join(present)));
+}
+
+// The pair a diff parameter names as COMPILER__LIBRARY: 400 when malformed, 404 when absent.
+const PairRows& diff_pair(const DatasetSnapshot& snapshot, const ParamReader& reader, const std::string& name) {
+  const std::string text = reader.text(name);
+  if (text.empty()) throw HttpError(400, "parameter '" + name + "' is required: COMPILER__LIBRARY, see /api/pairs");
+  VersionPair pair;
+  try {
+    pair = parse_version_pair(text, "parameter '" + name + "'");
+  } catch (const Error& e) {
+    throw HttpError(400, e.what());
+  }
+  if (const PairRows* rows = snapshot.find_pair(pair.compiler, pair.library)) return *rows;
+  std::vector<std::string> present;
+  for (const PairRows& rows : snapshot.pairs) present.push_back(rows.pair.compiler + "__" + rows.pair.library);
+  throw HttpError(404, "parameter '" + name + "': no version pair " + text + "; present: " +
+                           (present.empty() ? "none" : join(present)));
+}
+
+// A ratio parameter: a number of at least 1, `fallback` when absent.
+double ratio(const ParamReader& reader, const std::string& name, double fallback) {
+  const std::string text = reader.text(name);
+  if (text.empty()) return fallback;
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != text.size() || !(value >= 1) || !std::isfinite(value))
+    throw HttpError(400, "parameter '" + name + "': '" + cut_utf8(text, 40) + "' is not a number of at least 1");
+  return value;
 }
 
 Json signal_json(const PopularitySignal& signal) {
@@ -182,6 +216,33 @@ Json api_pairs(const DatasetSnapshot& snapshot, const QueryParams& params) {
           {"default", snapshot.pairs.empty() ? Json(nullptr) : pair_json(&snapshot.pairs.front())},
           {"tasks", catalog_tasks()},
           {"views", view_names()},
+          {"dataset", dataset_json(snapshot)}};
+}
+
+Json api_diff(const DatasetSnapshot& snapshot, const QueryParams& params) {
+  const ParamReader reader(params, "/api/diff", {"from", "to", "time_ratio", "memory_ratio", "all"});
+  const PairRows& from = diff_pair(snapshot, reader, "from");
+  const PairRows& to = diff_pair(snapshot, reader, "to");
+  DiffOptions options;
+  options.time_ratio = ratio(reader, "time_ratio", options.time_ratio);
+  options.memory_ratio = ratio(reader, "memory_ratio", options.memory_ratio);
+  const bool all = reader.choice("all", {"0", "1"}, "0") == "1";
+  const std::vector<ModelDiff> diff = diff_rows(from.rows, to.rows, options);
+  const DiffCounts counts = count_changes(diff);
+  Json models = Json::array();
+  for (const ModelDiff& model : diff)
+    if (all || !model.changes.empty()) models.push_back(model_diff_json(model));
+  return {{"from", pair_json(&from)},
+          {"to", pair_json(&to)},
+          {"time_ratio", options.time_ratio},
+          {"memory_ratio", options.memory_ratio},
+          {"counts",
+           {{"models", counts.models},
+            {"changed", counts.changed},
+            {"regressions", counts.regressions},
+            {"tokens_compared", counts.tokens_compared},
+            {"tokens_agree", counts.tokens_agree}}},
+          {"models", std::move(models)},
           {"dataset", dataset_json(snapshot)}};
 }
 

@@ -5,6 +5,7 @@
 //   GET /api/model    id (required), compiler, library
 //   GET /api/pairs    (no parameters)
 //   GET /api/catalog  task
+//   GET /api/diff     from, to (required, COMPILER__LIBRARY), time_ratio, memory_ratio, all
 #pragma once
 
 #include "serve/params.h"
@@ -17,6 +18,7 @@ Json api_rows(const DatasetSnapshot& snapshot, const QueryParams& params);
 Json api_model(const DatasetSnapshot& snapshot, const QueryParams& params);
 Json api_pairs(const DatasetSnapshot& snapshot, const QueryParams& params);
 Json api_catalog(const DatasetSnapshot& snapshot, const QueryParams& params);
+Json api_diff(const DatasetSnapshot& snapshot, const QueryParams& params);
 
 // What to install besides canrun to rerun a row of `pair`, with a note saying why.
 Json extra_packages(const VersionPair& pair);

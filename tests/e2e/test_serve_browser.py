@@ -153,6 +153,36 @@ def test_page_views_search_detail_and_keyboard(space, browser):
     assert browser.switch_to.active_element.text == "test/tiny-mistral"  # focus returns to the row
 
 
+def test_compare_versions_view(space, browser):
+    """The older pair (torch) against the newer (the engine): each changed model with both
+    results, then every model with "Unchanged models too"."""
+    server, results = space
+    engine = read_pair(results, ENGINE_GLOB)
+    torch = read_pair(results, f"{TORCH_PAIR[0]}__{TORCH_PAIR[1]}.parquet")
+    browser.set_window_size(1280, 900)
+    browser.get(server.url + "#view=compare")
+    wait(browser, lambda d: "models ·" in d.find_element(By.ID, "compare-status").text)
+    assert browser.find_element(By.ID, "tab-compare").get_attribute("aria-selected") == "true"
+    assert not browser.find_element(By.ID, "results").is_displayed()
+    assert browser.find_element(By.ID, "compare-from").get_attribute("value") == "__".join(TORCH_PAIR)
+
+    def diff_rows():
+        return browser.execute_script(
+            "return [...document.querySelectorAll('#diff-rows tbody tr')].map(tr => [tr.dataset.model,"
+            " ...[...tr.querySelectorAll('td')].slice(2, 5).map(td => td.textContent)]);")
+
+    shown = diff_rows()
+    assert shown, "no changed models between the torch and engine pairs"
+    for model, older, newer, changes in shown:
+        assert older.endswith(torch[model]["result"]) if model in torch else older == "no row"
+        assert newer.endswith(engine[model]["result"]) if model in engine else newer == "no row"
+        assert changes != "unchanged"
+    save(browser, "space-compare.png")
+    browser.find_element(By.ID, "compare-all").click()
+    wait(browser, lambda d: len(diff_rows()) == len(set(engine) | set(torch)))
+    assert "compare" in browser.current_url and "all=1" in browser.current_url
+
+
 def test_narrow_screen_has_no_sideways_scroll(space, browser):
     server, _ = space
     browser.set_window_size(390, 844)

@@ -48,7 +48,7 @@ TEST(VersionDiff, NamesEachChangeAndCountsRegressions) {
   EXPECT_FALSE(model(diff, "org/fixed").regression);
   // Wall time 2 -> 4 s and memory 2 -> 4 MB (the rows' memory follows their time).
   EXPECT_EQ(model(diff, "org/slower").changes,
-            (std::vector<std::string>{"wall time 2 s -> 4 s (2.00x)", "peak memory 0.002 GB -> 0.004 GB (2.00x)"}));
+            (std::vector<std::string>{"wall time 2 s -> 4 s (2x)", "peak memory 0.002 GB -> 0.004 GB (2x)"}));
   EXPECT_TRUE(model(diff, "org/slower").regression);
   EXPECT_EQ(model(diff, "org/faster").changes.size(), 2u);
   EXPECT_FALSE(model(diff, "org/faster").regression);

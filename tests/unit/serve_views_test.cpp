@@ -119,6 +119,38 @@ TEST_F(ServeViews, ModelDetail) {
   expect_http_error([&] { api_model(*store.current(), {{"id", "org/none"}}); }, 404, "model 'org/none'");
 }
 
+TEST_F(ServeViews, DiffOfTwoPairs) {
+  // The newer pair: org/a now times out, org/b passes, org/local is gone.
+  std::vector<ResultRow> newer = {serve_test::row("org/a", "TIMEOUT", 600.0, 1), serve_test::row("org/b", "PASS", 5.0, 1),
+                                  serve_test::row("org/d", "EXCLUDED", 0.0, std::nullopt)};
+  for (ResultRow& row : newer) row.compiler_version = "canrun-0.2.0";
+  write_dataset((folder.results / "canrun-0.2.0__ref-x86_64.parquet").string(), newer);
+  store.refresh();
+  const auto diff = [&](const QueryParams& params) { return api_diff(*store.current(), params); };
+  const Json changed = diff({{"from", "canrun-0.1.0__ref-x86_64"}, {"to", "canrun-0.2.0__ref-x86_64"}});
+  EXPECT_EQ(changed["counts"]["models"], 5);
+  EXPECT_EQ(changed["counts"]["changed"], 4);  // a, b, local, vlm; d is unchanged
+  EXPECT_EQ(changed["counts"]["regressions"], 1);
+  EXPECT_EQ(changed["models"].size(), 4u);
+  EXPECT_EQ(changed["models"][0]["model_id"], "org/a");
+  EXPECT_EQ(changed["models"][0]["changes"][0], "newly failing: PASS -> TIMEOUT");
+  EXPECT_EQ(changed["models"][0]["to"]["error_message"], "TIMEOUT because of test");
+  EXPECT_EQ(changed["to"]["file"], "canrun-0.2.0__ref-x86_64.parquet");
+  EXPECT_EQ(diff({{"from", "canrun-0.1.0__ref-x86_64"}, {"to", "canrun-0.2.0__ref-x86_64"}, {"all", "1"}})["models"]
+                .size(),
+            5u);
+  expect_http_error([&] { diff({{"to", "canrun-0.2.0__ref-x86_64"}}); }, 400, "parameter 'from' is required");
+  expect_http_error([&] { diff({{"from", "canrun-0.1.0"}, {"to", "canrun-0.2.0__ref-x86_64"}}); }, 400,
+                    "expected COMPILER__LIBRARY");
+  expect_http_error([&] { diff({{"from", "canrun-0.1.0__ref-x86_64"}, {"to", "x__y"}}); }, 404,
+                    "no version pair x__y; present: canrun-0.");
+  expect_http_error(
+      [&] {
+        diff({{"from", "canrun-0.1.0__ref-x86_64"}, {"to", "canrun-0.2.0__ref-x86_64"}, {"time_ratio", "0.5"}});
+      },
+      400, "parameter 'time_ratio': '0.5' is not a number of at least 1");
+}
+
 TEST(ServeApi, ExtraPackagesOfAnExternalRunnerComeFromItsVersionPair) {
   const Json packages = extra_packages({"torch-2.5.1", "transformers-4.46.0"});
   EXPECT_EQ(packages["packages"], Json({"torch==2.5.1", "transformers==4.46.0"}));
