@@ -6,7 +6,8 @@ const PAGE_SIZE = 500;
 const TASKS = ["text-generation", "image-text-to-text"];
 const VIEWS = ["selected", "trending", "downloads", "tested", "compare"];
 const DEFAULTS = {
-  view: "selected", task: TASKS[0], q: "", compiler: "", library: "", sort: "rank", order: "asc", from: "", to: "", all: "",
+  view: "selected", task: TASKS[0], q: "", compiler: "", library: "", sort: "rank", order: "asc",
+  from: "", to: "", all: "",
 };
 const state = { ...DEFAULTS };
 let pairs = [];
@@ -44,10 +45,16 @@ function statusClass(result) {
   return "fail";
 }
 
-function badge(result) {
+const SYNTHETIC_PASS = "Synthetic weights: the real architecture at its real config with random weights, " +
+  "token-exact with the reference. It shows the model runs correctly here, not how well its real weights write.";
+
+// A pass on synthetic weights looks apart from a pass on the real ones (dashed, with a tooltip).
+function badge(result, weights) {
   const cls = statusClass(result);
   const mark = { pass: "✓", fail: "✗", warn: "!", none: "–" }[cls];
-  return el("span", { class: `badge ${cls}`, text: `${mark} ${result || "UNTESTED"}` });
+  const synthetic = cls === "pass" && weights === "synthetic";
+  return el("span", { class: `badge ${cls}${synthetic ? " synthetic" : ""}`, text: `${mark} ${result || "UNTESTED"}`,
+    title: synthetic ? SYNTHETIC_PASS : null, "aria-description": synthetic ? "on synthetic weights" : null });
 }
 
 async function getJson(url, signal) {
@@ -105,7 +112,7 @@ function rowElement(row) {
   const open = () => openDetail(row.model_id);
   const name = el("button", { type: "button", class: "model", text: row.model_id, "aria-haspopup": "dialog" });
   name.addEventListener("click", (event) => { event.stopPropagation(); open(); });
-  const resultCell = el("td", { "data-label": "Result" }, badge(row.result));
+  const resultCell = el("td", { "data-label": "Result" }, badge(row.result, row.weights));
   if (row.reason) resultCell.append(el("span", { class: "sub", text: row.reason }));
   let memory = bytes(row.peak_device_memory_bytes);
   const memoryCell = el("td", { class: "num", "data-label": "Peak device memory" });
@@ -146,14 +153,16 @@ function syncComparePairs() {
   $("compare-all").checked = state.all === "1";
 }
 
+const resultOf = (row) => (row ? badge(row.result, row.weights) : el("span", { text: "no row" }));
+
 function diffElement(model) {
   const newer = model.to || model.from;
   const error = (model.to && model.to.error_message) || (model.from && model.from.error_message) || "";
   return el("tr", { "data-model": model.model_id, class: model.regression ? "regression" : null },
     el("td", { "data-label": "Model", text: model.model_id }),
     el("td", { "data-label": "Task", text: newer.task }),
-    el("td", { "data-label": "From" }, model.from ? badge(model.from.result) : el("span", { text: "no row" })),
-    el("td", { "data-label": "To" }, model.to ? badge(model.to.result) : el("span", { text: "no row" })),
+    el("td", { "data-label": "From" }, resultOf(model.from)),
+    el("td", { "data-label": "To" }, resultOf(model.to)),
     el("td", { "data-label": "Changes", text: model.changes.length ? model.changes.join("; ") : "unchanged" }),
     el("td", { "data-label": "Error", class: "error", text: error.slice(0, 200) }));
 }
@@ -267,7 +276,7 @@ function detailContent(detail) {
     fact("Downloads rank", detail.catalog.downloads.rank);
     fact("Catalog", detail.catalog.selected ? "selected" : `not selected: ${detail.catalog.exclusion}`);
   }
-  const result = el("p", {}, badge(row ? row.result : null));
+  const result = el("p", {}, badge(row ? row.result : null, row ? row.weights : null));
   if (!row) result.append(" ", detail.untested_reason);
   parts.push(result, facts);
   if (row && row.error_message) parts.push(...section("Error", el("pre", { id: "detail-error", text: row.error_message })));
@@ -319,7 +328,10 @@ function closeDetail() {
 async function loadPairs() {
   const body = await getJson("/api/pairs");
   pairs = body.pairs;
-  $("data-source").textContent = body.pairs.length ? body.pairs.map((p) => p.file).join(", ") : "no dataset files yet";
+  const link = (p) => el("a", { href: `/data/${encodeURIComponent(p.file)}`, download: p.file, text: p.file,
+    title: "Download this version pair's Parquet file" });
+  const links = body.pairs.flatMap((p, i) => [i ? ", " : "", link(p)]);
+  $("data-source").replaceChildren(...(links.length ? links : ["no dataset files yet"]));
   syncVersionSelectors();
 }
 

@@ -178,6 +178,17 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
                "no API endpoint " + request.path.substr(0, 100) + " (endpoints: /api/rows, /api/model, /api/pairs, "
                "/api/catalog, /api/diff)");
   });
+  server.Get(R"(/data/([^/]*))", [&store](const httplib::Request& request, httplib::Response& response) {
+    try {
+      const std::string name = request.matches[1];
+      StaticFile file = load_dataset_file(*store.current(), store.data_dir(), name);
+      response.set_header("Cache-Control", "no-cache");
+      response.set_header("Content-Disposition", "attachment; filename=\"" + name + "\"");
+      response.set_content(std::move(file.body), file.content_type);
+    } catch (const HttpError& e) {
+      send_error(response, e.status(), e.what());
+    }
+  });
   server.Get(".*", [&static_dir](const httplib::Request& request, httplib::Response& response) {
     try {
       StaticFile file = load_static_file(static_dir, request.path);

@@ -4,8 +4,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "serve/http_error.h"
+#include "serve/params.h"
 
 namespace canrun {
 namespace {
@@ -52,6 +54,21 @@ StaticFile load_static_file(const std::string& root, const std::string& path) {
   body << in.rdbuf();
   if (!in) throw HttpError(404, "no file '" + path + "' here");
   return {body.str(), content_type(file)};
+}
+
+StaticFile load_dataset_file(const DatasetSnapshot& snapshot, const std::string& data_dir, const std::string& name) {
+  std::vector<std::string> names;
+  for (const PairRows& pair : snapshot.pairs) {
+    names.push_back(pair.file_name);
+    if (pair.file_name != name) continue;
+    std::ifstream in(fs::path(data_dir) / name, std::ios::binary);
+    std::ostringstream body;
+    body << in.rdbuf();
+    if (!in) throw HttpError(404, "dataset file " + name + " is gone from " + data_dir);
+    return {body.str(), "application/vnd.apache.parquet"};
+  }
+  throw HttpError(404, "no dataset file '" + name.substr(0, 100) + "' (files: " +
+                           (names.empty() ? std::string("none") : join(names)) + ")");
 }
 
 }  // namespace canrun

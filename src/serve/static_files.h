@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "serve/snapshot.h"
+
 namespace canrun {
 
 struct StaticFile {
@@ -17,5 +19,9 @@ std::string default_static_dir();
 // for a path that would leave `root` (".." segments, links pointing out) and 404 for a path
 // with characters no file here has, or no such file.
 StaticFile load_static_file(const std::string& root, const std::string& path);
+
+// A version pair's Parquet file in `data_dir`, by the name the snapshot lists it under (only
+// those names are served); HttpError 404 for any other name, or a file gone since the reload.
+StaticFile load_dataset_file(const DatasetSnapshot& snapshot, const std::string& data_dir, const std::string& name);
 
 }  // namespace canrun

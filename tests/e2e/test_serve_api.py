@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+import urllib.request
 from contextlib import ExitStack
 
 import pytest
@@ -382,3 +383,17 @@ def test_slow_and_idle_connections_do_not_delay_a_request(space):
             status, body, _ = space.get("/api/rows?view=downloads")
             assert status == 200, body
             assert time.monotonic() - start < 1.0
+
+
+def test_each_pairs_parquet_file_downloads_as_it_is(space, dataset):
+    _, results, _ = dataset
+    for path in results.glob("*.parquet"):
+        with urllib.request.urlopen(f"{space.url.rstrip('/')}/data/{path.name}", timeout=10) as response:
+            assert response.read() == path.read_bytes()
+            assert response.headers["Content-Type"] == "application/vnd.apache.parquet"
+            assert response.headers["Content-Disposition"] == f'attachment; filename="{path.name}"'
+    status, body, _ = space.get("/data/nothing.parquet")
+    assert status == 404 and "no dataset file 'nothing.parquet' (files: " in body["error"]
+    assert next(results.glob(ENGINE_GLOB)).name in body["error"]
+    status, body, _ = space.get("/data/..%2Fcatalog.jsonl")  # not a file name: the static folder refuses it
+    assert status == 403 and "leaves the static folder" in body["error"], body

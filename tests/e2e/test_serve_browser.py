@@ -87,6 +87,15 @@ def test_page_views_search_detail_and_keyboard(space, browser):
     assert cells[6].text == "synthetic"
     assert "host" in cells[5].text  # no device memory on the CPU backend: the host peak instead
     assert browser.find_element(By.ID, "compiler").get_attribute("value") == table["test/tiny-llama"]["compiler_version"]
+    # A pass on synthetic weights is told apart from one on real weights, with a tooltip saying why.
+    llama_badge = browser.find_element(By.CSS_SELECTOR, '[data-model="test/tiny-llama"] .badge')
+    assert llama["weights"] == "synthetic" and llama["result"] == "PASS"
+    assert "synthetic" in llama_badge.get_attribute("class").split()
+    assert "random weights" in llama_badge.get_attribute("title")
+    # Each version pair's Parquet file is offered for download.
+    links = browser.find_elements(By.CSS_SELECTOR, "#data-source a")
+    assert sorted(a.text for a in links) == sorted(p.name for p in results.glob("*.parquet"))
+    assert all(a.get_attribute("href").endswith("/data/" + a.text) for a in links)
     save(browser, "space.png")
 
     # Downloads: the whole ranking, excluded models with their reason.
