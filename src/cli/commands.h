@@ -16,6 +16,7 @@ void add_diff_command(CLI::App& app);
 void add_repro_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
 
 }  // namespace canrun

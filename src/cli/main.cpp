@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   canrun::add_repro_command(app);
   canrun::add_serve_command(app);
   canrun::add_bench_command(app);
+  canrun::add_report_command(app);
   canrun::add_cache_command(app);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,70 @@
+// The migration report (`canrun report`): two bench results (canrun bench --json), the current
+// platform and the candidate, side by side; the candidate checked against stop conditions fixed
+// in advance ("p95_ttft<800ms,failure_rate<0.5%,cost_per_mtok<0.40"), with the one-off load and
+// compile time amortised over a stated traffic volume; GO when every condition holds.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/json.h"
+
+namespace canrun {
+
+// The measures a report compares and a condition may name, read from one bench result.
+struct BenchMeasures {
+  std::string path, model, isa;
+  Json workload;
+  double throughput = 0, prefill_tps = 0, decode_tps = 0;  // tokens/s
+  double p50_ttft = 0, p95_ttft = 0, p50_tpot = 0, p95_tpot = 0;  // seconds
+  double failure_rate = 0;  // failed requests / requests
+  double load_time = 0, compile_time = 0;  // seconds; compile: cold, as a fresh deployment pays it
+  double peak_memory = 0;   // bytes resident
+  std::optional<double> price_per_hour;
+  std::optional<double> cost_per_mtok;  // per million generated tokens, while serving
+};
+
+// Errors name the file and the field.
+BenchMeasures read_bench_result(const std::string& path);
+
+struct StopCondition {
+  std::string text;    // as written, e.g. "p95_ttft<800ms"
+  std::string metric;  // a name of report_metric_names()
+  std::string op;      // < <= > >=
+  double value = 0;    // in the metric's base unit (seconds, a fraction, bytes, tokens/s, cost)
+};
+
+// Comma-separated conditions; a usage error names the condition and what is wrong (unknown
+// metric, listing the known ones; a unit the metric does not take; no number).
+std::vector<StopCondition> parse_stop_conditions(const std::string& text);
+std::vector<std::string> report_metric_names();
+
+struct ReportOptions {
+  std::vector<StopCondition> stop;
+  double traffic_mtok = 1;  // million generated tokens the setup time is amortised over
+};
+
+struct ConditionResult {
+  StopCondition condition;
+  std::optional<double> value;  // the candidate's; none when it was not measured
+  bool met = false;
+};
+
+struct MigrationReport {
+  BenchMeasures current, candidate;
+  std::vector<ConditionResult> conditions;
+  std::vector<std::string> workload_differences;  // fields of the workload the two runs do not share
+  bool go() const;
+};
+
+MigrationReport make_report(BenchMeasures current, BenchMeasures candidate, const ReportOptions& options);
+
+// The candidate's (or current's) value of a metric; none when not measured (a cost without a price).
+std::optional<double> metric_value(const BenchMeasures& measures, const std::string& metric, double traffic_mtok);
+
+std::string report_markdown(const MigrationReport& report, const ReportOptions& options);
+// The same as a standalone HTML page, with a bar chart of the candidate relative to the current.
+std::string report_html(const MigrationReport& report, const ReportOptions& options);
+
+}  // namespace canrun

@@ -1,0 +1,70 @@
+// canrun report: the migration report of two bench results against stop conditions.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "bench/migration_report.h"
+#include "cli/commands.h"
+#include "util/error.h"
+
+namespace canrun {
+namespace {
+
+struct ReportArgs {
+  std::string current, candidate;
+  std::string stop;
+  ReportOptions options;
+  std::string format = "markdown";
+  std::string out;
+  bool fail_on_no_go = false;
+};
+
+void run(ReportArgs& args) {
+  args.options.stop = parse_stop_conditions(args.stop);
+  const MigrationReport report =
+      make_report(read_bench_result(args.current), read_bench_result(args.candidate), args.options);
+  const std::string text =
+      args.format == "html" ? report_html(report, args.options) : report_markdown(report, args.options);
+  if (args.out.empty()) {
+    std::cout << text;
+  } else {
+    std::ofstream file(args.out);
+    file << text;
+    file.close();
+    if (!file) fail(ErrorKind::kIo, args.out + ": cannot write the report");
+    std::cout << (report.go() ? "GO" : "NO-GO") << ": report written to " << args.out << "\n";
+  }
+  if (args.fail_on_no_go && !report.go())
+    fail(ErrorKind::kRuntime, "NO-GO: a stop condition failed (--fail-on-no-go)");
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto args = std::make_shared<ReportArgs>();
+  std::string metrics;
+  for (const std::string& name : report_metric_names()) metrics += (metrics.empty() ? "" : ", ") + name;
+  CLI::App* command = app.add_subcommand(
+      "report",
+      "The migration report: two `canrun bench --json` results, the current platform and the candidate, side by "
+      "side, the candidate checked against stop conditions, load and compile time amortised over a traffic volume; "
+      "GO when every condition holds, else NO-GO naming the conditions that failed");
+  command->add_option("current", args->current, "The current platform's bench result (JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("candidate", args->candidate, "The candidate's bench result (JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("--stop", args->stop,
+                      "Conditions the candidate must meet, comma-separated, e.g. \"p95_ttft<800ms,failure_rate<0.5%,"
+                      "cost_per_mtok<0.40\". Metrics: " + metrics + ". Units: ms, s, us, min; %; GB, MB, GiB, MiB");
+  command->add_option("--traffic-mtok", args->options.traffic_mtok,
+                      "Million generated tokens the load and compile time are amortised over (default 1)");
+  command->add_option("--format", args->format, "markdown (default) or html (with a chart)")
+      ->check(CLI::IsMember({"markdown", "html"}));
+  command->add_option("--out", args->out, "Write the report to this file instead of the terminal");
+  command->add_flag("--fail-on-no-go", args->fail_on_no_go, "Exit 1 on NO-GO, for CI");
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace canrun
