@@ -75,6 +75,9 @@ void add_check_command(CLI::App& app) {
                       "A model folder, a Hub id in the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub or "
                       "~/.cache/huggingface/hub), or a catalog id (synthetic weights when no real ones are found)")
       ->required();
+  command->add_option("--model-id", args->options.model_id,
+                      "The Hub id of the model a folder or cached snapshot holds, so its row joins that catalog "
+                      "entry (default: the catalog id config.json's _name_or_path names, else the folder)");
   command->add_flag("--synthetic", args->options.synthetic,
                     "Use synthetic weights from the catalog's config (fixed seed) even when real ones exist");
   command->add_option("--profile", args->options.profile, "Device profile to plan cores on (default local)");

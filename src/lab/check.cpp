@@ -22,7 +22,8 @@
 namespace canrun {
 
 std::vector<std::string> check_arguments(const ModelSource& source, const CheckOptions& options) {
-  std::vector<std::string> args = {source.model_id};
+  std::vector<std::string> args = {source.argument};
+  if (source.model_id != source.argument) args.insert(args.end(), {"--model-id", source.model_id});
   if (source.synthetic()) args.push_back("--synthetic");
   args.insert(args.end(), {"--profile", options.profile});
   if (!options.profiles_file.empty()) args.insert(args.end(), {"--profiles", options.profiles_file});
@@ -173,7 +174,7 @@ ResultRow run_check(const CheckOptions& options) {
   const DeviceProfile profile = find_profile(available_profiles(options.profiles_file), options.profile);
   const std::vector<CatalogEntry> catalog =
       load_catalog(options.catalog.empty() ? default_catalog_path() : options.catalog);
-  const ModelSource source = resolve_model(options.model, options.synthetic, catalog);
+  const ModelSource source = resolve_model(options.model, options.synthetic, catalog, options.model_id);
   ResultRow row = initial_row(source, options, "");
   CheckStage stage = CheckStage::kLoad;
   try {

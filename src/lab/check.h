@@ -24,6 +24,7 @@ inline constexpr const char* kFaultVariable = "CANRUN_CHECK_FAULT";
 
 struct CheckOptions {
   std::string model;  // a folder, a Hub id in the Hugging Face cache, or a catalog id
+  std::string model_id;  // --model-id: the id of the model a folder or cached snapshot holds
   bool synthetic = false;
   std::string profile = "local";
   std::string profiles_file;  // extra device profiles; empty for none
@@ -36,8 +37,8 @@ struct CheckOptions {
 // planner puts on N > 1 cores runs its tested half as N workers (sharded_check.h).
 ResultRow run_check(const CheckOptions& options);
 
-// The arguments of `canrun check` (after "check") that repeat this check: model, --synthetic,
-// --profile, --profiles, --catalog. Not the plan cache options: a plan changes the speed of a
+// The arguments of `canrun check` (after "check") that repeat this check: model, --model-id,
+// --synthetic, --profile, --profiles, --catalog. Not the plan cache options: a plan changes the speed of a
 // check, never its tokens.
 std::vector<std::string> check_arguments(const ModelSource& source, const CheckOptions& options);
 

@@ -5,35 +5,64 @@
 
 #include "lab/hf_cache.h"
 #include "lab/synthetic_weights.h"
+#include "util/json.h"
 
 namespace canrun {
 
-ModelSource resolve_model(const std::string& model, bool force_synthetic, const std::vector<CatalogEntry>& catalog) {
+namespace {
+
+// The catalog id a folder's config.json names in _name_or_path (transformers writes the Hub id
+// it was loaded from there), or empty.
+std::string named_catalog_id(const std::string& folder, const std::vector<CatalogEntry>& catalog) {
+  const std::filesystem::path config = std::filesystem::path(folder) / "config.json";
+  if (!std::filesystem::is_regular_file(config)) return "";
+  try {
+    const Json json = read_json_file(config.string(), ErrorKind::kCheckpoint);
+    if (!json.contains("_name_or_path") || !json["_name_or_path"].is_string()) return "";
+    const std::string name = json["_name_or_path"].get<std::string>();
+    const bool listed = std::any_of(catalog.begin(), catalog.end(), [&](const CatalogEntry& e) { return e.id == name; });
+    return listed ? name : "";
+  } catch (const Error&) {
+    return "";  // the check's load reports a bad config.json
+  }
+}
+
+}  // namespace
+
+ModelSource resolve_model(const std::string& model, bool force_synthetic, const std::vector<CatalogEntry>& catalog,
+                          const std::string& model_id) {
   namespace fs = std::filesystem;
   ModelSource source;
+  source.argument = model;
   source.model_id = model;
-  const auto found = std::find_if(catalog.begin(), catalog.end(), [&](const CatalogEntry& e) { return e.id == model; });
-  if (found != catalog.end()) source.entry = *found;
-
   if (fs::is_directory(model) && !force_synthetic) {
     source.kind = "local folder";
     source.dir = model;
+    const std::string named = named_catalog_id(model, catalog);
+    if (!named.empty()) source.model_id = named;
   } else if (const auto cached = force_synthetic ? std::nullopt : find_cached_snapshot(hf_hub_cache_dir(), model)) {
     source.kind = "hugging face cache";
     source.dir = cached->dir;
     source.revision = cached->revision;
-  } else if (source.entry) {
-    source.kind = "synthetic";
-    source.synthetic_config = hf_config(*source.entry);
-    std::string folder = model;
-    std::replace(folder.begin(), folder.end(), '/', '-');
-    source.dir = synthetic_cache_dir() + "/" + folder;
-  } else {
+  } else if (!model_id.empty()) {
+    fail(ErrorKind::kUsage, "--model-id names the model a folder or a cached Hub snapshot holds; MODEL '" + model +
+                                "' is neither");
+  }
+  if (!model_id.empty()) source.model_id = model_id;
+  const auto found =
+      std::find_if(catalog.begin(), catalog.end(), [&](const CatalogEntry& e) { return e.id == source.model_id; });
+  if (found != catalog.end()) source.entry = *found;
+  if (!source.kind.empty()) return source;
+  if (!source.entry)
     fail(ErrorKind::kUsage, "MODEL '" + model + "': " +
                                 (force_synthetic ? std::string("--synthetic needs a catalog id")
                                                  : "not a folder, not in the Hugging Face cache at " +
                                                        hf_hub_cache_dir() + ", and not a catalog id"));
-  }
+  source.kind = "synthetic";
+  source.synthetic_config = hf_config(*source.entry);
+  std::string folder = model;
+  std::replace(folder.begin(), folder.end(), '/', '-');
+  source.dir = synthetic_cache_dir() + "/" + folder;
   return source;
 }
 

@@ -109,6 +109,38 @@ TEST(LabModelSource, HubIdResolvesThroughTheCacheWithItsRevision) {
   EXPECT_THROW(resolve_model("nobody/nothing", false, {}), Error);
 }
 
+// A local folder's row joins the catalog model its config.json names (_name_or_path, as
+// transformers writes it), or the one --model-id names; the check's arguments carry the id.
+TEST(LabModelSource, LocalFolderJoinsTheCatalogModelItsConfigOrModelIdNames) {
+  TempDir dir;
+  const fs::path folder = dir.path() / "m";
+  fs::create_directories(folder);
+  std::ofstream(folder / "config.json") << R"({"model_type": "qwen2", "_name_or_path": "org/listed"})";
+  CatalogEntry listed, other;
+  listed.id = "org/listed";
+  other.id = "org/other";
+  const std::vector<CatalogEntry> catalog = {listed, other};
+  ModelSource source = resolve_model(folder.string(), false, catalog);
+  EXPECT_EQ(source.kind, "local folder");
+  EXPECT_EQ(source.model_id, "org/listed");
+  ASSERT_TRUE(source.entry.has_value());
+  CheckOptions options;
+  EXPECT_EQ(check_arguments(source, options)[0], folder.string());
+  EXPECT_EQ(check_arguments(source, options)[1], "--model-id");
+  EXPECT_EQ(check_arguments(source, options)[2], "org/listed");
+  source = resolve_model(folder.string(), false, catalog, "org/other");
+  EXPECT_EQ(source.model_id, "org/other");
+  EXPECT_EQ(source.entry->id, "org/other");
+  // A name that is not a catalog id leaves the folder as the id.
+  std::ofstream(folder / "config.json") << R"({"model_type": "qwen2", "_name_or_path": "/home/me/model"})";
+  source = resolve_model(folder.string(), false, catalog);
+  EXPECT_EQ(source.model_id, folder.string());
+  EXPECT_FALSE(source.entry.has_value());
+  EXPECT_EQ(check_arguments(source, options).size(), 3u);  // folder, --profile, local
+  // --model-id is for real weights only.
+  EXPECT_THROW(resolve_model("org/listed", true, catalog, "org/other"), Error);
+}
+
 Json tiny_config() {
   return read_json_file((kFixtures / "qwen2/config.json").string(), ErrorKind::kCheckpoint);
 }
