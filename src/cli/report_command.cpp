@@ -3,7 +3,7 @@
 #include <iostream>
 #include <memory>
 
-#include "bench/migration_report.h"
+#include "lab/migration_report.h"
 #include "cli/commands.h"
 #include "util/error.h"
 
@@ -17,12 +17,20 @@ struct ReportArgs {
   std::string format = "markdown";
   std::string out;
   bool fail_on_no_go = false;
+  std::string lab_data = "results";
+  std::string lab_current, lab_candidate;  // version pairs, COMPILER__LIBRARY
 };
 
 void run(ReportArgs& args) {
   args.options.stop = parse_stop_conditions(args.stop);
-  const MigrationReport report =
+  if (args.lab_current.empty() != args.lab_candidate.empty())
+    fail(ErrorKind::kUsage, "--lab-current and --lab-candidate go together: the two stacks' version pairs");
+  MigrationReport report =
       make_report(read_bench_result(args.current), read_bench_result(args.candidate), args.options);
+  if (!args.lab_current.empty())
+    report.lab = diff_versions(args.lab_data, parse_version_pair(args.lab_current, "--lab-current"),
+                               parse_version_pair(args.lab_candidate, "--lab-candidate"), {}, "--lab-current",
+                               "--lab-candidate");
   const std::string text =
       args.format == "html" ? report_html(report, args.options) : report_markdown(report, args.options);
   if (args.out.empty()) {
@@ -64,6 +72,12 @@ void add_report_command(CLI::App& app) {
       ->check(CLI::IsMember({"markdown", "html"}));
   command->add_option("--out", args->out, "Write the report to this file instead of the terminal");
   command->add_flag("--fail-on-no-go", args->fail_on_no_go, "Exit 1 on NO-GO, for CI");
+  command->add_option("--lab-current", args->lab_current,
+                      "The current stack's version pair in the lab's dataset (COMPILER__LIBRARY): with "
+                      "--lab-candidate, adds each model's result on both stacks");
+  command->add_option("--lab-candidate", args->lab_candidate,
+                      "The candidate stack's version pair in the lab's dataset");
+  command->add_option("--lab-data", args->lab_data, "The lab's dataset folder (default results/)");
   command->callback([args] { run(*args); });
 }
 

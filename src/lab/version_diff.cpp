@@ -9,11 +9,6 @@
 namespace canrun {
 namespace {
 
-bool passes(const ResultRow& row) {
-  const std::optional<Status> status = parse_status(row.result);
-  return status == Status::kPass || status == Status::kPassTop5;
-}
-
 std::string fixed(double value, const char* format) {
   char text[48];
   std::snprintf(text, sizeof(text), format, value);
@@ -34,10 +29,10 @@ void describe(ModelDiff& diff, const DiffOptions& options) {
   if (!diff.to) return diff.changes.push_back("only in --from (" + diff.from->result + ")");
   const ResultRow& a = *diff.from;
   const ResultRow& b = *diff.to;
-  if (passes(a) && !passes(b)) {
+  if (row_passes(a) && !row_passes(b)) {
     diff.changes.push_back("newly failing: " + a.result + " -> " + b.result);
     diff.regression = true;
-  } else if (!passes(a) && passes(b)) {
+  } else if (!row_passes(a) && row_passes(b)) {
     diff.changes.push_back("newly passing: " + a.result + " -> " + b.result);
   } else if (a.result != b.result) {
     diff.changes.push_back("status " + a.result + " -> " + b.result);
@@ -47,7 +42,7 @@ void describe(ModelDiff& diff, const DiffOptions& options) {
     diff.changes.push_back("cores " + shown(a.cores) + " -> " + shown(b.cores));
   }
   // Times and memory compare runs that both got through.
-  if (passes(a) && passes(b)) {
+  if (row_passes(a) && row_passes(b)) {
     if (compare(a.wall_time_s, b.wall_time_s, options.time_ratio, "wall time", " s", 1, diff.changes) == true)
       diff.regression = true;
     if (a.peak_host_memory_bytes && b.peak_host_memory_bytes &&
@@ -73,6 +68,11 @@ DatasetFile find_pair(const std::vector<DatasetFile>& files, const VersionPair& 
 }
 
 }  // namespace
+
+bool row_passes(const ResultRow& row) {
+  const std::optional<Status> status = parse_status(row.result);
+  return status == Status::kPass || status == Status::kPassTop5;
+}
 
 VersionPair parse_version_pair(const std::string& text, const std::string& option) {
   const size_t split = text.find("__");
@@ -104,9 +104,9 @@ std::vector<ModelDiff> diff_rows(const std::vector<ResultRow>& from, const std::
 }
 
 VersionDiff diff_versions(const std::string& dir, const VersionPair& from, const VersionPair& to,
-                          const DiffOptions& options) {
+                          const DiffOptions& options, const std::string& from_option, const std::string& to_option) {
   const std::vector<DatasetFile> files = list_dataset_files(dir);
-  VersionDiff diff{find_pair(files, from, dir, "--from"), find_pair(files, to, dir, "--to"), {}};
+  VersionDiff diff{find_pair(files, from, dir, from_option), find_pair(files, to, dir, to_option), {}};
   diff.models = diff_rows(read_dataset(diff.from.path), read_dataset(diff.to.path), options);
   return diff;
 }

@@ -33,6 +33,9 @@ struct VersionDiff {
   std::vector<ModelDiff> models;  // every model of either pair, by model id then task
 };
 
+// PASS or PASS_TOP5: the statuses a diff calls passing.
+bool row_passes(const ResultRow& row);
+
 // "COMPILER__LIBRARY" as a dataset file's name spells a pair; a usage error naming `option` otherwise.
 VersionPair parse_version_pair(const std::string& text, const std::string& option);
 
@@ -40,9 +43,11 @@ VersionPair parse_version_pair(const std::string& text, const std::string& optio
 std::vector<ModelDiff> diff_rows(const std::vector<ResultRow>& from, const std::vector<ResultRow>& to,
                                  const DiffOptions& options);
 
-// diff_rows over two files of `dir`. Errors (usage) name a pair `dir` lacks and list the ones present.
+// diff_rows over two files of `dir`. Errors (usage) name the option of a pair `dir` lacks and list
+// the pairs present.
 VersionDiff diff_versions(const std::string& dir, const VersionPair& from, const VersionPair& to,
-                          const DiffOptions& options);
+                          const DiffOptions& options, const std::string& from_option = "--from",
+                          const std::string& to_option = "--to");
 
 // {model_id, task, changes, regression, tokens_agree, from, to}: both rows with every column, or null.
 Json model_diff_json(const ModelDiff& model);

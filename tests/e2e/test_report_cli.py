@@ -55,3 +55,8 @@ def test_bad_inputs_name_what_is_wrong(run_canrun, benches):
     assert result.returncode == 2 and "p95_ttft takes the units ms, s, us, min, not 'GB'" in result.stderr
     result = run_canrun("report", paths["ref"], folder / "missing.json")
     assert result.returncode == 2 and "missing.json" in result.stderr
+    result = run_canrun("report", paths["ref"], paths["cpu"], "--lab-current", "a__b")
+    assert result.returncode == 2 and "--lab-current and --lab-candidate go together" in result.stderr
+    result = run_canrun("report", paths["ref"], paths["cpu"], "--lab-data", folder, "--lab-current", "a__b",
+                        "--lab-candidate", "c__d")
+    assert result.returncode == 2 and "--lab-current a__b: no such version pair" in result.stderr

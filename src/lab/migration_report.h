@@ -1,13 +1,15 @@
 // The migration report (`canrun report`): two bench results (canrun bench --json), the current
 // platform and the candidate, side by side; the candidate checked against stop conditions fixed
 // in advance ("p95_ttft<800ms,failure_rate<0.5%,cost_per_mtok<0.40"), with the one-off load and
-// compile time amortised over a stated traffic volume; GO when every condition holds.
+// compile time amortised over a stated traffic volume; GO when every condition holds. With the
+// lab's rows of the two stacks, each model's result on both beside the numbers.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "lab/version_diff.h"
 #include "util/json.h"
 
 namespace canrun {
@@ -55,6 +57,9 @@ struct MigrationReport {
   BenchMeasures current, candidate;
   std::vector<ConditionResult> conditions;
   std::vector<std::string> workload_differences;  // fields of the workload the two runs do not share
+  // The two stacks' lab rows (current pair to candidate pair), when given: does each model run
+  // on both, and as well. They inform; the verdict is the stop conditions'.
+  std::optional<VersionDiff> lab;
   bool go() const;
 };
 

@@ -2,7 +2,8 @@
 // condition reads (amortised cost included), the verdict, and both formats.
 #include <gtest/gtest.h>
 
-#include "bench/migration_report.h"
+#include "lab/migration_report.h"
+#include "serve_test_data.h"
 #include "util/error.h"
 
 namespace canrun {
@@ -97,6 +98,26 @@ TEST(MigrationReport, BothFormatsCompareAndFlagDifferentWorkloads) {
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("2x better"), std::string::npos);  // throughput, and p95 TTFT halved
   EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+TEST(MigrationReport, TheLabsRowsOfBothStacksComeBesideTheNumbers) {
+  ReportOptions options;
+  MigrationReport report = make_report(measures(50, 1.0, 3.6), measures(100, 0.5, 3.6), options);
+  ResultRow broke = serve_test::row("org/b", "FAIL_RUNTIME", 1.0, 1);
+  VersionDiff lab;
+  lab.from.path = "current.parquet";
+  lab.to.path = "candidate.parquet";
+  lab.models = diff_rows({serve_test::row("org/a", "PASS", 1.0, 1), serve_test::row("org/b", "PASS", 1.0, 1)},
+                         {serve_test::row("org/a", "PASS", 1.0, 1), broke}, {});
+  report.lab = lab;
+  const std::string markdown = report_markdown(report, options);
+  EXPECT_NE(markdown.find("2 models in current.parquet (current) or candidate.parquet (candidate): 2 pass on the "
+                          "current stack, 1 on the candidate, 1 on both; 1 regression;"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| org/b | PASS | FAIL_RUNTIME | newly failing: PASS -> FAIL_RUNTIME |"), std::string::npos);
+  EXPECT_NE(markdown.find("| org/a | PASS | PASS | unchanged |"), std::string::npos);
+  EXPECT_NE(report_html(report, options).find("<td>org/b</td><td>PASS</td><td>FAIL_RUNTIME</td>"), std::string::npos);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "bench/migration_report.h"
+#include "lab/migration_report.h"
 
 #include <algorithm>
 #include <cctype>
@@ -160,6 +160,36 @@ std::vector<std::vector<std::string>> comparison_rows(const MigrationReport& rep
   return rows;
 }
 
+bool passes(const std::optional<ResultRow>& row) { return row && row_passes(*row); }
+
+// Per model of the lab's two pairs: id, current result, candidate result, what changed.
+std::vector<std::vector<std::string>> lab_rows(const VersionDiff& lab) {
+  std::vector<std::vector<std::string>> rows;
+  for (const ModelDiff& model : lab.models) {
+    std::string changes;
+    for (const std::string& change : model.changes) changes += (changes.empty() ? "" : "; ") + change;
+    rows.push_back({model.model_id, model.from ? model.from->result : "no row", model.to ? model.to->result : "no row",
+                    changes.empty() ? "unchanged" : changes});
+  }
+  return rows;
+}
+
+std::string lab_summary(const VersionDiff& lab) {
+  int current = 0, candidate = 0, both = 0;
+  for (const ModelDiff& model : lab.models) {
+    current += passes(model.from);
+    candidate += passes(model.to);
+    both += passes(model.from) && passes(model.to);
+  }
+  const DiffCounts counts = count_changes(lab.models);
+  return std::to_string(lab.models.size()) + " models in " + lab.from.path + " (current) or " + lab.to.path +
+         " (candidate): " + std::to_string(current) + " pass on the current stack, " + std::to_string(candidate) +
+         " on the candidate, " + std::to_string(both) + " on both; " + std::to_string(counts.regressions) +
+         (counts.regressions == 1 ? " regression" : " regressions") + "; generated tokens agree on " +
+         std::to_string(counts.tokens_agree) + " of " +
+         std::to_string(counts.tokens_compared) + " compared";
+}
+
 std::string verdict(const MigrationReport& report) {
   if (report.go()) return "GO: every stop condition holds for the candidate";
   std::string failed;
@@ -230,7 +260,8 @@ std::vector<StopCondition> parse_stop_conditions(const std::string& text) {
     if (!metric) {
       std::string known;
       for (const std::string& name : report_metric_names()) known += (known.empty() ? "" : ", ") + name;
-      fail(ErrorKind::kUsage, "--stop '" + item + "': unknown metric '" + condition.metric + "' (known: " + known + ")");
+      fail(ErrorKind::kUsage,
+           "--stop '" + item + "': unknown metric '" + condition.metric + "' (known: " + known + ")");
     }
     condition.value = parse_value(item.substr(op_at + condition.op.size()), *metric, item);
     conditions.push_back(condition);
@@ -307,6 +338,12 @@ std::string report_markdown(const MigrationReport& report, const ReportOptions& 
       out += "| `" + r.condition.text + "` | " + shown(r.value, find_metric(r.condition.metric)->kind) + " | " +
              (r.met ? "yes" : "**no**") + " |\n";
   }
+  if (report.lab) {
+    out += "\n## The lab's rows\n\n" + lab_summary(*report.lab) +
+           ".\n\n| model | current | candidate | changes |\n|---|---|---|---|\n";
+    for (const auto& row : lab_rows(*report.lab))
+      out += "| " + row[0] + " | " + row[1] + " | " + row[2] + " | " + row[3] + " |\n";
+  }
   out += "\n**" + verdict(report) + "**\n";
   return out;
 }
@@ -325,7 +362,8 @@ std::string report_html(const MigrationReport& report, const ReportOptions& opti
          " million generated tokens</li>\n";
   if (!report.workload_differences.empty())
     out += "<li><strong>The two runs' workloads differ: the comparison is not like for like.</strong></li>\n";
-  out += "</ul>\n<p class=\"" + std::string(report.go() ? "go" : "nogo") + "\"><strong>" + html_escape(verdict(report)) +
+  out += "</ul>\n<p class=\"" + std::string(report.go() ? "go" : "nogo") + "\"><strong>" +
+         html_escape(verdict(report)) +
          "</strong></p>\n";
   // Candidate / current per metric as bars around 1 (the current), better to the right in green.
   const std::vector<std::string> charted = {"throughput", "p95_ttft", "p95_tpot", "peak_memory", "cost_per_mtok"};
@@ -366,6 +404,16 @@ std::string report_html(const MigrationReport& report, const ReportOptions& opti
       out += "<tr><td><code>" + html_escape(r.condition.text) + "</code></td><td>" +
              html_escape(shown(r.value, find_metric(r.condition.metric)->kind)) + "</td><td>" +
              (r.met ? "yes" : "<strong>no</strong>") + "</td></tr>\n";
+    out += "</table>\n";
+  }
+  if (report.lab) {
+    out += "<h2>The lab's rows</h2>\n<p>" + html_escape(lab_summary(*report.lab)) +
+           ".</p>\n<table><tr><th>model</th><th>current</th><th>candidate</th><th>changes</th></tr>\n";
+    for (const auto& cells : lab_rows(*report.lab)) {
+      out += "<tr>";
+      for (const std::string& cell : cells) out += "<td>" + html_escape(cell) + "</td>";
+      out += "</tr>\n";
+    }
     out += "</table>\n";
   }
   return out + "</body></html>\n";
