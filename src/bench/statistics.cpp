@@ -21,7 +21,9 @@ Summary summarize(const std::vector<double>& values) {
   if (values.empty()) return summary;
   summary.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
   summary.p50 = percentile(values, 50);
+  summary.p90 = percentile(values, 90);
   summary.p95 = percentile(values, 95);
+  summary.p99 = percentile(values, 99);
   summary.max = *std::max_element(values.begin(), values.end());
   return summary;
 }

@@ -13,7 +13,9 @@ double percentile(std::vector<double> values, double p);
 struct Summary {
   double mean = 0;
   double p50 = 0;
+  double p90 = 0;
   double p95 = 0;
+  double p99 = 0;
   double max = 0;
   size_t count = 0;
 };

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "bench/bench_run.h"
+#include "cli/bench_endpoint.h"
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
 #include "cli/cores_option.h"
@@ -44,6 +45,7 @@ struct BenchArgs {
   double price_per_hour = 0;
   bool priced = false;
   bool json = false;
+  EndpointBenchOptions endpoint;  // used when endpoint.url is set
 };
 
 std::string fixed(double value, int digits) {
@@ -246,9 +248,27 @@ CompileMeasurement measure_compile(const BenchArgs& args, const SessionOptions& 
   return m;
 }
 
-void run(BenchArgs& args) {
+// With --endpoint the server runs the model: options about canrun's own run make no sense.
+void run_endpoint(BenchArgs& args, const CLI::App& command) {
+  for (const char* local : {"--backend", "--threads", "--cores", "--kv-dtype", "--no-compile", "--buckets"})
+    if (command.get_option_no_throw(local) && command.get_option(local)->count() > 0)
+      fail(ErrorKind::kUsage, std::string(local) + " sets how canrun runs a model; with --endpoint the server runs it");
+  args.endpoint.tokenizer_source = args.model_dir;
+  args.endpoint.json = args.json;
+  if (args.priced) args.endpoint.price_per_hour = args.price_per_hour;
+  args.endpoint.concurrency_given = command.get_option("--concurrency")->count() > 0;
+  run_endpoint_bench_command(args.endpoint, args.workload);
+}
+
+void run(BenchArgs& args, const CLI::App& command) {
   args.workload.prompt = parse_lengths(args.prompt_tokens, "--prompt-tokens", 1);
   args.workload.output = parse_lengths(args.output_tokens, "--output-tokens", 1);
+  if (!args.endpoint.url.empty()) return run_endpoint(args, command);
+  if (args.model_dir.empty()) fail(ErrorKind::kUsage, "MODEL_DIR is required (or --endpoint URL)");
+  for (const char* remote : {"--request-rate", "--burstiness", "--slo", "--served-model", "--api", "--timeout",
+                             "--vocab-size", "--sweep-concurrency", "--plot"})
+    if (command.get_option(remote)->count() > 0)
+      fail(ErrorKind::kUsage, std::string(remote) + " applies to a server's bench: give --endpoint URL");
   const Backend backend = parse_backend(args.backend, "--backend");
   if (args.cores > 1 && args.workload.concurrency > 1)
     fail(ErrorKind::kUsage, "--concurrency " + std::to_string(args.workload.concurrency) + " with --cores " +
@@ -304,10 +324,14 @@ void add_bench_command(CLI::App& app) {
       "bench",
       "Measure a model folder: load time, time to first token, prefill and decode tokens/s, per-token\n"
       "latency p50/p95, throughput, peak memory and failures, over requests of random token ids whose\n"
-      "prompt and output lengths are drawn from the given ranges (outputs always run to full length).");
-  command->add_option("model_dir", args->model_dir, "Model folder (config.json, safetensors, ...)")
-      ->required()
-      ->check(CLI::ExistingDirectory);
+      "prompt and output lengths are drawn from the given ranges (outputs always run to full length).\n"
+      "With --endpoint URL, measure an OpenAI-compatible server instead (canrun's, llama.cpp's, vLLM, TGI):\n"
+      "TTFT, TPOT, inter-token and end-to-end latency (mean, p50, p90, p95, p99), request and token\n"
+      "throughput, goodput under --slo, at a fixed concurrency or --request-rate, or swept over concurrencies.");
+  command->add_option("model_dir", args->model_dir,
+                      "Model folder (config.json, safetensors, ...). With --endpoint: optional, a model folder "
+                      "or tokenizer.json whose text the prompts are (else they are sent as token ids)")
+      ->check(CLI::ExistingPath);
   command->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length: N or LOW-HIGH (default 128)");
   command->add_option("--output-tokens", args->output_tokens, "Generated tokens: N or LOW-HIGH (default 32)");
   command->add_option("--backend", args->backend,
@@ -331,7 +355,43 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)
       ->each([args](const std::string&) { args->priced = true; });
   command->add_flag("--json", args->json, "Print the results as JSON");
-  command->callback([args] { run(*args); });
+  EndpointBenchOptions& endpoint = args->endpoint;
+  command->add_option("--endpoint", endpoint.url,
+                      "Bench an OpenAI-compatible server: http(s)://HOST[:PORT][/PREFIX] (requests go to "
+                      "PREFIX/v1/completions), or the full URL of /v1/completions or /v1/chat/completions. "
+                      "OPENAI_API_KEY, when set, is sent as the bearer token");
+  command->add_option("--served-model", endpoint.served_model,
+                      "With --endpoint: the request's model (default: the first the server's /v1/models lists)");
+  command->add_option("--api", [&endpoint](const CLI::results_t& value) {
+    endpoint.chat = value.front() == "chat";
+    return true;
+  }, "With --endpoint: completions (default) or chat (needs MODEL_DIR for the text)")
+      ->type_name("API")
+      ->check(CLI::IsMember({"completions", "chat"}));
+  command->add_option("--request-rate", endpoint.arrivals.rate,
+                      "With --endpoint: requests per second, sent at gamma-distributed gaps (default: all at once, "
+                      "--concurrency at a time; with a rate and no --concurrency, no limit)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--burstiness", endpoint.arrivals.burstiness,
+                      "With --request-rate: the gaps' gamma shape: 1 (default) a Poisson process, below 1 burstier, "
+                      "above 1 more even")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--slo", endpoint.slo,
+                      "With --endpoint: service-level objectives for goodput, e.g. ttft=500ms,tpot=50ms,e2el=10s");
+  command->add_option("--sweep-concurrency", endpoint.sweep,
+                      "With --endpoint: run the workload at each of these concurrencies in turn (e.g. 1,2,4,8)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  command->add_option("--plot", endpoint.plot,
+                      "With --sweep-concurrency: write the sweep as an SVG of median TTFT and TPOT against output "
+                      "tokens/s");
+  command->add_option("--timeout", endpoint.timeout_s,
+                      "With --endpoint: seconds a request may wait for the server's next bytes (default 600)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--vocab-size", endpoint.vocab_size,
+                      "With --endpoint and no MODEL_DIR: prompt token ids are drawn below this")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000000}));
+  command->callback([args, command] { run(*args, *command); });
 }
 
 }  // namespace canrun

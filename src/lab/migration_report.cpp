@@ -8,6 +8,7 @@
 #include <map>
 
 #include "util/error.h"
+#include "util/html_escape.h"
 
 namespace canrun {
 namespace {
@@ -136,18 +137,6 @@ std::string workload_text(const BenchMeasures& m) {
          text("requests") + " requests, concurrency " + text("concurrency");
 }
 
-std::string html_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
-}
-
 // The rows both formats show: metric label, current, candidate, candidate / current.
 std::vector<std::vector<std::string>> comparison_rows(const MigrationReport& report, double traffic_mtok) {
   std::vector<std::vector<std::string>> rows;
@@ -214,23 +203,28 @@ BenchMeasures read_bench_result(const std::string& path) {
   BenchMeasures m;
   m.path = path;
   m.model = json.contains("model") && json["model"].is_string() ? json["model"].get<std::string>() : "?";
-  if (json.contains("software_stack") && json["software_stack"].contains("isa"))
+  // canrun bench --endpoint: a server's numbers, seen from its client.
+  const bool server = json.contains("endpoint") && json["endpoint"].is_string();
+  if (server) m.isa = json["endpoint"].get<std::string>();
+  else if (json.contains("software_stack") && json["software_stack"].contains("isa"))
     m.isa = json["software_stack"]["isa"].get<std::string>();
   m.workload = json.contains("workload") ? json["workload"] : Json::object();
   m.throughput = number_at(json, path, "throughput_tokens_per_s");
-  m.prefill_tps = number_at(json, path, "prefill_tokens_per_s");
-  m.decode_tps = number_at(json, path, "decode_tokens_per_s");
   m.p50_ttft = number_at(json, path, "first_token_s.p50");
   m.p95_ttft = number_at(json, path, "first_token_s.p95");
   m.p50_tpot = number_at(json, path, "token_latency_s.p50");
   m.p95_tpot = number_at(json, path, "token_latency_s.p95");
   const double requests = number_at(json, path, "workload.requests");
   m.failure_rate = requests > 0 ? number_at(json, path, "failures") / requests : 0;
-  m.load_time = number_at(json, path, "load_s");
-  // Without a plan (ref, --no-compile) nothing is compiled.
-  m.compile_time = json.contains("compile") && json["compile"].is_object() ? number_at(json, path, "compile.cold_s")
-                                                                           : 0;
-  m.peak_memory = number_at(json, path, "peak_rss_bytes");
+  if (!server) {
+    m.prefill_tps = number_at(json, path, "prefill_tokens_per_s");
+    m.decode_tps = number_at(json, path, "decode_tokens_per_s");
+    m.load_time = number_at(json, path, "load_s");
+    // Without a plan (ref, --no-compile) nothing is compiled.
+    m.compile_time = json.contains("compile") && json["compile"].is_object() ? number_at(json, path, "compile.cold_s")
+                                                                             : 0;
+    m.peak_memory = number_at(json, path, "peak_rss_bytes");
+  }
   m.price_per_hour = optional_number(json, "price_per_hour");
   m.cost_per_mtok = optional_number(json, "cost_per_million_generated_tokens");
   return m;
@@ -270,7 +264,9 @@ std::vector<StopCondition> parse_stop_conditions(const std::string& text) {
 }
 
 std::optional<double> metric_value(const BenchMeasures& m, const std::string& metric, double traffic_mtok) {
-  const double setup = m.load_time + m.compile_time;
+  // A server's own start-up is not seen from its client: nothing to amortise is known.
+  const std::optional<double> setup =
+      m.load_time && m.compile_time ? std::optional<double>(*m.load_time + *m.compile_time) : std::nullopt;
   const double serving = m.throughput > 0 ? traffic_mtok * 1e6 / m.throughput : 0;
   const std::map<std::string, std::function<std::optional<double>()>> values = {
       {"throughput", [&] { return m.throughput; }},
@@ -285,13 +281,13 @@ std::optional<double> metric_value(const BenchMeasures& m, const std::string& me
       {"load_time", [&] { return m.load_time; }},
       {"compile_time", [&] { return m.compile_time; }},
       {"setup_share", [&]() -> std::optional<double> {
-         if (serving <= 0) return std::nullopt;
-         return setup / (setup + serving);
+         if (!setup || serving <= 0) return std::nullopt;
+         return *setup / (*setup + serving);
        }},
       {"cost_per_mtok", [&] { return m.cost_per_mtok; }},
       {"amortised_cost_per_mtok", [&]() -> std::optional<double> {
-         if (!m.price_per_hour || serving <= 0) return std::nullopt;
-         return *m.price_per_hour / 3600 * (setup + serving) / traffic_mtok;
+         if (!setup || !m.price_per_hour || serving <= 0) return std::nullopt;
+         return *m.price_per_hour / 3600 * (*setup + serving) / traffic_mtok;
        }},
   };
   return values.at(metric)();

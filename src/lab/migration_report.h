@@ -16,13 +16,16 @@ namespace canrun {
 
 // The measures a report compares and a condition may name, read from one bench result.
 struct BenchMeasures {
-  std::string path, model, isa;
+  std::string path, model;
+  std::string isa;  // the instruction set canrun ran; for a server's bench, its endpoint URL
   Json workload;
-  double throughput = 0, prefill_tps = 0, decode_tps = 0;  // tokens/s
+  double throughput = 0;  // generated tokens/s
   double p50_ttft = 0, p95_ttft = 0, p50_tpot = 0, p95_tpot = 0;  // seconds
   double failure_rate = 0;  // failed requests / requests
-  double load_time = 0, compile_time = 0;  // seconds; compile: cold, as a fresh deployment pays it
-  double peak_memory = 0;   // bytes resident
+  // What only canrun's own run measures; none for a server's (bench --endpoint).
+  std::optional<double> prefill_tps, decode_tps;  // tokens/s
+  std::optional<double> load_time, compile_time;  // seconds; compile: cold, as a fresh deployment pays it
+  std::optional<double> peak_memory;              // bytes resident
   std::optional<double> price_per_hour;
   std::optional<double> cost_per_mtok;  // per million generated tokens, while serving
 };

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "plan/http_errors.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -94,21 +95,6 @@ std::string encode_path(const std::string& path) {
   return encoded;
 }
 
-// cpp-httplib names its errors in one word ("Connection"); say what failed.
-std::string describe(httplib::Error error) {
-  switch (error) {
-    case httplib::Error::Connection: return "cannot connect";
-    case httplib::Error::ConnectionTimeout: return "connection timed out";
-    case httplib::Error::Read: return "error reading the response (or it timed out)";
-    case httplib::Error::Write: return "error sending the request";
-    case httplib::Error::ExceedRedirectCount: return "too many redirects";
-    case httplib::Error::SSLConnection: return "TLS connection failed";
-    case httplib::Error::SSLLoadingCerts: return "cannot load the CA certificates";
-    case httplib::Error::SSLServerVerification: return "the server's TLS certificate did not verify";
-    default: return "request failed (" + httplib::to_string(error) + ")";
-  }
-}
-
 class HttpRemote : public PlanRemote {
  public:
   HttpRemote(const std::string& url, httplib::Headers headers) : headers_(std::move(headers)) {
@@ -131,7 +117,7 @@ class HttpRemote : public PlanRemote {
 
   std::optional<std::string> read(const std::string& relative) override {
     const httplib::Result result = client_->Get(path(relative), headers_);
-    if (!result) fail(ErrorKind::kIo, where(relative) + ": " + describe(result.error()));
+    if (!result) fail(ErrorKind::kIo, where(relative) + ": " + describe_http_error(result.error()));
     if (result->status == 404) return std::nullopt;
     check_status(relative, "GET", result->status);
     return result->body;
@@ -156,7 +142,7 @@ class HttpRemote : public PlanRemote {
           return static_cast<bool>(out);
         });
     if (status != 0) check_status(relative, "GET", status);
-    if (!result) fail(ErrorKind::kIo, where(relative) + ": " + describe(result.error()));
+    if (!result) fail(ErrorKind::kIo, where(relative) + ": " + describe_http_error(result.error()));
     out.close();
     if (!out) fail(ErrorKind::kIo, to.string() + ": write error");
   }
@@ -194,7 +180,7 @@ class HttpRemote : public PlanRemote {
   }
 
   void finish_put(const std::string& relative, const httplib::Result& result) const {
-    if (!result) fail(ErrorKind::kIo, where(relative) + ": " + describe(result.error()));
+    if (!result) fail(ErrorKind::kIo, where(relative) + ": " + describe_http_error(result.error()));
     check_status(relative, "PUT", result->status);
   }
 

@@ -50,7 +50,7 @@ def test_bad_inputs_name_what_is_wrong(run_canrun, benches):
     broken.write_text(json.dumps({"throughput_tokens_per_s": 5}))
     result = run_canrun("report", paths["ref"], broken)
     assert result.returncode == 2
-    assert f"{broken}: field 'prefill_tokens_per_s' is missing or not a number" in result.stderr
+    assert f"{broken}: field 'first_token_s.p50' is missing or not a number" in result.stderr
     result = run_canrun("report", paths["ref"], paths["cpu"], "--stop", "p95_ttft<1GB")
     assert result.returncode == 2 and "p95_ttft takes the units ms, s, us, min, not 'GB'" in result.stderr
     result = run_canrun("report", paths["ref"], folder / "missing.json")

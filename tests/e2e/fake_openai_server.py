@@ -1,0 +1,87 @@
+"""A stand-in OpenAI-compatible server for `canrun bench --endpoint` tests: /v1/models, and
+/v1/completions and /v1/chat/completions streamed as server-sent events, one chunk per token a
+fixed delay apart, with switches for the failures a bench must count."""
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODEL = "fake-model"
+
+
+class FakeOpenAIServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, token_delay_s=0.002, fail_every=0, usage=True, close_early=False):
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.token_delay_s = token_delay_s
+        self.fail_every = fail_every  # every n-th completion request answers 500
+        self.usage = usage  # whether the stream ends with a usage chunk
+        self.close_early = close_early  # streams end without [DONE]
+        self.requests = []  # the JSON bodies of completion requests, in arrival order
+        self.lock = threading.Lock()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def __enter__(self):
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
+        self.server_close()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def send_json(self, status, body):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path == "/v1/models":
+            self.send_json(200, {"object": "list", "data": [{"id": MODEL, "object": "model"}]})
+        else:
+            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        server = self.server
+        chat = self.path == "/v1/chat/completions"
+        if not chat and self.path != "/v1/completions":
+            return self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+        with server.lock:
+            server.requests.append(body)
+            count = len(server.requests)
+        if body.get("model") != MODEL:
+            return self.send_json(404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}})
+        if server.fail_every and count % server.fail_every == 0:
+            return self.send_json(500, {"error": {"message": "overloaded"}})
+        prompt = body["messages"][-1]["content"] if chat else body["prompt"]
+        prompt_tokens = len(prompt) if isinstance(prompt, list) else len(prompt.split())
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for _ in range(body["max_tokens"]):
+            time.sleep(server.token_delay_s)
+            choice = {"index": 0, "delta": {"content": "t"}} if chat else {"index": 0, "text": "t"}
+            self.wfile.write(f"data: {json.dumps({'choices': [choice]})}\n\n".encode())
+            self.wfile.flush()
+        if server.close_early:
+            return
+        if server.usage:
+            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": body["max_tokens"]}
+            self.wfile.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
