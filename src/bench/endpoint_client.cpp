@@ -168,6 +168,7 @@ std::vector<std::string> EndpointClient::served_models() {
 
 StreamedResponse EndpointClient::send(const EndpointPrompt& prompt) {
   StreamedResponse response;
+  response.requested_tokens = prompt.output_tokens;
   httplib::Request request;
   request.method = "POST";
   request.path = endpoint_.path;

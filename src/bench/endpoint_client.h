@@ -39,6 +39,7 @@ struct EndpointPrompt {
 struct StreamedResponse {
   int64_t prompt_tokens = 0;  // the server's usage count when it reports one, else the ids drawn
   int64_t output_tokens = 0;  // usage.completion_tokens when reported, else the chunks with a choice
+  int64_t requested_tokens = 0;  // max_tokens: a server may stop early (at eos, or cut off)
   double first_token_s = 0;   // from sending the request
   double latency_s = 0;       // from sending the request to the last chunk with a choice
   std::vector<double> inter_token_s;

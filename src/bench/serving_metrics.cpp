@@ -94,6 +94,7 @@ ServingResults summarize_serving(const std::vector<StreamedResponse>& responses,
     ++results.completed;
     results.prompt_tokens += response.prompt_tokens;
     results.output_tokens += response.output_tokens;
+    if (response.output_tokens < response.requested_tokens) ++results.short_outputs;
     ttfts.push_back(response.first_token_s);
     e2els.push_back(response.latency_s);
     itls.insert(itls.end(), response.inter_token_s.begin(), response.inter_token_s.end());

@@ -32,6 +32,7 @@ struct ServingResults {
   int64_t failed = 0;
   int64_t prompt_tokens = 0;  // of the completed requests
   int64_t output_tokens = 0;
+  int64_t short_outputs = 0;  // completed with fewer tokens than max_tokens asked for
   double duration_s = 0;
   double request_throughput = 0;      // completed requests per second
   double output_throughput = 0;       // output tokens per second

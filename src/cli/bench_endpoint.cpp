@@ -91,6 +91,7 @@ Json level_json(const EndpointBenchOptions& options, const Endpoint& endpoint, c
           {"wall_s", r.duration_s},
           {"prompt_tokens", r.prompt_tokens},
           {"generated_tokens", r.output_tokens},
+          {"short_outputs", r.short_outputs},
           {"request_throughput", r.request_throughput},
           {"throughput_tokens_per_s", r.output_throughput},
           {"total_token_throughput", r.total_token_throughput},
@@ -127,7 +128,10 @@ void print_level(const EndpointBenchOptions& options, const Endpoint& endpoint, 
   rows.push_back({"requests", std::to_string(r.completed) + " completed, " + std::to_string(r.failed) + " failed"});
   rows.push_back({"duration", fixed(r.duration_s, 2) + " s"});
   rows.push_back({"tokens", std::to_string(r.prompt_tokens) + " prompt, " + std::to_string(r.output_tokens) +
-                                " generated"});
+                                " generated" +
+                                (r.short_outputs ? " (" + std::to_string(r.short_outputs) +
+                                                       " requests got fewer than they asked for)"
+                                                 : "")});
   rows.push_back({"request throughput", fixed(r.request_throughput, 2) + " requests/s"});
   rows.push_back({"output token throughput", fixed(r.output_throughput, 2) + " tokens/s"});
   rows.push_back({"total token throughput", fixed(r.total_token_throughput, 2) + " tokens/s"});
@@ -150,13 +154,14 @@ void print_level(const EndpointBenchOptions& options, const Endpoint& endpoint, 
 }
 
 void print_sweep(const std::vector<Level>& levels) {
-  std::vector<std::vector<std::string>> rows = {{"concurrency", "completed", "failed", "requests/s", "output tokens/s",
+  std::vector<std::vector<std::string>> rows = {{"concurrency", "completed", "failed", "short", "requests/s",
+                                                 "output tokens/s",
                                                  "TTFT p50 ms", "TTFT p95 ms", "TPOT p50 ms", "TPOT p95 ms",
                                                  "ITL p95 ms"}};
   for (const Level& level : levels) {
     const ServingResults& r = level.results;
     rows.push_back({std::to_string(level.concurrency), std::to_string(r.completed), std::to_string(r.failed),
-                    fixed(r.request_throughput, 2), fixed(r.output_throughput, 2), ms(r.ttft_s.p50), ms(r.ttft_s.p95),
+                    std::to_string(r.short_outputs), fixed(r.request_throughput, 2), fixed(r.output_throughput, 2), ms(r.ttft_s.p50), ms(r.ttft_s.p95),
                     ms(r.tpot_s.p50), ms(r.tpot_s.p95), ms(r.itl_s.p95)});
   }
   print_aligned_table(rows);

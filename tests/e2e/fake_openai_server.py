@@ -12,12 +12,13 @@ MODEL = "fake-model"
 class FakeOpenAIServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, token_delay_s=0.002, fail_every=0, usage=True, close_early=False):
+    def __init__(self, token_delay_s=0.002, fail_every=0, usage=True, close_early=False, short_by=0):
         super().__init__(("127.0.0.1", 0), Handler)
         self.token_delay_s = token_delay_s
         self.fail_every = fail_every  # every n-th completion request answers 500
         self.usage = usage  # whether the stream ends with a usage chunk
         self.close_early = close_early  # streams end without [DONE]
+        self.short_by = short_by  # answers this many tokens fewer than max_tokens
         self.requests = []  # the JSON bodies of completion requests, in arrival order
         self.lock = threading.Lock()
 
@@ -73,7 +74,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
         self.end_headers()
-        for _ in range(body["max_tokens"]):
+        tokens = body["max_tokens"] - server.short_by
+        for _ in range(tokens):
             time.sleep(server.token_delay_s)
             choice = {"index": 0, "delta": {"content": "t"}} if chat else {"index": 0, "text": "t"}
             self.wfile.write(f"data: {json.dumps({'choices': [choice]})}\n\n".encode())
@@ -81,7 +83,7 @@ class Handler(BaseHTTPRequestHandler):
         if server.close_early:
             return
         if server.usage:
-            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": body["max_tokens"]}
+            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": tokens}
             self.wfile.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()

@@ -49,6 +49,7 @@ def test_token_id_prompts_are_streamed_and_timed(run_canrun):
     assert report["throughput_tokens_per_s"] == pytest.approx(30 / wall)
     assert report["request_throughput"] == pytest.approx(6 / wall)
     assert report["total_token_throughput"] == pytest.approx((30 + report["prompt_tokens"]) / wall)
+    assert report["short_outputs"] == 0
     assert report["slo"] is None and report["good_requests"] == 6  # no objective: every completed one
     assert report["cost_per_million_generated_tokens"] == pytest.approx(0.001 / report["throughput_tokens_per_s"] * 1e6)
 
@@ -67,6 +68,13 @@ def test_text_prompts_come_from_the_tokenizer_and_chat_sends_messages(run_canrun
         report = bench_json(run_canrun, server.url + "/v1/completions", TOKENIZER_MODEL, "--prompt-tokens", "6",
                             "--output-tokens", "2", "--requests", "1", "--warmup", "0")
     assert isinstance(server.requests[0]["prompt"], str) and report["api"] == "completions"
+
+
+def test_answers_shorter_than_asked_for_are_counted(run_canrun):
+    with FakeOpenAIServer(short_by=2) as server:
+        report = bench_json(run_canrun, server.url, "--vocab-size", "50", "--prompt-tokens", "4", "--output-tokens",
+                            "5", "--requests", "3", "--warmup", "0")
+    assert report["completed"] == 3 and report["generated_tokens"] == 9 and report["short_outputs"] == 3
 
 
 def test_failed_requests_are_counted_and_reported_with_the_servers_words(run_canrun):
@@ -118,8 +126,8 @@ def test_a_concurrency_sweep_is_tabled_and_drawn(run_canrun, tmp_path):
     assert all(level["completed"] == 4 for level in levels)
     assert table.returncode == 0, table.stderr
     header = table.stdout.splitlines()[0].split()
-    assert header[:3] == ["concurrency", "completed", "failed"]
-    assert re.search(r"^1 +4 +0 ", table.stdout, re.M) and re.search(r"^2 +4 +0 ", table.stdout, re.M)
+    assert header[:4] == ["concurrency", "completed", "failed", "short"]
+    assert re.search(r"^1 +4 +0 +0 ", table.stdout, re.M) and re.search(r"^2 +4 +0 +0 ", table.stdout, re.M)
     svg = plot.read_text()
     assert svg.startswith("<svg") and svg.count("<circle") == 4  # two panels, a point per concurrency
     assert "median TTFT (ms)" in svg and "median TPOT (ms)" in svg

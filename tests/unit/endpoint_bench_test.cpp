@@ -72,23 +72,26 @@ StreamedResponse response(int64_t prompt, int64_t output, double ttft, double la
   r.first_token_s = ttft;
   r.latency_s = latency;
   r.inter_token_s = std::move(itl);
+  r.requested_tokens = output;
   return r;
 }
 
 TEST(ServingMetrics, HandComputedFromThreeResponses) {
   StreamedResponse failed;
   failed.error = "HTTP 500: overloaded";
-  const std::vector<StreamedResponse> responses = {
+  std::vector<StreamedResponse> responses = {
       response(10, 5, 0.1, 0.5, {0.1, 0.1, 0.1, 0.1}),  // TPOT (0.5 - 0.1) / 4 = 0.1
       response(20, 3, 0.3, 0.5, {0.1, 0.1}),            // TPOT 0.1
       response(30, 1, 0.2, 0.2, {}),                    // one token: no TPOT
       failed, failed};
+  responses[2].requested_tokens = 4;  // the server stopped early
   const ServingResults r = summarize_serving(responses, 2.0, parse_slo("ttft=250ms,tpot=150ms"));
   EXPECT_EQ(r.completed, 3);
   EXPECT_EQ(r.failed, 2);
   EXPECT_EQ(r.errors, std::vector<std::string>{"HTTP 500: overloaded"});
   EXPECT_EQ(r.prompt_tokens, 60);
   EXPECT_EQ(r.output_tokens, 9);
+  EXPECT_EQ(r.short_outputs, 1);
   EXPECT_DOUBLE_EQ(r.request_throughput, 1.5);
   EXPECT_DOUBLE_EQ(r.output_throughput, 4.5);
   EXPECT_DOUBLE_EQ(r.total_token_throughput, 34.5);
