@@ -42,18 +42,23 @@ void check_content(const OrderedJson& message, const std::string& where) {
 
 }  // namespace
 
-OrderedJson read_messages_file(const std::string& path) {
-  const OrderedJson messages = read_json_list(path, "--messages");
-  if (messages.empty()) fail(ErrorKind::kUsage, "--messages " + path + ": the list has no messages");
+void check_messages(const OrderedJson& messages, const std::string& origin) {
+  if (!messages.is_array()) fail(ErrorKind::kUsage, origin + ": expected a JSON list, got " + messages.type_name());
+  if (messages.empty()) fail(ErrorKind::kUsage, origin + ": the list has no messages");
   for (size_t i = 0; i < messages.size(); ++i) {
     const OrderedJson& message = messages[i];
-    const std::string where = "--messages " + path + ": entry " + std::to_string(i);
+    const std::string where = origin + ": entry " + std::to_string(i);
     if (!message.is_object()) fail(ErrorKind::kUsage, where + ": expected an object with \"role\" and \"content\", got " +
                                                           std::string(message.type_name()));
     if (!message.contains("role") || !message["role"].is_string())
       fail(ErrorKind::kUsage, where + ": \"role\" must be a string (system, user, assistant, tool)");
     check_content(message, where + " (" + message["role"].get<std::string>() + ")");
   }
+}
+
+OrderedJson read_messages_file(const std::string& path) {
+  const OrderedJson messages = read_json_list(path, "--messages");
+  check_messages(messages, "--messages " + path);
   return messages;
 }
 
@@ -77,10 +82,14 @@ Conversation make_conversation(const std::optional<std::string>& messages_file, 
     conversation.messages.push_back({{"role", "user"}, {"content", *user}});
   }
   if (tools_file) conversation.tools = read_tools_file(*tools_file);
+  continue_or_prompt(conversation);
+  return conversation;
+}
+
+void continue_or_prompt(Conversation& conversation) {
   const bool prefill = conversation.messages.back()["role"] == "assistant";
   conversation.continue_final_message = prefill;
   conversation.add_generation_prompt = !prefill;
-  return conversation;
 }
 
 }  // namespace canrun

@@ -1,19 +1,63 @@
 // canrun serve: the Space, a web page and a read-only JSON API over the lab's dataset, reloaded
-// when its files change.
+// when its files change; or, given a model folder, that model behind an OpenAI-compatible API.
+#include <omp.h>
+
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/compile_flags.h"
+#include "openai/model_server.h"
 #include "serve/server.h"
+#include "util/error.h"
 
 namespace canrun {
+namespace {
+
+struct ModelServeArgs {
+  std::string model_dir;
+  ModelServerOptions server;
+  std::string backend = "cpu";
+  CompileFlags compile;
+  double max_body_mib = 4;
+};
+
+const char* const kSpaceOnly[] = {"--data", "--catalog", "--static", "--reload-interval", "--cache-mib",
+                                  "--max-connections", "--header-timeout", "--allow-host"};
+const char* const kModelOnly[] = {"--served-model-name", "--chat-template", "--slots", "--max-queue",
+                                  "--request-timeout", "--max-body-mib", "--backend", "--no-compile", "--buckets"};
+
+void serve_the_model(ModelServeArgs& args, const ServeOptions& space, const CLI::App& command) {
+  for (const char* option : kSpaceOnly)
+    if (command.get_option(option)->count() > 0)
+      fail(ErrorKind::kUsage, std::string(option) + " is the Space's (canrun serve without MODEL_DIR)");
+  args.server.host = space.host;
+  args.server.port = space.port;
+  args.server.idle_timeout_s = space.idle_timeout_s;
+  args.server.threads = command.get_option("--threads")->count() > 0 ? space.threads : omp_get_max_threads();
+  args.server.max_body_bytes = static_cast<int64_t>(args.max_body_mib * 1024 * 1024);
+  SessionOptions session;
+  session.backend = parse_backend(args.backend, "--backend");
+  session.compile = compile_options(args.compile, session.backend);
+  std::cerr << "loading " << args.model_dir << " ..." << std::endl;
+  serve_model(args.model_dir, session, args.server, [&](const std::string& url) {
+    std::cout << "serving " << args.model_dir << " at " << url
+              << "/v1 (OpenAI-compatible: /v1/completions, /v1/chat/completions, /v1/models; /health, /metrics; "
+                 "Ctrl-C stops after the requests in flight)"
+              << std::endl;
+  });
+}
+
+}  // namespace
 
 void add_serve_command(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
   CLI::App* command = app.add_subcommand(
       "serve",
       "Serve the support lab's page and JSON API (/api/rows, /api/model, /api/pairs, /api/catalog) over the\n"
-      "dataset folder, reloading it when its files change. Binds 127.0.0.1 unless --host says otherwise.");
+      "dataset folder, reloading it when its files change. Binds 127.0.0.1 unless --host says otherwise.\n"
+      "With MODEL_DIR: serve that model behind an OpenAI-compatible API (/v1/completions,\n"
+      "/v1/chat/completions, /v1/models, /health, /metrics), streamed or whole.");
   command->add_option("--data", options->data_dir, "Dataset folder (default results/; may be empty or missing)");
   command->add_option("--port", options->port, "TCP port (default 8080; 0 picks a free one)")
       ->check(CLI::Range(0, 65535));
@@ -30,7 +74,8 @@ void add_serve_command(CLI::App& app) {
                       "MiB of API answers kept until the dataset changes (default 64; 0 keeps none)")
       ->check(CLI::Range(0, 65536));
   command->add_option("--threads", options->threads,
-                      "Worker threads answering requests (default 64); a slow or idle client never holds one")
+                      "Worker threads answering requests (default 64); a slow or idle client never holds one.\n"
+                      "With MODEL_DIR: threads generating, shared by the --slots (default: every core)")
       ->check(CLI::Range(1, 1024));
   command->add_option("--max-connections", options->max_connections,
                       "Connections open at once (default 1024); past it a new one gets 503 with Retry-After")
@@ -47,7 +92,44 @@ void add_serve_command(CLI::App& app) {
                       "Also answer requests whose Host header names this host (repeatable). On a loopback\n"
                       "address only localhost, *.localhost, 127.x.y.z and [::1] are answered, against DNS\n"
                       "rebinding; on any other --host every Host is answered");
-  command->callback([options] {
+  auto model = std::make_shared<ModelServeArgs>();
+  command->add_option("model_dir", model->model_dir,
+                      "A model folder: serve it behind an OpenAI-compatible API instead of the Space")
+      ->check(CLI::ExistingDirectory);
+  const std::string group = "Model server (with MODEL_DIR)";
+  command->add_option("--served-model-name", model->server.served_model_name,
+                      "The model's id in the API (default: the folder's name)")
+      ->group(group);
+  command->add_option("--chat-template", model->server.chat_template,
+                      "A named chat template of the folder for /v1/chat/completions (default: its default)")
+      ->group(group);
+  command->add_option("--slots", model->server.slots,
+                      "Sequences generated at once, sharing --threads (default 1)")
+      ->check(CLI::Range(1, 256))
+      ->group(group);
+  command->add_option("--max-queue", model->server.max_queue,
+                      "Requests that may wait for a slot (default 16); past it 429 with Retry-After")
+      ->check(CLI::Range(int64_t{0}, int64_t{100000}))
+      ->group(group);
+  command->add_option("--request-timeout", model->server.request_timeout_s,
+                      "Seconds from a request's arrival to its last token (default 600); past it 504, or an error "
+                      "event in a stream")
+      ->check(CLI::PositiveNumber)
+      ->group(group);
+  command->add_option("--max-body-mib", model->max_body_mib, "Largest request body in MiB (default 4); past it 413")
+      ->check(CLI::Range(0.001, 1024.0))
+      ->group(group);
+  command->add_option("--backend", model->backend, "Kernels: cpu (default, compiled) or ref")
+      ->check(CLI::IsMember({"ref", "cpu"}))
+      ->group(group);
+  add_compile_flags(command, model->compile, /*cache_flags=*/true);
+  for (const char* option : {"--no-compile", "--buckets", "--no-plan-cache", "--cache-dir"})
+    if (CLI::Option* flag = command->get_option_no_throw(option)) flag->group(group);
+  command->callback([options, model, command] {
+    if (!model->model_dir.empty()) return serve_the_model(*model, *options, *command);
+    for (const char* option : kModelOnly)
+      if (command->get_option(option)->count() > 0)
+        fail(ErrorKind::kUsage, std::string(option) + " applies to a model server: give MODEL_DIR");
     serve(*options, [](const std::string& url) {
       std::cout << "serving the canrun Space at " << url << " (open it in a browser; Ctrl-C stops)" << std::endl;
     });

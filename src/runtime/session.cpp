@@ -132,6 +132,7 @@ GenerationResult Session::generate(std::span<const int32_t> prompt, const Genera
         break;
       }
       if (static_cast<int64_t>(result.tokens.size()) == new_tokens) break;
+      if (request.should_stop && request.should_stop()) break;
       const int64_t position = prompt_length + step;
       std::vector<float> logits;
       if (recompute_before(spec, position)) {

@@ -47,6 +47,9 @@ struct GenerateRequest {
   int64_t top_ids = 0;         // > 0: the ids of that many largest logits at every generated position
   SamplingParams sampling;     // greedy unless told to sample (the model's generation config is not applied)
   std::function<void(int32_t)> on_token;     // each generated token as soon as it is chosen
+  // Asked after each generated token: true ends the generation there (a stop string seen, a
+  // client gone). Single process only: the ranks of a sharded run would not all be asked.
+  std::function<bool()> should_stop;
   StepObserver* prefill_observer = nullptr;  // sees every step of the prompt's forward pass
 };
 

@@ -201,14 +201,7 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
   // Whatever httplib refuses itself (bad request line, URI over its limit) or a handler fails
   // with still answers in JSON.
   server.set_exception_handler([](const httplib::Request&, httplib::Response& response, std::exception_ptr error) {
-    std::string message = "internal error";
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      message += std::string(": ") + e.what();
-    } catch (...) {
-    }
-    send_error(response, 500, message);
+    send_error(response, 500, internal_error_message(error));
   });
   server.set_error_handler(httplib::Server::HandlerWithResponse(
       [](const httplib::Request&, httplib::Response& response) {

@@ -15,4 +15,15 @@ std::string_view error_kind_name(ErrorKind kind) {
   return "unknown";
 }
 
+std::string internal_error_message(std::exception_ptr error) {
+  std::string message = "internal error";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    message += std::string(": ") + e.what();
+  } catch (...) {
+  }
+  return message;
+}
+
 }  // namespace canrun

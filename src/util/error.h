@@ -2,6 +2,7 @@
 // parameter at fault, so a user can act on the one line the CLI prints.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -34,5 +35,8 @@ class Error : public std::runtime_error {
 [[noreturn]] inline void fail(ErrorKind kind, const std::string& message) {
   throw Error(kind, message);
 }
+
+// What an HTTP server answers for a handler's uncaught exception: "internal error: <what()>".
+std::string internal_error_message(std::exception_ptr error);
 
 }  // namespace canrun

@@ -1,0 +1,100 @@
+// The model server's engine side: jobs wait in a bounded queue for one of a fixed number of
+// sequence slots; each slot runs one generation at a time on the shared session, with its share
+// of the threads, and hands the text on as it is decoded, ending at a stop string, at
+// max_tokens, at an end-of-sequence token or when its reader cancels it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "openai/server_metrics.h"
+#include "runtime/sampling.h"
+#include "runtime/session.h"
+#include "tokenizer/tokenizer.h"
+
+namespace canrun {
+
+using ServerClock = std::chrono::steady_clock;
+
+struct GenerationJob {
+  std::vector<int32_t> prompt;
+  int64_t max_tokens = 16;
+  SamplingParams sampling;
+  std::vector<std::string> stop;
+  bool ignore_eos = false;
+  ServerClock::time_point arrival = ServerClock::now();
+};
+
+// What a job's reader gets from one wait: the text since the last, and the end when it came.
+struct JobOutput {
+  std::string text;
+  bool finished = false;
+  std::string finish_reason;  // "stop" (a stop string or end of sequence) or "length"
+  int error_status = 0;       // finished by an error: its HTTP status and message
+  std::string error;
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+};
+
+class GenerationService;
+
+// One job, shared by its reader (the HTTP handler) and the slot that runs it.
+class Job {
+ public:
+  // Waits until there is new text or the end, or until `deadline`.
+  JobOutput wait(ServerClock::time_point deadline);
+  // The reader is gone or out of time: the generation stops after its next token.
+  void cancel() { cancelled_ = true; }
+  bool cancelled() const { return cancelled_; }
+
+ private:
+  friend class GenerationService;
+  void publish(const std::string& text);
+  void finish(JobOutput end);
+
+  GenerationJob job_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::string text_;  // not yet read
+  bool finished_ = false;
+  JobOutput end_;
+  std::atomic<bool> cancelled_ = false;
+};
+
+class GenerationService {
+ public:
+  // `threads` in all, shared equally by the `slots`; at most `max_queue` jobs wait.
+  GenerationService(Session& session, const Tokenizer& tokenizer, ServerMetrics& metrics, int slots,
+                    int64_t max_queue, int threads);
+  // Lets the running jobs finish; the waiting ones end with 503.
+  ~GenerationService();
+
+  // Null when the queue is full.
+  std::shared_ptr<Job> submit(GenerationJob job);
+  int64_t queued() const;
+  int64_t running() const { return running_; }
+
+ private:
+  void run_slot(int threads);
+  void run(Job& job);
+
+  Session& session_;
+  const Tokenizer& tokenizer_;
+  ServerMetrics& metrics_;
+  const int64_t max_queue_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  bool stopping_ = false;
+  std::atomic<int64_t> running_ = 0;
+  std::vector<std::thread> slots_;
+};
+
+}  // namespace canrun

@@ -1,0 +1,200 @@
+"""`canrun serve MODEL_DIR`: the engine behind an OpenAI-compatible API, driven by the official
+`openai` Python client (completions and chat, whole and streamed, the same text as `canrun
+generate`), bad requests answered 4xx with OpenAI-style bodies while the server keeps serving, the
+bounded queue, a client that leaves, the request timeout and SIGTERM's drain."""
+import json
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import openai
+import pytest
+
+from conftest import REPO_ROOT
+
+TINY = REPO_ROOT / "tests" / "fixtures" / "models" / "llama_f32"  # no chat template; 128 positions
+SMOLLM2 = REPO_ROOT / "models" / "SmolLM2-135M-Instruct"
+
+
+class Server:
+    def __init__(self, canrun_bin, model, *args):
+        self.process = subprocess.Popen([canrun_bin, "serve", model, "--port", "0", *map(str, args)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        if not line:
+            raise AssertionError(f"the server did not start: {self.process.stderr.read()}")
+        self.url = line.split(" at ")[1].split()[0]  # http://127.0.0.1:PORT/v1
+        self.client = openai.OpenAI(base_url=self.url, api_key="unused", max_retries=0, timeout=120)
+
+    def get(self, path):
+        with urllib.request.urlopen(self.url.removesuffix("/v1") + path, timeout=30) as response:
+            return response.status, response.read().decode()
+
+    def post(self, path, body, headers=None):
+        request = urllib.request.Request(self.url.removesuffix("/v1") + path, data=body,
+                                         headers={"Content-Type": "application/json", **(headers or {})})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, json.loads(response.read()), response.headers
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read()), error.headers
+
+    def metric(self, name):
+        for line in self.get("/metrics")[1].splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        raise AssertionError(f"{name} is not in /metrics")
+
+    def wait_for(self, condition, what):
+        for _ in range(600):  # a condition, not a duration: it usually holds at once
+            if condition():
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"never: {what}")
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def tiny(canrun_bin):
+    server = Server(canrun_bin, TINY, "--backend", "ref", "--served-model-name", "tiny")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def smollm2(canrun_bin):
+    if not SMOLLM2.is_dir():
+        pytest.fail(f"{SMOLLM2} is missing: run tools/fetch_smollm2.sh (scripts/test.sh does)")
+    server = Server(canrun_bin, SMOLLM2, "--slots", "1", "--max-queue", "0", "--request-timeout", "20")
+    yield server
+    server.stop()
+
+
+def generated_text(run_canrun, model, *args):
+    result = run_canrun("generate", model, "--json", *args)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_completions_are_what_generate_says_whole_and_streamed(tiny, run_canrun):
+    expected = generated_text(run_canrun, TINY, "--backend", "ref", "--prompt", "hello world", "--max-new-tokens", 8)
+    whole = tiny.client.completions.create(model="tiny", prompt="hello world", max_tokens=8, temperature=0)
+    assert whole.choices[0].text == expected["text"] and whole.object == "text_completion"
+    assert whole.usage.prompt_tokens == len(expected["prompt_ids"]) and whole.usage.completion_tokens == 8
+    assert whole.choices[0].finish_reason == "length"
+    chunks = list(tiny.client.completions.create(model="tiny", prompt="hello world", max_tokens=8, temperature=0,
+                                                 stream=True, stream_options={"include_usage": True}))
+    assert "".join(c.choices[0].text for c in chunks if c.choices) == expected["text"]
+    assert chunks[-2].choices[0].finish_reason == "length" and chunks[-1].usage.completion_tokens == 8
+    # Token ids as the prompt, as benchmarks send them.
+    ids = tiny.client.completions.create(model="tiny", prompt=expected["prompt_ids"], max_tokens=8, temperature=0)
+    assert ids.choices[0].text == expected["text"]
+
+
+def test_stop_strings_seeds_and_models(tiny, run_canrun):
+    expected = generated_text(run_canrun, TINY, "--backend", "ref", "--prompt", "once", "--max-new-tokens", 12)["text"]
+    cut = expected[3:5]
+    stopped = tiny.client.completions.create(model="tiny", prompt="once", max_tokens=12, temperature=0, stop=[cut])
+    assert stopped.choices[0].text == expected[:expected.index(cut)]
+    assert stopped.choices[0].finish_reason == "stop"
+    draws = [tiny.client.completions.create(model="tiny", prompt="once", max_tokens=12, temperature=1.0, seed=7)
+             .choices[0].text for _ in range(2)]
+    assert draws[0] == draws[1]
+    assert [m.id for m in tiny.client.models.list()] == ["tiny"]
+    assert tiny.get("/health") == (200, '{"status":"ok"}')
+
+
+@pytest.mark.parametrize("body, status, message", [
+    (b"{not json", 400, "the request body is not valid JSON"),
+    (b'{"model": "other", "prompt": "x"}', 404, "The model `other` does not exist"),
+    (b'{"prompt": "x", "max_tokens": -3}', 400, "max_tokens: must be at least 1, got -3"),
+    (b'{"prompt": "x", "n": 2}', 400, "n: only 1 choice is supported"),
+    (b'{"prompt": "x", "temperature": 9}', 400, "temperature: must be between 0 and 2"),
+    (b'{"prompt": [1, 2, 99999]}', 400, "token id 99999 is outside the vocabulary"),
+    (b'{"prompt": "' + b"word " * 200 + b'"}', 400, "leave no room in the model's context of 128 positions"),
+    (b'{"prompt": "x", "max_tokens": 500}', 400, "exceeds the model's context of 128 positions"),
+    (b'{"prompt": "' + b"a" * (10 << 20) + b'"}', 413, "the request body is larger than 4194304 bytes"),
+    (b'{"messages": [{"role": "user", "content": "hi"}]}', 400, "this model has no chat template"),
+])
+def test_bad_requests_get_openai_errors_and_the_server_keeps_serving(tiny, body, status, message):
+    path = "/v1/chat/completions" if b"messages" in body else "/v1/completions"
+    code, error, _ = tiny.post(path, body)
+    assert code == status and message in error["error"]["message"], error
+    assert error["error"]["type"] == ("invalid_request_error" if status < 500 else "server_error")
+    assert tiny.get("/health")[0] == 200
+
+
+def test_the_openai_client_raises_its_own_errors(tiny):
+    with pytest.raises(openai.NotFoundError):
+        tiny.client.completions.create(model="missing", prompt="x", max_tokens=2)
+    with pytest.raises(openai.BadRequestError, match="max_tokens"):
+        tiny.client.completions.create(model="tiny", prompt="x", max_tokens=-1)
+
+
+def test_metrics_count_requests_tokens_and_latencies(tiny):
+    before = tiny.metric("canrun_generation_tokens_total")
+    tiny.client.completions.create(model="tiny", prompt="metrics", max_tokens=5, temperature=0, extra_body={"ignore_eos": True})
+    text = tiny.get("/metrics")[1]
+    assert tiny.metric("canrun_generation_tokens_total") == before + 5
+    assert 'canrun_requests_total{route="/v1/completions",status="200"}' in text
+    assert "canrun_time_to_first_token_seconds_bucket{le=\"+Inf\"}" in text
+    assert "canrun_inter_token_latency_seconds_count" in text
+    assert tiny.metric("canrun_queue_length") == 0 and tiny.metric("canrun_running_sequences") == 0
+
+
+def test_chat_on_the_real_model_is_what_generate_says(smollm2, run_canrun):
+    expected = generated_text(run_canrun, SMOLLM2, "--chat", "--user", "What is the capital of France?",
+                              "--max-new-tokens", 12)
+    messages = [{"role": "user", "content": "What is the capital of France?"}]
+    whole = smollm2.client.chat.completions.create(model="SmolLM2-135M-Instruct", messages=messages, max_tokens=12,
+                                                   temperature=0)
+    assert whole.choices[0].message.content == expected["text"] and whole.choices[0].message.role == "assistant"
+    chunks = list(smollm2.client.chat.completions.create(model="SmolLM2-135M-Instruct", messages=messages,
+                                                         max_tokens=12, temperature=0, stream=True))
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == expected["text"]
+
+
+def long_stream(server, tokens=300):
+    return server.client.completions.create(model="SmolLM2-135M-Instruct", prompt="Count:", max_tokens=tokens,
+                                            temperature=0, stream=True, extra_body={"ignore_eos": True})
+
+
+def test_a_full_queue_answers_429_and_a_client_that_leaves_frees_its_slot(smollm2):
+    cancelled = smollm2.metric("canrun_requests_cancelled_total")
+    stream = long_stream(smollm2)
+    next(iter(stream))  # running: the only slot is taken and no request may wait
+    code, error, headers = smollm2.post("/v1/completions", b'{"prompt": "x", "max_tokens": 2}')
+    assert code == 429 and headers["Retry-After"] == "1" and error["error"]["type"] == "rate_limit_error"
+    stream.close()
+    smollm2.wait_for(lambda: smollm2.metric("canrun_requests_cancelled_total") == cancelled + 1,
+                     "the generation stops when its client leaves")
+    assert smollm2.metric("canrun_running_sequences") == 0
+    ok = smollm2.client.completions.create(model="SmolLM2-135M-Instruct", prompt="x", max_tokens=2, temperature=0)
+    assert ok.usage.completion_tokens >= 1
+
+
+def test_a_request_past_its_timeout_gets_504(canrun_bin):
+    server = Server(canrun_bin, SMOLLM2, "--request-timeout", "0.3")
+    try:
+        code, error, _ = server.post("/v1/completions", b'{"prompt": "x", "max_tokens": 400, "ignore_eos": true}')
+        assert code == 504 and "--request-timeout" in error["error"]["message"]
+    finally:
+        server.stop()
+
+
+def test_sigterm_lets_the_requests_in_flight_finish(canrun_bin):
+    server = Server(canrun_bin, SMOLLM2)
+    stream = long_stream(server, tokens=40)
+    chunks = [next(iter(stream))]
+    server.process.send_signal(signal.SIGTERM)
+    chunks.extend(stream)
+    assert sum(1 for c in chunks if c.choices and c.choices[0].text) >= 30  # the whole answer still arrives
+    assert chunks[-1].choices[0].finish_reason == "length"
+    assert server.process.wait(timeout=60) == 0
