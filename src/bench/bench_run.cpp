@@ -3,11 +3,8 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <mutex>
-#include <thread>
-
+#include <memory>
 
 namespace canrun {
 namespace {
@@ -18,58 +15,84 @@ double seconds_between(Clock::time_point start, Clock::time_point end) {
   return std::chrono::duration<double>(end - start).count();
 }
 
-RequestMeasurement run_request(Session& session, const BenchRequest& request) {
-  RequestMeasurement measurement;
+// A request in flight: its generation and the times of its tokens.
+struct InFlight {
+  RequestMeasurement* measurement = nullptr;
+  Clock::time_point start, previous;
+  std::unique_ptr<SequenceRun> run;
+};
+
+// Starts `request` (its prefill and first token); null when it ended there or failed.
+std::unique_ptr<InFlight> start_request(Session& session, const BenchRequest& request,
+                                        RequestMeasurement& measurement) {
+  auto flight = std::make_unique<InFlight>();
+  InFlight& f = *flight;
+  f.measurement = &measurement;
   measurement.prompt_tokens = static_cast<int64_t>(request.prompt.size());
   GenerateRequest options;
   options.max_new_tokens = request.output_tokens;
   options.kv_dtype = request.kv_dtype;
   options.eos_token_ids = std::vector<int32_t>{};  // always the full length
-  const Clock::time_point start = Clock::now();
-  Clock::time_point previous = start;
-  options.on_token = [&](int32_t) {
+  options.on_token = [&f](int32_t) {
     const Clock::time_point now = Clock::now();
-    if (measurement.generated_tokens == 0) measurement.first_token_s = seconds_between(start, now);
-    else measurement.token_latencies_s.push_back(seconds_between(previous, now));
-    previous = now;
-    ++measurement.generated_tokens;
+    RequestMeasurement& m = *f.measurement;
+    if (m.generated_tokens == 0) m.first_token_s = seconds_between(f.start, now);
+    else m.token_latencies_s.push_back(seconds_between(f.previous, now));
+    f.previous = now;
+    ++m.generated_tokens;
   };
+  f.start = f.previous = Clock::now();
   try {
-    const GenerationResult result = session.generate(request.prompt, options);
-    measurement.prefill_s = result.prefill_seconds;
-    measurement.decode_s = result.decode_seconds;
+    f.run = session.start(request.prompt, options);
   } catch (const std::exception& e) {
     measurement.error = e.what();
+    return nullptr;
   }
-  return measurement;
+  return flight;
 }
 
-// Runs requests [first, last) `concurrency` at a time; returns their measurements in order.
+void record_end(InFlight& flight) {
+  const GenerationResult& result = flight.run->result();
+  flight.measurement->prefill_s = result.prefill_seconds;
+  flight.measurement->decode_s = result.decode_seconds;
+}
+
+// Runs requests [first, last), up to `concurrency` decoding together (Session::step_batch): the
+// next request starts, with its prefill, as soon as one ends. Returns their measurements in order.
 std::vector<RequestMeasurement> run_requests(Session& session, const std::vector<BenchRequest>& requests,
-                                             size_t first, size_t last, int64_t concurrency, int threads_each,
+                                             size_t first, size_t last, int64_t concurrency,
                                              const std::function<void()>& on_done) {
   std::vector<RequestMeasurement> measurements(last - first);
-  std::atomic<size_t> next = first;
-  std::mutex done_mutex;
-  const auto worker = [&] {
-    omp_set_num_threads(threads_each);  // this thread's own OpenMP setting
-    for (size_t i = next++; i < last; i = next++) {
-      measurements[i - first] = run_request(session, requests[i]);
-      const std::lock_guard lock(done_mutex);
+  std::vector<std::unique_ptr<InFlight>> flying;
+  for (size_t next = first; next < last || !flying.empty();) {
+    for (; next < last && static_cast<int64_t>(flying.size()) < concurrency; ++next) {
+      std::unique_ptr<InFlight> flight = start_request(session, requests[next], measurements[next - first]);
+      if (flight && !flight->run->ended()) {
+        flying.push_back(std::move(flight));
+        continue;
+      }
+      if (flight) record_end(*flight);
       if (on_done) on_done();
     }
-  };
-  const size_t count = std::min<size_t>(static_cast<size_t>(concurrency), last - first);
-  // One at a time runs on this thread: a thread of its own would start a second OpenMP thread
-  // pool, and with more pooled threads than cores libgomp stops spinning at barriers and puts
-  // its threads to sleep at every one (decode's products pay a futex wake-up each).
-  if (count == 1) {
-    worker();
-    return measurements;
+    if (flying.empty()) continue;
+    std::vector<SequenceRun*> runs;
+    for (const auto& flight : flying) runs.push_back(flight->run.get());
+    try {
+      session.step_batch(runs);
+    } catch (const std::exception& e) {
+      for (const auto& flight : flying) flight->measurement->error = e.what();
+      for (size_t i = 0; i < flying.size(); ++i)
+        if (on_done) on_done();
+      flying.clear();
+      continue;
+    }
+    std::erase_if(flying, [&](const std::unique_ptr<InFlight>& flight) {
+      if (!flight->run->ended()) return false;
+      record_end(*flight);
+      if (on_done) on_done();
+      return true;
+    });
   }
-  std::vector<std::thread> workers;
-  for (size_t i = 0; i < count; ++i) workers.emplace_back(worker);
-  for (std::thread& thread : workers) thread.join();
   return measurements;
 }
 
@@ -78,7 +101,7 @@ std::vector<RequestMeasurement> run_requests(Session& session, const std::vector
 BenchRun run_bench(Session& session, const std::vector<BenchRequest>& requests, const Workload& workload,
                    int threads, const std::function<void(int64_t, int64_t)>& on_done) {
   BenchRun run;
-  run.threads_per_request = std::max(1, threads / static_cast<int>(std::max<int64_t>(1, workload.concurrency)));
+  omp_set_num_threads(threads);
   int64_t done = 0;
   const int64_t total = static_cast<int64_t>(requests.size());
   const auto count_done = [&] {
@@ -86,10 +109,9 @@ BenchRun run_bench(Session& session, const std::vector<BenchRequest>& requests, 
     if (on_done) on_done(done, total);
   };
   const size_t warmup = static_cast<size_t>(std::min<int64_t>(workload.warmup, total));
-  run_requests(session, requests, 0, warmup, workload.concurrency, run.threads_per_request, count_done);
+  run_requests(session, requests, 0, warmup, workload.concurrency, count_done);
   const Clock::time_point start = Clock::now();
-  run.measured = run_requests(session, requests, warmup, requests.size(), workload.concurrency,
-                              run.threads_per_request, count_done);
+  run.measured = run_requests(session, requests, warmup, requests.size(), workload.concurrency, count_done);
   run.wall_s = seconds_between(start, Clock::now());
   return run;
 }

@@ -1,5 +1,5 @@
-// Runs a bench workload on an open session: warm-up requests, then the measured ones, a fixed
-// number at a time, and the times a migration decision needs from each.
+// Runs a bench workload on an open session: warm-up requests, then the measured ones, up to a
+// fixed number decoding together, and the times a migration decision needs from each.
 #pragma once
 
 #include <cstdint>
@@ -26,10 +26,10 @@ struct RequestMeasurement {
 struct BenchRun {
   std::vector<RequestMeasurement> measured;  // in request order
   double wall_s = 0;                         // from the first measured start to the last end
-  int threads_per_request = 1;
 };
 
-// `threads` OpenMP threads are shared equally by the `workload.concurrency` requests in flight.
+// Up to `workload.concurrency` requests decode together, a token each per step on `threads`
+// OpenMP threads (Session::step_batch); a request's prefill runs when it starts, as another ends.
 // `on_done(done, total)` follows every finished request, warm-up included.
 BenchRun run_bench(Session& session, const std::vector<BenchRequest>& requests, const Workload& workload,
                    int threads, const std::function<void(int64_t done, int64_t total)>& on_done = {});

@@ -88,6 +88,7 @@ class SplitHeadPairsStep : public Step {
  public:
   SplitHeadPairsStep(Info info, int64_t heads, int64_t dim) : Step(std::move(info)), heads_(heads), dim_(dim) {}
   std::string_view kind() const override { return "split_head_pairs"; }
+  bool row_wise() const override { return true; }
 
   void run(StepContext& c) const override {
     const float* both = c.value(inputs()[0]);

@@ -25,6 +25,7 @@ class EmbedStep : public Step {
   EmbedStep(Info info, const DecoderSpec& spec, const WeightMatrix& table)
       : Step(std::move(info)), spec_(spec), table_(table) {}
   std::string_view kind() const override { return "embed"; }
+  bool row_wise() const override { return true; }
 
   void run(StepContext& c) const override {
     for (int32_t id : c.tokens())

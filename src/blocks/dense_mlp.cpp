@@ -24,6 +24,7 @@ class XieluStep : public Step {
  public:
   XieluStep(Info info, const Xielu& xielu) : Step(std::move(info)), xielu_(xielu) {}
   std::string_view kind() const override { return "xielu"; }
+  bool row_wise() const override { return true; }
   void run(StepContext& c) const override {
     float* x = c.value(inputs()[0]);
     const Xielu& a = xielu_;

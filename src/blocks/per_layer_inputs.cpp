@@ -29,6 +29,7 @@ class PerLayerEmbedStep : public Step {
   PerLayerEmbedStep(Info info, const WeightMatrix& table, int64_t vocab, float scale)
       : Step(std::move(info)), table_(table), vocab_(vocab), scale_(scale) {}
   std::string_view kind() const override { return "per_layer_embed"; }
+  bool row_wise() const override { return true; }
 
   void run(StepContext& c) const override {
     for (int32_t id : c.tokens())

@@ -76,6 +76,7 @@ class ExpertsStep : public Step {
       : Step(std::move(info)), moe_(moe), act_(act), mine_(mine), experts_(experts), score_bias_(score_bias),
         expert_scale_(expert_scale) {}
   std::string_view kind() const override { return "experts"; }
+  bool row_wise() const override { return true; }
 
   void run(StepContext& c) const override {
     const ValueId x_id = inputs()[0];
@@ -186,6 +187,7 @@ class SharedExpertAddStep : public Step {
  public:
   SharedExpertAddStep(Info info, const WeightMatrix& gate) : Step(std::move(info)), gate_(gate) {}
   std::string_view kind() const override { return "shared_expert_add"; }
+  bool row_wise() const override { return true; }
 
   void run(StepContext& c) const override {
     const ValueId x_id = inputs()[0];

@@ -23,6 +23,7 @@ class LinearStep : public Step {
   LinearStep(Info info, const WeightMatrix& w, const FloatBuffer& bias, int64_t out_width, int64_t in_width)
       : Step(std::move(info)), w_(w), bias_(bias), out_width_(out_width), in_width_(in_width) {}
   std::string_view kind() const override { return "linear"; }
+  bool row_wise() const override { return true; }
   void run(StepContext& context) const override;
   StepCost cost(const Program& program, const RunShape& shape) const override;
   const WeightMatrix& weights() const { return w_; }
@@ -67,6 +68,7 @@ class NormStep : public Step {
   NormStep(Info info, const NormWeights& weights, NormSpec spec, int64_t dim)
       : Step(std::move(info)), weights_(weights), spec_(spec), dim_(dim) {}
   std::string_view kind() const override { return "norm"; }
+  bool row_wise() const override { return true; }
   void run(StepContext& context) const override;
 
  private:
@@ -81,6 +83,7 @@ class ActivationStep : public Step {
   ActivationStep(Info info, Activation act, const MoeSpec* clamped = nullptr)
       : Step(std::move(info)), act_(act), clamped_(clamped) {}
   std::string_view kind() const override { return "activation"; }
+  bool row_wise() const override { return true; }
   void run(StepContext& context) const override;
 
  private:
@@ -93,6 +96,7 @@ class AddStep : public Step {
  public:
   AddStep(Info info, float scale = 1.0f) : Step(std::move(info)), scale_(scale) {}
   std::string_view kind() const override { return "add"; }
+  bool row_wise() const override { return true; }
   void run(StepContext& context) const override;
 
  private:
@@ -112,6 +116,7 @@ class ZeroStep : public Step {
  public:
   using Step::Step;
   std::string_view kind() const override { return "zero"; }
+  bool row_wise() const override { return true; }
   void run(StepContext& context) const override;
 };
 
@@ -120,6 +125,7 @@ class CopyColumnsStep : public Step {
  public:
   CopyColumnsStep(Info info, int64_t first) : Step(std::move(info)), first_(first) {}
   std::string_view kind() const override { return "copy_columns"; }
+  bool row_wise() const override { return true; }
   void run(StepContext& context) const override;
 
  private:
@@ -140,6 +146,7 @@ class ScaleColumnsStep : public Step {
  public:
   ScaleColumnsStep(Info info, std::vector<float> factors) : Step(std::move(info)), factors_(std::move(factors)) {}
   std::string_view kind() const override { return "scale_columns"; }
+  bool row_wise() const override { return true; }
   void run(StepContext& context) const override;
 
  private:
@@ -152,6 +159,7 @@ class ScaleSoftcapStep : public Step {
  public:
   ScaleSoftcapStep(Info info, float scale, float cap) : Step(std::move(info)), scale_(scale), cap_(cap) {}
   std::string_view kind() const override { return "scale_softcap"; }
+  bool row_wise() const override { return true; }
   void run(StepContext& context) const override;
 
  private:

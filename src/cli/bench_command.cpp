@@ -127,7 +127,6 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
             {"kv_dtype", kv_dtype_name(args.workload.kv_dtype)}}},
           {"cores", args.cores},
           {"threads", args.threads},
-          {"threads_per_request", measured.run.threads_per_request},
           {"software_stack", stack},
           {"load_s", measured.load_s},
           {"compile_s", measured.compile ? Json(measured.compile->warm_s) : Json(nullptr)},
@@ -166,8 +165,7 @@ void print_report(const BenchArgs& args, const Measured& measured) {
             << "\nworkload: prompt " << workload.prompt.text() << " tokens, output " << workload.output.text()
             << " tokens, " << workload.requests << " requests after " << workload.warmup << " warm-up, concurrency "
             << workload.concurrency << ", " << args.cores << (args.cores == 1 ? " core, " : " cores, ")
-            << args.threads << " threads (" << measured.run.threads_per_request << " per request)"
-            << (args.cores == 1 ? "" : " in each") << ", seed " << workload.seed << ", KV cache "
+            << args.threads << " threads" << (args.cores == 1 ? "" : " in each") << ", seed " << workload.seed << ", KV cache "
             << kv_dtype_name(workload.kv_dtype) << "\nstack:";
   for (const StackComponent& component : bench_stack())
     std::cout << " " << component.component << " " << component.version << ";";
@@ -343,9 +341,11 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{100000}));
   command->add_option("--warmup", args->workload.warmup, "Requests run first and not measured (default 1)")
       ->check(CLI::Range(int64_t{0}, int64_t{1000}));
-  command->add_option("--concurrency", args->workload.concurrency, "Requests in flight at once (default 1)")
+  command->add_option("--concurrency", args->workload.concurrency,
+                      "Requests in flight at once (default 1), decoded together: each step reads the weights once "
+                      "for all of them")
       ->check(CLI::Range(int64_t{1}, int64_t{256}));
-  command->add_option("--threads", args->threads, "Threads in all, shared by the requests in flight (default: every core)")
+  command->add_option("--threads", args->threads, "Threads (default: every core)")
       ->check(CLI::Range(1, 1024));
   add_cores_option(*command, args->cores);
   command->add_option("--seed", args->workload.seed, "Seed of the prompts' token ids and lengths (default 0)");

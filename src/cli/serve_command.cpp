@@ -75,7 +75,7 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, 65536));
   command->add_option("--threads", options->threads,
                       "Worker threads answering requests (default 64); a slow or idle client never holds one.\n"
-                      "With MODEL_DIR: threads generating, shared by the --slots (default: every core)")
+                      "With MODEL_DIR: threads of each generation step (default: every core)")
       ->check(CLI::Range(1, 1024));
   command->add_option("--max-connections", options->max_connections,
                       "Connections open at once (default 1024); past it a new one gets 503 with Retry-After")
@@ -104,7 +104,7 @@ void add_serve_command(CLI::App& app) {
                       "A named chat template of the folder for /v1/chat/completions (default: its default)")
       ->group(group);
   command->add_option("--slots", model->server.slots,
-                      "Sequences generated at once, sharing --threads (default 1)")
+                      "Sequences decoded together, a token each per step (default 1)")
       ->check(CLI::Range(1, 256))
       ->group(group);
   command->add_option("--max-queue", model->server.max_queue,

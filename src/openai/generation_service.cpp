@@ -15,6 +15,13 @@ double seconds_between(ServerClock::time_point start, ServerClock::time_point en
   return std::chrono::duration<double>(end - start).count();
 }
 
+JobOutput failed(int status, const std::string& message) {
+  JobOutput end;
+  end.error_status = status;
+  end.error = message;
+  return end;
+}
+
 }  // namespace
 
 JobOutput Job::wait(ServerClock::time_point deadline) {
@@ -44,11 +51,23 @@ void Job::finish(JobOutput end) {
   changed_.notify_all();
 }
 
+// A running job: its generation and what turns its tokens into text.
+struct GenerationService::Sequence {
+  std::shared_ptr<Job> job;
+  TextStream stream;
+  StopStringFilter filter;
+  ServerClock::time_point previous;
+  int64_t generated = 0;
+  std::unique_ptr<SequenceRun> run;
+
+  Sequence(std::shared_ptr<Job> job, const Tokenizer& tokenizer)
+      : job(std::move(job)), stream(tokenizer), filter(this->job->job_.stop), previous(this->job->job_.arrival) {}
+};
+
 GenerationService::GenerationService(Session& session, const Tokenizer& tokenizer, ServerMetrics& metrics, int slots,
                                      int64_t max_queue, int threads)
-    : session_(session), tokenizer_(tokenizer), metrics_(metrics), max_queue_(max_queue) {
-  const int each = std::max(1, threads / std::max(1, slots));
-  for (int i = 0; i < slots; ++i) slots_.emplace_back([this, each] { run_slot(each); });
+    : session_(session), tokenizer_(tokenizer), metrics_(metrics), slots_(slots), max_queue_(max_queue) {
+  engine_ = std::thread([this, threads] { run_engine(threads); });
 }
 
 GenerationService::~GenerationService() {
@@ -59,13 +78,8 @@ GenerationService::~GenerationService() {
     waiting.swap(queue_);
   }
   wake_.notify_all();
-  for (const std::shared_ptr<Job>& job : waiting) {
-    JobOutput end;
-    end.error_status = 503;
-    end.error = "the server is shutting down";
-    job->finish(end);
-  }
-  for (std::thread& slot : slots_) slot.join();
+  for (const std::shared_ptr<Job>& job : waiting) job->finish(failed(503, "the server is shutting down"));
+  engine_.join();
 }
 
 std::shared_ptr<Job> GenerationService::submit(GenerationJob job) {
@@ -74,7 +88,7 @@ std::shared_ptr<Job> GenerationService::submit(GenerationJob job) {
   {
     const std::lock_guard lock(mutex_);
     // Waiting jobs beyond the free slots count against the queue.
-    const int64_t free_slots = static_cast<int64_t>(slots_.size()) - running_;
+    const int64_t free_slots = slots_ - running_;
     if (stopping_ || static_cast<int64_t>(queue_.size()) >= max_queue_ + free_slots) return nullptr;
     queue_.push_back(shared);
   }
@@ -87,66 +101,97 @@ int64_t GenerationService::queued() const {
   return static_cast<int64_t>(queue_.size());
 }
 
-void GenerationService::run_slot(int threads) {
+void GenerationService::run_engine(int threads) {
   omp_set_num_threads(threads);  // this thread's own OpenMP setting
+  std::vector<std::unique_ptr<Sequence>> running;
   for (;;) {
-    std::shared_ptr<Job> job;
+    std::vector<std::shared_ptr<Job>> joining;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
-      ++running_;
+      if (running.empty()) wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (running.empty() && queue_.empty()) return;  // stopping, nothing left
+      while (static_cast<int64_t>(running.size() + joining.size()) < slots_ && !queue_.empty()) {
+        joining.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      running_ = static_cast<int64_t>(running.size() + joining.size());
     }
-    run(*job);
-    --running_;
+    // Newcomers run their prompts first (the others wait for it), then join the batch.
+    for (std::shared_ptr<Job>& job : joining)
+      if (std::unique_ptr<Sequence> sequence = start(std::move(job))) running.push_back(std::move(sequence));
+    std::vector<SequenceRun*> runs;
+    for (const auto& sequence : running) runs.push_back(sequence->run.get());
+    if (!runs.empty()) {
+      metrics_.decode_step(static_cast<int64_t>(runs.size()));
+      try {
+        session_.step_batch(runs);
+      } catch (const std::exception& e) {
+        for (const auto& sequence : running) sequence->job->finish(failed(500, e.what()));
+        running.clear();
+      }
+    }
+    std::erase_if(running, [&](const std::unique_ptr<Sequence>& sequence) {
+      if (!sequence->run->ended()) return false;
+      finish(*sequence);
+      return true;
+    });
+    running_ = static_cast<int64_t>(running.size());
   }
 }
 
-void GenerationService::run(Job& job) {
-  const GenerationJob& spec = job.job_;
-  JobOutput end;
-  end.prompt_tokens = static_cast<int64_t>(spec.prompt.size());
-  if (job.cancelled()) {  // its reader left while it waited
+std::unique_ptr<GenerationService::Sequence> GenerationService::start(std::shared_ptr<Job> job) {
+  auto sequence = std::make_unique<Sequence>(std::move(job), tokenizer_);
+  Sequence& s = *sequence;
+  const GenerationJob& spec = s.job->job_;
+  if (s.job->cancelled()) {  // its reader left while it waited
     metrics_.cancelled();
-    job.finish(end);
-    return;
+    JobOutput end;
+    end.prompt_tokens = static_cast<int64_t>(spec.prompt.size());
+    s.job->finish(end);
+    return nullptr;
   }
-  TextStream stream(tokenizer_);
-  StopStringFilter filter(spec.stop);
   GenerateRequest request;
   request.max_new_tokens = spec.max_tokens;
   request.sampling = spec.sampling;
   if (spec.ignore_eos) request.eos_token_ids = std::vector<int32_t>{};
-  ServerClock::time_point previous = spec.arrival;
-  int64_t generated = 0;
-  request.on_token = [&](int32_t id) {
+  request.on_token = [this, &s](int32_t id) {
     const ServerClock::time_point now = ServerClock::now();
-    if (generated++ == 0) metrics_.first_token(seconds_between(spec.arrival, now));
-    else metrics_.next_token(seconds_between(previous, now));
-    previous = now;
+    if (s.generated++ == 0) metrics_.first_token(seconds_between(s.job->job_.arrival, now));
+    else metrics_.next_token(seconds_between(s.previous, now));
+    s.previous = now;
     metrics_.tokens_generated(1, now);
-    job.publish(filter.push(stream.push(id)));
+    s.job->publish(s.filter.push(s.stream.push(id)));
   };
-  request.should_stop = [&] { return filter.stopped() || job.cancelled(); };
+  request.should_stop = [&s] { return s.filter.stopped() || s.job->cancelled(); };
   try {
-    const GenerationResult result = session_.generate(spec.prompt, request);
-    metrics_.prompt_processed(end.prompt_tokens);
-    job.publish(filter.push(stream.finish()));
-    job.publish(filter.finish());
-    end.completion_tokens = static_cast<int64_t>(result.tokens.size());
-    end.finish_reason = filter.stopped() || result.stopped_at_eos ? "stop" : "length";
-    const bool cut_short = !filter.stopped() && !result.stopped_at_eos && end.completion_tokens < spec.max_tokens;
-    if (job.cancelled() && cut_short) metrics_.cancelled();
+    s.run = session_.start(spec.prompt, request);
+    metrics_.prompt_processed(static_cast<int64_t>(spec.prompt.size()));
   } catch (const Error& e) {
-    end.error_status = e.kind() == ErrorKind::kUsage ? 400 : 500;
-    end.error = e.what();
+    s.job->finish(failed(e.kind() == ErrorKind::kUsage ? 400 : 500, e.what()));
+    return nullptr;
   } catch (const std::exception& e) {
-    end.error_status = 500;
-    end.error = e.what();
+    s.job->finish(failed(500, e.what()));
+    return nullptr;
   }
-  job.finish(end);
+  if (s.run->ended()) {
+    finish(s);
+    return nullptr;
+  }
+  return sequence;
+}
+
+void GenerationService::finish(Sequence& s) {
+  const GenerationJob& spec = s.job->job_;
+  const GenerationResult& result = s.run->result();
+  s.job->publish(s.filter.push(s.stream.finish()));
+  s.job->publish(s.filter.finish());
+  JobOutput end;
+  end.prompt_tokens = static_cast<int64_t>(spec.prompt.size());
+  end.completion_tokens = static_cast<int64_t>(result.tokens.size());
+  end.finish_reason = s.filter.stopped() || result.stopped_at_eos ? "stop" : "length";
+  const bool cut_short = !s.filter.stopped() && !result.stopped_at_eos && end.completion_tokens < spec.max_tokens;
+  if (s.job->cancelled() && cut_short) metrics_.cancelled();
+  s.job->finish(end);
 }
 
 }  // namespace canrun

@@ -1,7 +1,8 @@
 // The model server's engine side: jobs wait in a bounded queue for one of a fixed number of
-// sequence slots; each slot runs one generation at a time on the shared session, with its share
-// of the threads, and hands the text on as it is decoded, ending at a stop string, at
-// max_tokens, at an end-of-sequence token or when its reader cancels it.
+// sequence slots; one engine thread decodes every running sequence together, a token each per
+// step (continuous batching: a newcomer joins after its prefill, a finished one leaves between
+// steps), and hands each one's text on as it is decoded, ending at a stop string, at max_tokens,
+// at an end-of-sequence token or when its reader cancels it.
 #pragma once
 
 #include <atomic>
@@ -70,7 +71,7 @@ class Job {
 
 class GenerationService {
  public:
-  // `threads` in all, shared equally by the `slots`; at most `max_queue` jobs wait.
+  // `slots` sequences decode together on `threads` threads; at most `max_queue` jobs wait.
   GenerationService(Session& session, const Tokenizer& tokenizer, ServerMetrics& metrics, int slots,
                     int64_t max_queue, int threads);
   // Lets the running jobs finish; the waiting ones end with 503.
@@ -82,19 +83,23 @@ class GenerationService {
   int64_t running() const { return running_; }
 
  private:
-  void run_slot(int threads);
-  void run(Job& job);
+  struct Sequence;
+  void run_engine(int threads);
+  // The job's prefill and first token; null when it ended there (finished already).
+  std::unique_ptr<Sequence> start(std::shared_ptr<Job> job);
+  void finish(Sequence& sequence);
 
   Session& session_;
   const Tokenizer& tokenizer_;
   ServerMetrics& metrics_;
+  const int64_t slots_;
   const int64_t max_queue_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Job>> queue_;
   bool stopping_ = false;
   std::atomic<int64_t> running_ = 0;
-  std::vector<std::thread> slots_;
+  std::thread engine_;
 };
 
 }  // namespace canrun

@@ -39,6 +39,7 @@ std::string Histogram::text(const std::string& name) const {
 ServerMetrics::ServerMetrics()
     : ttft_({0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}),
       itl_({0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}),
+      batch_({1, 2, 4, 8, 16, 32, 64, 128}),
       start_(Clock::now()) {
   window_second_.fill(-1);
 }
@@ -73,6 +74,11 @@ void ServerMetrics::tokens_generated(int64_t count, Clock::time_point now) {
 void ServerMetrics::prompt_processed(int64_t tokens) {
   const std::lock_guard lock(mutex_);
   prompt_ += static_cast<uint64_t>(tokens);
+}
+
+void ServerMetrics::decode_step(int64_t sequences) {
+  const std::lock_guard lock(mutex_);
+  batch_.observe(static_cast<double>(sequences));
 }
 
 void ServerMetrics::cancelled() {
@@ -112,6 +118,8 @@ std::string ServerMetrics::text(int64_t queued, int64_t running, Clock::time_poi
   out += ttft_.text("canrun_time_to_first_token_seconds");
   out += header("canrun_inter_token_latency_seconds", "histogram", "Between consecutive tokens of a sequence.");
   out += itl_.text("canrun_inter_token_latency_seconds");
+  out += header("canrun_decode_batch_size", "histogram", "Sequences decoded together, per decode step.");
+  out += batch_.text("canrun_decode_batch_size");
   return out;
 }
 

@@ -1,6 +1,7 @@
 // What the model server's /metrics says, in Prometheus' text format: requests by route and
 // status, queue length and running sequences, prompt and generated tokens (and tokens/s over the
-// last 10 seconds), and histograms of time to first token and inter-token latency.
+// last 10 seconds), and histograms of time to first token, inter-token latency and the sequences
+// decoded together per step.
 #pragma once
 
 #include <array>
@@ -38,6 +39,7 @@ class ServerMetrics {
   void tokens_generated(int64_t count, Clock::time_point now = Clock::now());
   void prompt_processed(int64_t tokens);
   void cancelled();
+  void decode_step(int64_t sequences);
   // The gauges are read when the page is made.
   std::string text(int64_t queued, int64_t running, Clock::time_point now = Clock::now()) const;
 
@@ -45,7 +47,7 @@ class ServerMetrics {
   static constexpr int kWindowSeconds = 10;
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int>, uint64_t> requests_;
-  Histogram ttft_, itl_;
+  Histogram ttft_, itl_, batch_;
   uint64_t generated_ = 0, prompt_ = 0, cancelled_ = 0;
   // Tokens per whole second since the server started, the last kWindowSeconds of them.
   std::array<uint64_t, kWindowSeconds> window_{};

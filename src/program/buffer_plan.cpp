@@ -11,7 +11,7 @@ constexpr int64_t kAlignment = 64;
 
 }  // namespace
 
-BufferPlan plan_buffers(const Program& program, int64_t tokens) {
+BufferPlan plan_buffers(const Program& program, int64_t tokens, int64_t last_rows) {
   const size_t n = program.values().size();
   std::vector<int> first(n, -1), last(n, -1);
   const auto& steps = program.steps();
@@ -25,11 +25,12 @@ BufferPlan plan_buffers(const Program& program, int64_t tokens) {
   }
   BufferPlan plan;
   plan.tokens = tokens;
+  plan.last_rows = last_rows;
   plan.offsets.assign(n, 0);
   plan.bytes.assign(n, 0);
   for (size_t v = 0; v < n; ++v)
     if (first[v] >= 0) {
-      const int64_t floats = program.rows(static_cast<ValueId>(v), tokens) * program.values()[v].width;
+      const int64_t floats = program.rows(static_cast<ValueId>(v), tokens, last_rows) * program.values()[v].width;
       plan.bytes[v] = (floats * static_cast<int64_t>(sizeof(float)) + kAlignment - 1) / kAlignment * kAlignment;
     }
   std::vector<size_t> order(n);

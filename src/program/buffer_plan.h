@@ -14,6 +14,7 @@ namespace canrun {
 
 struct BufferPlan {
   int64_t tokens = 0;            // the most tokens a run with this plan may have
+  int64_t last_rows = 1;         // the rows of "last" values: the sequences of a batch
   std::vector<int64_t> offsets;  // per value: bytes into the arena, 64-byte aligned
   std::vector<int64_t> bytes;    // per value at `tokens` (0: never touched)
   int64_t arena_bytes = 0;       // the peak: what the activations need at once
@@ -21,7 +22,8 @@ struct BufferPlan {
 };
 
 // Places each value at the lowest offset free for its whole live range, largest first.
-BufferPlan plan_buffers(const Program& program, int64_t tokens);
+// `last_rows` > 1: for a batch of that many sequences decoding one token each.
+BufferPlan plan_buffers(const Program& program, int64_t tokens, int64_t last_rows = 1);
 
 // What one run shape executes with: its buffers and the kernel choices made for it.
 struct ExecutionPlan {

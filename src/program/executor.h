@@ -38,6 +38,12 @@ class Executor {
   std::vector<float> run(std::span<const int32_t> tokens, int64_t start, const ExecutionPlan& plan,
                          SequenceState& state, Arena& arena, StepObserver* observer = nullptr) const;
 
+  // One decode step of a batch: sequence i runs tokens[i] at positions[i] on *states[i]. Row-wise
+  // steps run once over every row; the others sequence by sequence. Returns each sequence's
+  // logits, one row after another. `plan` is made for at least that many tokens and last rows.
+  std::vector<float> run_batch(std::span<const int32_t> tokens, std::span<const int64_t> positions,
+                               std::span<SequenceState* const> states, const ExecutionPlan& plan, Arena& arena) const;
+
  private:
   const Program& program_;
   const KernelTable& kernels_;

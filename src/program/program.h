@@ -21,7 +21,8 @@ class Program;
 class StepContext;
 
 // A value is an f32 activation of `width` floats per row: one row per token of the run, or one
-// row (the last position's: final norm, logits).
+// row (the last position's: final norm, logits). A batch of sequences decoding one token each
+// has one "last" row per sequence.
 using ValueId = int32_t;
 enum class ValueRows { kTokens, kLast };
 struct ValueInfo {
@@ -66,6 +67,10 @@ class Step {
   virtual std::string_view kind() const = 0;
   virtual void run(StepContext& context) const = 0;
   virtual StepCost cost(const Program& program, const RunShape& shape) const { return {}; }
+  // Each output row depends on the same row of the inputs and on weights only, never on the
+  // position, the sequence's state or other rows: a batch of sequences runs it once over all their
+  // rows (reading its weights once). Any other step runs sequence by sequence.
+  virtual bool row_wise() const { return false; }
 
   const std::string& name() const { return info_.name; }
   const std::vector<ValueId>& inputs() const { return info_.inputs; }
@@ -96,7 +101,10 @@ class Program {
   const std::vector<NamedMatrix>& matrices() const { return matrices_; }
   const std::vector<StateSlot>& state_slots() const { return state_; }
 
-  int64_t rows(ValueId id, int64_t tokens) const { return values_[id].rows == ValueRows::kTokens ? tokens : 1; }
+  // `last_rows`: a batch's sequences, each with its own last row.
+  int64_t rows(ValueId id, int64_t tokens, int64_t last_rows = 1) const {
+    return values_[id].rows == ValueRows::kTokens ? tokens : last_rows;
+  }
   // The per-sequence state of every block that keeps one, made for `shape`.
   SequenceState make_state(const StateShape& shape) const;
   int64_t state_bytes(const StateShape& shape) const;

@@ -17,9 +17,9 @@ class StepContext {
  public:
   StepContext(const Program& program, const KernelTable& kernels, const KernelChoices& choices,
               Communicator& comm, SequenceState& state, std::span<const int32_t> tokens, int64_t start,
-              std::vector<float*> buffers)
+              std::vector<float*> buffers, int64_t last_rows = 1)
       : program_(program), kernels_(kernels), choices_(choices), comm_(comm), state_(state), tokens_(tokens),
-        start_(start), buffers_(std::move(buffers)) {}
+        start_(start), buffers_(std::move(buffers)), last_rows_(last_rows) {}
 
   const KernelTable& kernels() const { return kernels_; }
   const KernelChoices& choices() const { return choices_; }
@@ -31,7 +31,7 @@ class StepContext {
   int64_t start() const { return start_; }
 
   float* value(ValueId id) const { return buffers_[static_cast<size_t>(id)]; }
-  int64_t rows(ValueId id) const { return program_.rows(id, count()); }
+  int64_t rows(ValueId id) const { return program_.rows(id, count(), last_rows_); }
   int64_t width(ValueId id) const { return program_.values()[static_cast<size_t>(id)].width; }
   int64_t floats(ValueId id) const { return rows(id) * width(id); }
 
@@ -44,6 +44,7 @@ class StepContext {
   std::span<const int32_t> tokens_;
   int64_t start_;
   std::vector<float*> buffers_;
+  int64_t last_rows_;  // a batch's sequences; 1 for one sequence's run
 };
 
 }  // namespace canrun

@@ -68,85 +68,128 @@ CompiledModel::Shape Session::prepare(int64_t prompt_length, int64_t new_tokens)
   return compiled_->prepare(prompt_length, new_tokens).shape;
 }
 
-GenerationResult Session::generate(std::span<const int32_t> prompt, const GenerateRequest& request) {
-  const DecoderSpec& spec = config_.spec;
-  const int64_t prompt_length = static_cast<int64_t>(prompt.size());
+SequenceRun::SequenceRun(Session& session, std::span<const int32_t> prompt, const GenerateRequest& request)
+    : session_(session), request_(request), prompt_length_(static_cast<int64_t>(prompt.size())),
+      ids_(prompt.begin(), prompt.end()), sampler_(request.sampling) {
+  const DecoderSpec& spec = session.config_.spec;
   const int64_t new_tokens = request.max_new_tokens;
-  if (prompt_length == 0) fail(ErrorKind::kUsage, "the prompt has no tokens");
+  if (prompt_length_ == 0) fail(ErrorKind::kUsage, "the prompt has no tokens");
   if (new_tokens < 0) fail(ErrorKind::kUsage, "--max-new-tokens must not be negative");
-  const int64_t needed = prompt_length + new_tokens;
-  const std::string request_text = "prompt of " + std::to_string(prompt_length) + " tokens plus --max-new-tokens " +
+  const int64_t needed = prompt_length_ + new_tokens;
+  const std::string request_text = "prompt of " + std::to_string(prompt_length_) + " tokens plus --max-new-tokens " +
                                    std::to_string(new_tokens);
   if (needed > spec.max_positions)
     fail(ErrorKind::kUsage, request_text + " exceeds the model's max_position_embeddings of " +
                                 std::to_string(spec.max_positions));
 
   // The plans: the compiled shape's, or derived from the program for this prompt.
-  ExecutionPlan derived_prefill;
-  const ExecutionPlan* prefill = &derived_prefill;
-  const ExecutionPlan* decode = &decode_plan_;
+  prefill_ = &derived_prefill_;
+  decode_ = &session.decode_plan_;
   int64_t capacity = needed;
-  if (compiled_) {
-    const std::lock_guard lock(compile_mutex_);
-    const CompiledModel::Plans& plans = compiled_->prepare(prompt_length, new_tokens);
-    prefill = &plans.prefill;
-    decode = &plans.decode;
+  if (session.compiled_) {
+    const std::lock_guard lock(session.compile_mutex_);
+    const CompiledModel::Plans& plans = session.compiled_->prepare(prompt_length_, new_tokens);
+    prefill_ = &plans.prefill;
+    decode_ = &plans.decode;
     capacity = plans.shape.cache_capacity;
   } else {
-    derived_prefill.buffers = plan_buffers(program_, prompt_length);
+    derived_prefill_.buffers = plan_buffers(session.program_, prompt_length_);
   }
   if (request.cache_capacity > 0) capacity = request.cache_capacity;
   if (needed > capacity)
     fail(ErrorKind::kUsage, request_text + " needs " + std::to_string(needed) + " positions, more than the KV cache of " +
                                 std::to_string(capacity) + " (--cache-tokens)");
 
-  GenerationResult result;
-  SequenceState state = program_.make_state({capacity, request.kv_dtype});
-  result.kv_cache_bytes = state.bytes();
-  Arena arena;
-  const std::vector<int32_t>& eos = request.eos_token_ids ? *request.eos_token_ids : config_.generation.eos_token_ids;
-  Sampler sampler(request.sampling);
-  result.seed = sampler.seed();
-  std::vector<int32_t> ids(prompt.begin(), prompt.end());  // the prompt and every chosen token
+  state_.emplace(session.program_.make_state({capacity, request.kv_dtype}));
+  result_.kv_cache_bytes = state_->bytes();
+  eos_ = request.eos_token_ids ? *request.eos_token_ids : session.config_.generation.eos_token_ids;
+  result_.seed = sampler_.seed();
+  const auto prefill_start = Clock::now();
+  result_.prompt_logits = session.executor_->run(prompt, 0, *prefill_, *state_, arena_, request.prefill_observer);
+  result_.prefill_seconds = seconds_since(prefill_start);
+  decode_start_ = Clock::now();
+  if (new_tokens > 0) {
+    choose(result_.prompt_logits);
+  } else {
+    ended_ = true;
+    result_.activation_bytes = arena_.bytes();
+  }
+}
+
+void SequenceRun::choose(std::span<const float> logits) {
+  if (request_.top_ids > 0) result_.top_ids.push_back(top_k_indices(logits, request_.top_ids));
   // Rank 0 chooses and every rank continues with its choice, so the ranks of a sharded run
   // never diverge (their samplers' seeds may differ).
-  const auto choose = [&](std::span<const float> logits) {
-    if (request.top_ids > 0) result.top_ids.push_back(top_k_indices(logits, request.top_ids));
-    int32_t next = sampler.next(logits, ids);
-    options_.comm->broadcast(&next, 1, 0);
-    ids.push_back(next);
-    return next;
-  };
-
-  const auto prefill_start = Clock::now();
-  result.prompt_logits = executor_->run(prompt, 0, *prefill, state, arena, request.prefill_observer);
-  result.prefill_seconds = seconds_since(prefill_start);
-  if (new_tokens > 0) {
-    const auto decode_start = Clock::now();
-    int32_t next = choose(result.prompt_logits);
-    for (int64_t step = 0;; ++step) {
-      result.tokens.push_back(next);
-      if (request.on_token) request.on_token(next);
-      if (std::find(eos.begin(), eos.end(), next) != eos.end()) {
-        result.stopped_at_eos = true;
-        break;
-      }
-      if (static_cast<int64_t>(result.tokens.size()) == new_tokens) break;
-      if (request.should_stop && request.should_stop()) break;
-      const int64_t position = prompt_length + step;
-      std::vector<float> logits;
-      if (recompute_before(spec, position)) {
-        ExecutionPlan whole{plan_buffers(program_, static_cast<int64_t>(ids.size())), prefill->choices};
-        logits = executor_->run(ids, 0, whole, state, arena);
-      } else {
-        logits = executor_->run({&next, 1}, position, *decode, state, arena);
-      }
-      next = choose(logits);
-    }
-    result.decode_seconds = seconds_since(decode_start);
+  int32_t next = sampler_.next(logits, ids_);
+  session_.options_.comm->broadcast(&next, 1, 0);
+  ids_.push_back(next);
+  result_.tokens.push_back(next);
+  if (request_.on_token) request_.on_token(next);
+  if (std::find(eos_.begin(), eos_.end(), next) != eos_.end()) {
+    result_.stopped_at_eos = true;
+    ended_ = true;
+  } else if (static_cast<int64_t>(result_.tokens.size()) == request_.max_new_tokens ||
+             (request_.should_stop && request_.should_stop())) {
+    ended_ = true;
   }
-  result.activation_bytes = arena.bytes();
-  return result;
+  if (ended_) {
+    result_.decode_seconds = seconds_since(decode_start_);
+    result_.activation_bytes = arena_.bytes();
+  }
+}
+
+std::unique_ptr<SequenceRun> Session::start(std::span<const int32_t> prompt, const GenerateRequest& request) {
+  return std::unique_ptr<SequenceRun>(new SequenceRun(*this, prompt, request));
+}
+
+void Session::step(SequenceRun& run) {
+  const int64_t position = run.position();
+  std::vector<float> logits;
+  if (recompute_before(config_.spec, position)) {
+    ExecutionPlan whole{plan_buffers(program_, static_cast<int64_t>(run.ids_.size())), run.prefill_->choices};
+    logits = executor_->run(run.ids_, 0, whole, *run.state_, run.arena_);
+  } else {
+    const int32_t token = run.last_token();
+    logits = executor_->run({&token, 1}, position, *run.decode_, *run.state_, run.arena_);
+  }
+  run.choose(logits);
+}
+
+void Session::step_batch(std::span<SequenceRun* const> runs) {
+  std::vector<SequenceRun*> together;
+  for (SequenceRun* run : runs) {
+    if (options_.comm->size() > 1 || recompute_before(config_.spec, run->position())) step(*run);
+    else together.push_back(run);
+  }
+  if (together.size() == 1) return step(*together.front());
+  if (together.empty()) return;
+  const int64_t count = static_cast<int64_t>(together.size());
+  std::vector<int32_t> tokens;
+  std::vector<int64_t> positions;
+  std::vector<SequenceState*> states;
+  for (SequenceRun* run : together) {
+    tokens.push_back(run->last_token());
+    positions.push_back(run->position());
+    states.push_back(&*run->state_);
+  }
+  const ExecutionPlan* plan = nullptr;
+  {
+    const std::lock_guard lock(compile_mutex_);
+    auto [it, made] = batch_plans_.try_emplace(count);
+    // The decode plan's kernel choices; buffers for a row per sequence.
+    if (made) it->second = {plan_buffers(program_, count, count), together.front()->decode_->choices};
+    plan = &it->second;
+  }
+  const std::vector<float> logits = executor_->run_batch(tokens, positions, states, *plan, batch_arena_);
+  const size_t vocab = logits.size() / together.size();
+  for (size_t i = 0; i < together.size(); ++i)
+    together[i]->choose(std::span<const float>(logits).subspan(i * vocab, vocab));
+}
+
+GenerationResult Session::generate(std::span<const int32_t> prompt, const GenerateRequest& request) {
+  const std::unique_ptr<SequenceRun> run = start(prompt, request);
+  while (!run->ended()) step(*run);
+  return std::move(run->result());
 }
 
 }  // namespace canrun

@@ -4,8 +4,10 @@
 // parity tests all go through it; it holds the one generation loop.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -65,8 +67,47 @@ struct GenerationResult {
   int64_t activation_bytes = 0;  // the largest arena a forward pass used
 };
 
+class Session;
+
+// One sequence's generation, token by token: Session::start checks the request, makes its cache
+// and runs the prompt; each step then runs its last token and chooses the next one. generate runs
+// one alone to its end; step_batch runs many at once.
+class SequenceRun {
+ public:
+  SequenceRun(const SequenceRun&) = delete;
+  SequenceRun& operator=(const SequenceRun&) = delete;
+  bool ended() const { return ended_; }
+  int32_t last_token() const { return ids_.back(); }
+  int64_t position() const { return static_cast<int64_t>(ids_.size()) - 1; }  // where last_token() goes
+  // The result so far; the whole one once ended().
+  GenerationResult& result() { return result_; }
+
+ private:
+  friend class Session;
+  SequenceRun(Session& session, std::span<const int32_t> prompt, const GenerateRequest& request);
+  // Chooses the next token after `logits`, tells on_token and ends at eos, max_new_tokens or
+  // should_stop; the decode time runs from the first token to the last.
+  void choose(std::span<const float> logits);
+
+  Session& session_;
+  GenerateRequest request_;
+  int64_t prompt_length_ = 0;
+  std::vector<int32_t> ids_;  // the prompt and every chosen token
+  std::vector<int32_t> eos_;
+  Sampler sampler_;
+  ExecutionPlan derived_prefill_;  // uncompiled: made for this prompt
+  const ExecutionPlan* prefill_ = nullptr;
+  const ExecutionPlan* decode_ = nullptr;
+  std::optional<SequenceState> state_;  // made once the plans say its capacity
+  Arena arena_;
+  GenerationResult result_;
+  std::chrono::steady_clock::time_point decode_start_;
+  bool ended_ = false;
+};
+
 class Session {
  public:
+  friend class SequenceRun;
   // Reads config, generation config and weights (this rank's part), builds the model program
   // and, compiling, packs its weights (or maps them from the plan cache). Errors name the file,
   // field or option at fault.
@@ -93,6 +134,17 @@ class Session {
   // Safe to call from several threads at once; each request has its own cache and activations.
   GenerationResult generate(std::span<const int32_t> prompt, const GenerateRequest& request);
 
+  // generate in steps: `start` checks the request as generate does, runs the prompt and chooses
+  // the first token (ended at once when max_new_tokens is 0 or that token ends it).
+  std::unique_ptr<SequenceRun> start(std::span<const int32_t> prompt, const GenerateRequest& request);
+  // One more token for a run that has not ended.
+  void step(SequenceRun& run);
+  // One more token for each run at once: the row-wise steps (the weight products) read their
+  // weights once for all of them. Runs that must run alone (a sharded session, a longrope
+  // recompute) take their step alone. Every run is this session's and not ended; one thread at
+  // a time.
+  void step_batch(std::span<SequenceRun* const> runs);
+
  private:
   std::string model_dir_;
   SessionOptions options_;
@@ -105,6 +157,8 @@ class Session {
   ExecutionPlan decode_plan_;  // uncompiled: one token, default choices
   double load_seconds_ = 0;
   std::mutex compile_mutex_;
+  std::map<int64_t, ExecutionPlan> batch_plans_;  // per batch size, made on first use (under compile_mutex_)
+  Arena batch_arena_;
 };
 
 }  // namespace canrun

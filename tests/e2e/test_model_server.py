@@ -4,6 +4,7 @@ generate`), bad requests answered 4xx with OpenAI-style bodies while the server 
 bounded queue, a client that leaves, the request timeout and SIGTERM's drain."""
 import json
 import signal
+from concurrent.futures import ThreadPoolExecutor
 import subprocess
 import time
 import urllib.error
@@ -159,6 +160,24 @@ def test_chat_on_the_real_model_is_what_generate_says(smollm2, run_canrun):
                                                          max_tokens=12, temperature=0, stream=True))
     assert chunks[0].choices[0].delta.role == "assistant"
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == expected["text"]
+
+
+def test_concurrent_requests_decode_together_and_answer_as_each_alone(canrun_bin, run_canrun):
+    prompts = ["The capital of France is", "Once upon a time", "def fibonacci(n):"]
+    expected = [generated_text(run_canrun, SMOLLM2, "--prompt", p, "--max-new-tokens", 24)["text"] for p in prompts]
+    server = Server(canrun_bin, SMOLLM2, "--slots", "3")
+    try:
+        def ask(prompt):
+            return server.client.completions.create(model="SmolLM2-135M-Instruct", prompt=prompt, max_tokens=24,
+                                                    temperature=0).choices[0].text
+        with ThreadPoolExecutor(3) as pool:
+            assert list(pool.map(ask, prompts)) == expected
+        text = server.get("/metrics")[1]
+        single = int(text.split('canrun_decode_batch_size_bucket{le="1"} ')[1].split()[0])
+        steps = int(text.split("canrun_decode_batch_size_count ")[1].split()[0])
+        assert steps > single  # some steps decoded more than one sequence
+    finally:
+        server.stop()
 
 
 def long_stream(server, tokens=300):

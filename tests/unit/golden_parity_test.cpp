@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "golden_fixtures.h"
 #include "runtime/session.h"
 #include "util/json.h"
 
@@ -21,14 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 const fs::path kSourceDir = CANRUN_SOURCE_DIR;
-
-std::vector<std::string> golden_names() {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(kSourceDir / "tests/goldens/models"))
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 enum class Engine { kRef, kCpu, kCpuCompiled };
 std::string engine_name(Engine engine) {
@@ -105,7 +98,7 @@ TEST(GoldenParityByClass, AnUnknownModelTypeRunsAsTheClassItsArchitecturesName) 
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenParity,
                          testing::Combine(testing::Values(Engine::kRef, Engine::kCpu, Engine::kCpuCompiled),
-                                          testing::ValuesIn(golden_names())),
+                                          testing::ValuesIn(golden_fixture_names())),
                          [](const testing::TestParamInfo<GoldenParity::ParamType>& info) {
                            return engine_name(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
                          });
