@@ -96,7 +96,12 @@ void run_tokenize(const TokenizeArgs& args, bool has_text, bool has_file, bool h
   }
   const Tokenizer tokenizer = Tokenizer::from_file(tokenizer_path(args.source));
   if (has_decode) {
-    const std::string text = tokenizer.decode(parse_ids(args.decode), !args.keep_special);
+    const std::vector<int32_t> ids = parse_ids(args.decode);
+    for (const int32_t id : ids)
+      if (!tokenizer.id_to_token(id))
+        fail(ErrorKind::kUsage, "--decode: token id " + std::to_string(id) + " is not in the vocabulary (" +
+                                    std::to_string(tokenizer.vocab_size()) + " tokens)");
+    const std::string text = tokenizer.decode(ids, !args.keep_special);
     if (args.json) {
       std::cout << Json{{"text", text}}.dump() << "\n";
     } else {

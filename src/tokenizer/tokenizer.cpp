@@ -92,10 +92,9 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special_to
   tokens.reserve(ids.size());
   for (const int32_t id : ids) {
     const std::string* token = token_string(id);
-    if (token == nullptr) {
-      fail(ErrorKind::kUsage, "decode: token id " + std::to_string(id) + " is not in the vocabulary (" +
-                                  std::to_string(vocab_size()) + " tokens)");
-    }
+    // An id past the tokenizer's vocabulary (a model's padded embedding rows) decodes to nothing,
+    // as in the tokenizers library.
+    if (token == nullptr) continue;
     if (skip_special_tokens && impl_->added.is_special(*token)) continue;
     tokens.push_back(*token);
   }

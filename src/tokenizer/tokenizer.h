@@ -32,7 +32,7 @@ class Tokenizer {
   };
   // Invalid UTF-8 in `text` is read as U+FFFD, as Python's errors="replace" does.
   Encoding encode(std::string_view text, bool add_special_tokens = true) const;
-  // Throws Error(kUsage) on an id outside the vocabulary.
+  // An id outside the vocabulary decodes to nothing, as in the tokenizers library.
   std::string decode(std::span<const int32_t> ids, bool skip_special_tokens = true) const;
 
   std::optional<int32_t> token_to_id(std::string_view token) const;

@@ -93,7 +93,9 @@ TEST(TextStream, BytesThatAreNoCharacterAreNotHeldForEver) {
       EXPECT_EQ(unicode::to_valid_utf8(piece), piece);
       printed += piece;
       // Each 0xF6 decodes to one U+FFFD (3 bytes); no more than six tokens wait at any time.
-      if (i >= 6) ASSERT_GE(printed.size(), 3 * (i + 1 - 6)) << name << " after token " << i;
+      if (i >= 6) {
+        ASSERT_GE(printed.size(), 3 * (i + 1 - 6)) << name << " after token " << i;
+      }
     }
     printed += stream.finish();
     EXPECT_EQ(printed, tokenizer.decode(ids)) << name;

@@ -202,17 +202,14 @@ TEST(TokenizerErrors, UnkTokenMissingFromTheVocabularyFailsWhenNeeded) {
   }
 }
 
-TEST(TokenizerErrors, DecodeOfAnIdOutOfRangeIsAUsageError) {
+// A model's embedding may have more rows than its tokenizer has tokens (Qwen pads to 151936): an
+// id past the vocabulary decodes to nothing, as tokenizers 0.23.3's Tokenizer.decode does
+// (decode([504, 99999, 1010]) of SmolLM2's tokenizer is 'Theient'). `canrun tokenize --decode`
+// refuses such an id itself.
+TEST(TokenizerErrors, AnIdOutsideTheVocabularyDecodesToNothing) {
   const Tokenizer tokenizer = Tokenizer::from_json(base_json(), "t.json");
-  const std::vector<int32_t> ids = {0, 99};
-  try {
-    tokenizer.decode(ids);
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(ErrorKind::kUsage, e.kind());
-    EXPECT_NE(std::string::npos, std::string(e.what()).find("token id 99")) << e.what();
-  }
-  EXPECT_THROW(tokenizer.decode(std::vector<int32_t>{-1}), Error);
+  EXPECT_EQ(tokenizer.decode(std::vector<int32_t>{0, 99, 1, -1}), tokenizer.decode(std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(tokenizer.decode(std::vector<int32_t>{99}), "");
 }
 
 TEST(TokenizerErrors, InvalidUtf8IsReadAsReplacementCharacters) {
