@@ -212,8 +212,10 @@ BenchMeasures read_bench_result(const std::string& path) {
   m.throughput = number_at(json, path, "throughput_tokens_per_s");
   m.p50_ttft = number_at(json, path, "first_token_s.p50");
   m.p95_ttft = number_at(json, path, "first_token_s.p95");
-  m.p50_tpot = number_at(json, path, "token_latency_s.p50");
-  m.p95_tpot = number_at(json, path, "token_latency_s.p95");
+  // A server's time per output token is per request ((latency - TTFT) / (tokens - 1)) as `vllm
+  // bench serve` reports it; canrun's own bench times each token after the first.
+  m.p50_tpot = number_at(json, path, server ? "tpot_s.p50" : "token_latency_s.p50");
+  m.p95_tpot = number_at(json, path, server ? "tpot_s.p95" : "token_latency_s.p95");
   const double requests = number_at(json, path, "workload.requests");
   m.failure_rate = requests > 0 ? number_at(json, path, "failures") / requests : 0;
   if (!server) {
@@ -299,7 +301,7 @@ bool MigrationReport::go() const {
 
 MigrationReport make_report(BenchMeasures current, BenchMeasures candidate, const ReportOptions& options) {
   if (!(options.traffic_mtok > 0)) fail(ErrorKind::kUsage, "--traffic-mtok must be positive");
-  MigrationReport report{std::move(current), std::move(candidate), {}, {}};
+  MigrationReport report{std::move(current), std::move(candidate), {}, {}, {}};
   for (const StopCondition& condition : options.stop) {
     ConditionResult result{condition, metric_value(report.candidate, condition.metric, options.traffic_mtok), false};
     result.met = result.value && holds(*result.value, condition.op, condition.value);
