@@ -23,7 +23,7 @@ struct InFlight {
 };
 
 // Starts `request` (its prefill and first token); null when it ended there or failed.
-std::unique_ptr<InFlight> start_request(Session& session, const BenchRequest& request,
+std::unique_ptr<InFlight> start_request(Session& session, const BenchRequest& request, int64_t prefill_chunk,
                                         RequestMeasurement& measurement) {
   auto flight = std::make_unique<InFlight>();
   InFlight& f = *flight;
@@ -32,6 +32,7 @@ std::unique_ptr<InFlight> start_request(Session& session, const BenchRequest& re
   GenerateRequest options;
   options.max_new_tokens = request.output_tokens;
   options.kv_dtype = request.kv_dtype;
+  options.prefill_chunk = prefill_chunk;
   options.eos_token_ids = std::vector<int32_t>{};  // always the full length
   options.on_token = [&f](int32_t) {
     const Clock::time_point now = Clock::now();
@@ -58,15 +59,19 @@ void record_end(InFlight& flight) {
 }
 
 // Runs requests [first, last), up to `concurrency` decoding together (Session::step_batch): the
-// next request starts, with its prefill, as soon as one ends. Returns their measurements in order.
+// next request starts as soon as one ends, its prompt in pieces between the others' steps. Returns
+// their measurements in order.
 std::vector<RequestMeasurement> run_requests(Session& session, const std::vector<BenchRequest>& requests,
-                                             size_t first, size_t last, int64_t concurrency,
+                                             size_t first, size_t last, const Workload& workload,
                                              const std::function<void()>& on_done) {
+  const int64_t concurrency = workload.concurrency;
+  const int64_t prefill_chunk = concurrency > 1 ? workload.prefill_chunk : 0;  // alone, nobody waits
   std::vector<RequestMeasurement> measurements(last - first);
   std::vector<std::unique_ptr<InFlight>> flying;
   for (size_t next = first; next < last || !flying.empty();) {
     for (; next < last && static_cast<int64_t>(flying.size()) < concurrency; ++next) {
-      std::unique_ptr<InFlight> flight = start_request(session, requests[next], measurements[next - first]);
+      std::unique_ptr<InFlight> flight =
+          start_request(session, requests[next], prefill_chunk, measurements[next - first]);
       if (flight && !flight->run->ended()) {
         flying.push_back(std::move(flight));
         continue;
@@ -109,9 +114,9 @@ BenchRun run_bench(Session& session, const std::vector<BenchRequest>& requests, 
     if (on_done) on_done(done, total);
   };
   const size_t warmup = static_cast<size_t>(std::min<int64_t>(workload.warmup, total));
-  run_requests(session, requests, 0, warmup, workload.concurrency, count_done);
+  run_requests(session, requests, 0, warmup, workload, count_done);
   const Clock::time_point start = Clock::now();
-  run.measured = run_requests(session, requests, warmup, requests.size(), workload.concurrency, count_done);
+  run.measured = run_requests(session, requests, warmup, requests.size(), workload, count_done);
   run.wall_s = seconds_between(start, Clock::now());
   return run;
 }

@@ -28,6 +28,9 @@ struct Workload {
   int64_t requests = 5;  // measured
   int64_t warmup = 1;    // run first, not measured
   int64_t concurrency = 1;
+  // With concurrency > 1: a prompt runs in pieces of this many tokens between the others' decode
+  // steps (0: at once, the others waiting).
+  int64_t prefill_chunk = 256;
   uint64_t seed = 0;
   DType kv_dtype = DType::kF32;  // what each request's KV cache stores
 };

@@ -123,6 +123,7 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
             {"requests", args.workload.requests},
             {"warmup", args.workload.warmup},
             {"concurrency", args.workload.concurrency},
+            {"prefill_chunk", args.workload.concurrency > 1 ? args.workload.prefill_chunk : 0},
             {"seed", args.workload.seed},
             {"kv_dtype", kv_dtype_name(args.workload.kv_dtype)}}},
           {"cores", args.cores},
@@ -164,7 +165,11 @@ void print_report(const BenchArgs& args, const Measured& measured) {
             << ", backend " << args.backend
             << "\nworkload: prompt " << workload.prompt.text() << " tokens, output " << workload.output.text()
             << " tokens, " << workload.requests << " requests after " << workload.warmup << " warm-up, concurrency "
-            << workload.concurrency << ", " << args.cores << (args.cores == 1 ? " core, " : " cores, ")
+            << workload.concurrency
+            << (workload.concurrency == 1    ? ""
+                : workload.prefill_chunk > 0 ? " (prompts in pieces of " + std::to_string(workload.prefill_chunk) + ")"
+                                             : " (prompts at once)")
+            << ", " << args.cores << (args.cores == 1 ? " core, " : " cores, ")
             << args.threads << " threads" << (args.cores == 1 ? "" : " in each") << ", seed " << workload.seed << ", KV cache "
             << kv_dtype_name(workload.kv_dtype) << "\nstack:";
   for (const StackComponent& component : bench_stack())
@@ -248,7 +253,8 @@ CompileMeasurement measure_compile(const BenchArgs& args, const SessionOptions& 
 
 // With --endpoint the server runs the model: options about canrun's own run make no sense.
 void run_endpoint(BenchArgs& args, const CLI::App& command) {
-  for (const char* local : {"--backend", "--threads", "--cores", "--kv-dtype", "--no-compile", "--buckets"})
+  for (const char* local : {"--backend", "--threads", "--cores", "--kv-dtype", "--no-compile", "--buckets",
+                            "--prefill-chunk"})
     if (command.get_option_no_throw(local) && command.get_option(local)->count() > 0)
       fail(ErrorKind::kUsage, std::string(local) + " sets how canrun runs a model; with --endpoint the server runs it");
   args.endpoint.tokenizer_source = args.model_dir;
@@ -345,6 +351,10 @@ void add_bench_command(CLI::App& app) {
                       "Requests in flight at once (default 1), decoded together: each step reads the weights once "
                       "for all of them")
       ->check(CLI::Range(int64_t{1}, int64_t{256}));
+  command->add_option("--prefill-chunk", args->workload.prefill_chunk,
+                      "With --concurrency above 1: a newcomer's prompt runs this many tokens per step, between "
+                      "the others' decode steps (default 256; 0: all at once, the others waiting)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   command->add_option("--threads", args->threads, "Threads (default: every core)")
       ->check(CLI::Range(1, 1024));
   add_cores_option(*command, args->cores);

@@ -24,7 +24,7 @@ struct ModelServeArgs {
 
 const char* const kSpaceOnly[] = {"--data", "--catalog", "--static", "--reload-interval", "--cache-mib",
                                   "--max-connections", "--header-timeout", "--allow-host"};
-const char* const kModelOnly[] = {"--served-model-name", "--chat-template", "--slots", "--max-queue",
+const char* const kModelOnly[] = {"--served-model-name", "--chat-template", "--slots", "--prefill-chunk", "--max-queue",
                                   "--request-timeout", "--max-body-mib", "--backend", "--no-compile", "--buckets"};
 
 void serve_the_model(ModelServeArgs& args, const ServeOptions& space, const CLI::App& command) {
@@ -106,6 +106,11 @@ void add_serve_command(CLI::App& app) {
   command->add_option("--slots", model->server.slots,
                       "Sequences decoded together, a token each per step (default 1)")
       ->check(CLI::Range(1, 256))
+      ->group(group);
+  command->add_option("--prefill-chunk", model->server.prefill_chunk,
+                      "With --slots above 1: a newcomer's prompt runs this many tokens per step, between the "
+                      "others' decode steps, so a long prompt does not stall them (default 256; 0: all at once)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
       ->group(group);
   command->add_option("--max-queue", model->server.max_queue,
                       "Requests that may wait for a slot (default 16); past it 429 with Retry-After")

@@ -65,12 +65,11 @@ struct GenerationService::Sequence {
 };
 
 GenerationService::GenerationService(Session& session, const Tokenizer& tokenizer, ServerMetrics& metrics, int slots,
-                                     int64_t max_queue, int threads)
-    : session_(session), tokenizer_(tokenizer), metrics_(metrics), slots_(slots), max_queue_(max_queue) {
-  engine_ = std::thread([this, threads] { run_engine(threads); });
-}
+                                     int64_t max_queue, int64_t prefill_chunk, int threads)
+    : session_(session), tokenizer_(tokenizer), metrics_(metrics), slots_(slots), max_queue_(max_queue),
+      prefill_chunk_(slots > 1 ? prefill_chunk : 0), threads_(threads) {}
 
-GenerationService::~GenerationService() {
+void GenerationService::stop() {
   std::deque<std::shared_ptr<Job>> waiting;
   {
     const std::lock_guard lock(mutex_);
@@ -79,7 +78,6 @@ GenerationService::~GenerationService() {
   }
   wake_.notify_all();
   for (const std::shared_ptr<Job>& job : waiting) job->finish(failed(503, "the server is shutting down"));
-  engine_.join();
 }
 
 std::shared_ptr<Job> GenerationService::submit(GenerationJob job) {
@@ -101,8 +99,8 @@ int64_t GenerationService::queued() const {
   return static_cast<int64_t>(queue_.size());
 }
 
-void GenerationService::run_engine(int threads) {
-  omp_set_num_threads(threads);  // this thread's own OpenMP setting
+void GenerationService::run() {
+  omp_set_num_threads(threads_);
   std::vector<std::unique_ptr<Sequence>> running;
   for (;;) {
     std::vector<std::shared_ptr<Job>> joining;
@@ -116,7 +114,8 @@ void GenerationService::run_engine(int threads) {
       }
       running_ = static_cast<int64_t>(running.size() + joining.size());
     }
-    // Newcomers run their prompts first (the others wait for it), then join the batch.
+    // Newcomers join the batch: their prompts run at once here, or in pieces, one piece per step,
+    // in the batch's steps.
     for (std::shared_ptr<Job>& job : joining)
       if (std::unique_ptr<Sequence> sequence = start(std::move(job))) running.push_back(std::move(sequence));
     std::vector<SequenceRun*> runs;
@@ -153,6 +152,7 @@ std::unique_ptr<GenerationService::Sequence> GenerationService::start(std::share
   GenerateRequest request;
   request.max_new_tokens = spec.max_tokens;
   request.sampling = spec.sampling;
+  request.prefill_chunk = prefill_chunk_;
   if (spec.ignore_eos) request.eos_token_ids = std::vector<int32_t>{};
   request.on_token = [this, &s](int32_t id) {
     const ServerClock::time_point now = ServerClock::now();

@@ -1,8 +1,8 @@
 // The model server's engine side: jobs wait in a bounded queue for one of a fixed number of
-// sequence slots; one engine thread decodes every running sequence together, a token each per
-// step (continuous batching: a newcomer joins after its prefill, a finished one leaves between
-// steps), and hands each one's text on as it is decoded, ending at a stop string, at max_tokens,
-// at an end-of-sequence token or when its reader cancels it.
+// sequence slots; one engine thread (run's caller) decodes every running sequence together, a
+// token each per step (continuous batching: a newcomer's prompt runs in pieces between the others'
+// steps, a finished one leaves between steps), and hands each one's text on as it is decoded,
+// ending at a stop string, at max_tokens, at an end-of-sequence token or when its reader cancels it.
 #pragma once
 
 #include <atomic>
@@ -13,7 +13,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "openai/server_metrics.h"
@@ -71,11 +70,18 @@ class Job {
 
 class GenerationService {
  public:
-  // `slots` sequences decode together on `threads` threads; at most `max_queue` jobs wait.
+  // `slots` sequences decode together on `threads` threads; at most `max_queue` jobs wait. With
+  // more than one slot a newcomer's prompt runs `prefill_chunk` tokens per step (0: all at once).
   GenerationService(Session& session, const Tokenizer& tokenizer, ServerMetrics& metrics, int slots,
-                    int64_t max_queue, int threads);
-  // Lets the running jobs finish; the waiting ones end with 503.
-  ~GenerationService();
+                    int64_t max_queue, int64_t prefill_chunk, int threads);
+  ~GenerationService() { stop(); }
+
+  // The engine: runs jobs on the calling thread until stop() and the running ones are done. Call
+  // it on the thread that loaded the session: a second OpenMP thread pool would put more threads
+  // in pools than there are cores, and libgomp then sleeps at every barrier instead of spinning.
+  void run();
+  // New jobs are refused, the waiting ones end with 503; the running ones finish.
+  void stop();
 
   // Null when the queue is full.
   std::shared_ptr<Job> submit(GenerationJob job);
@@ -84,7 +90,6 @@ class GenerationService {
 
  private:
   struct Sequence;
-  void run_engine(int threads);
   // The job's prefill and first token; null when it ended there (finished already).
   std::unique_ptr<Sequence> start(std::shared_ptr<Job> job);
   void finish(Sequence& sequence);
@@ -94,12 +99,13 @@ class GenerationService {
   ServerMetrics& metrics_;
   const int64_t slots_;
   const int64_t max_queue_;
+  const int64_t prefill_chunk_;
+  const int threads_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Job>> queue_;
   bool stopping_ = false;
   std::atomic<int64_t> running_ = 0;
-  std::thread engine_;
 };
 
 }  // namespace canrun

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "chat/chat_template.h"
+#include "openai/client_connection.h"
 #include "openai/api_error.h"
 #include "openai/completion_request.h"
 #include "openai/completion_response.h"
@@ -25,7 +26,7 @@ namespace {
 using httplib::Request;
 using httplib::Response;
 
-constexpr auto kStreamPoll = std::chrono::milliseconds(250);  // how often a quiet stream looks at its client
+constexpr auto kStreamPoll = std::chrono::milliseconds(250);  // how often a quiet request looks at its client
 
 std::string route_label(const std::string& path) {
   for (const char* route : {"/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/metrics"})
@@ -48,7 +49,7 @@ class ModelServer {
         name_(options.served_model_name.empty() ? std::filesystem::path(model_dir).lexically_normal().filename().string()
                                                 : options.served_model_name),
         created_(static_cast<int64_t>(std::time(nullptr))),
-        service_(session_, tokenizer_, metrics_, options.slots, options.max_queue,
+        service_(session_, tokenizer_, metrics_, options.slots, options.max_queue, options.prefill_chunk,
                  options.threads > 0 ? options.threads : omp_get_max_threads()) {
     if (name_.empty()) name_ = model_dir;
     try {
@@ -68,9 +69,14 @@ class ModelServer {
                                   " (--host, --port): the address is in use or not this machine's");
     std::atomic<bool> stopped = false;
     std::thread watcher([&] { watch_signals(signals, stopped); });
+    std::thread listener([&] {
+      http_.listen_after_bind();
+      service_.stop();
+    });
     const std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
     on_listening("http://" + host + ":" + std::to_string(port));
-    http_.listen_after_bind();
+    service_.run();  // on this thread, which loaded the session
+    listener.join();
     stopped = true;
     watcher.join();
   }
@@ -206,7 +212,7 @@ class ModelServer {
     const ServerClock::time_point deadline =
         arrival + std::chrono::duration_cast<ServerClock::duration>(std::chrono::duration<double>(options_.request_timeout_s));
     if (request.stream) stream(response, running, identity, request.include_usage, deadline, in_flight);
-    else respond_whole(response, *running, identity, deadline);
+    else respond_whole(http_request, response, *running, identity, deadline);
   }
 
   ApiError timeout_error() const {
@@ -214,13 +220,21 @@ class ModelServer {
                              " s (--request-timeout)");
   }
 
-  void respond_whole(Response& response, Job& job, const ResponseIdentity& identity, ServerClock::time_point deadline) {
+  void respond_whole(const Request& http_request, Response& response, Job& job, const ResponseIdentity& identity,
+                     ServerClock::time_point deadline) {
+    // Nothing is written before the end, so the client's leaving shows only on its socket.
+    const std::optional<ClientConnection> client = ClientConnection::find(
+        http_request.local_addr, http_request.local_port, http_request.remote_addr, http_request.remote_port);
     std::string text;
     JobOutput out;
     for (;;) {
-      out = job.wait(deadline);
+      out = job.wait(std::min(deadline, ServerClock::now() + kStreamPoll));
       text += out.text;
       if (out.finished) break;
+      if (client && client->closed()) {
+        job.cancel();  // the generation stops after its next token; nobody reads the answer
+        return;
+      }
       if (ServerClock::now() >= deadline) {
         job.cancel();
         throw timeout_error();

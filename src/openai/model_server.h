@@ -20,6 +20,7 @@ struct ModelServerOptions {
   std::string served_model_name;  // default: the model folder's name
   std::optional<std::string> chat_template;  // a named template of the folder
   int slots = 1;                  // sequences decoded together
+  int64_t prefill_chunk = 256;    // with slots > 1: a prompt's tokens per step between the others' (0: at once)
   int64_t max_queue = 16;         // requests waiting for a slot
   int threads = 0;                // 0: every core
   double request_timeout_s = 600;  // from arrival to the last token

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 
 #include "blocks/decoder_program.h"
 #include "kernels/top_k.h"
@@ -17,13 +18,18 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+// longrope as phi3 runs it: the rotary factors of a forward pass follow the sequence's length
+// (short up to the pretraining length, long past it), so a prompt runs whole, never in pieces.
+bool rotary_follows_length(const DecoderSpec& spec) {
+  return spec.longrope_recompute && spec.rotary && spec.rope.type == "longrope";
+}
+
 // True when running one more token at `position` must recompute the whole sequence, as
-// transformers does when longrope switches from its short to its long factors (phi3): it drops
-// the cache when the sequence first grows past the pretraining length, so every earlier key is
+// transformers does when longrope switches from its short to its long factors: it drops the
+// cache when the sequence first grows past the pretraining length, so every earlier key is
 // rotated again with the long factors.
 bool recompute_before(const DecoderSpec& spec, int64_t position) {
-  return spec.longrope_recompute && spec.rotary && spec.rope.type == "longrope" &&
-         position == spec.rope.original_max_positions;
+  return rotary_follows_length(spec) && position == spec.rope.original_max_positions;
 }
 
 }  // namespace
@@ -104,11 +110,25 @@ SequenceRun::SequenceRun(Session& session, std::span<const int32_t> prompt, cons
   result_.kv_cache_bytes = state_->bytes();
   eos_ = request.eos_token_ids ? *request.eos_token_ids : session.config_.generation.eos_token_ids;
   result_.seed = sampler_.seed();
-  const auto prefill_start = Clock::now();
-  result_.prompt_logits = session.executor_->run(prompt, 0, *prefill_, *state_, arena_, request.prefill_observer);
-  result_.prefill_seconds = seconds_since(prefill_start);
+  if (request.prefill_chunk < 0) fail(ErrorKind::kUsage, "--prefill-chunk must not be negative");
+  in_pieces_ = request.prefill_chunk > 0 && !rotary_follows_length(spec);
+  if (!in_pieces_) prefill_piece();  // in pieces, every piece is a step's
+}
+
+void SequenceRun::prefill_piece() {
+  const int64_t left = prompt_length_ - prefilled_;
+  int64_t length = in_pieces_ ? std::min(request_.prefill_chunk, left) : left;
+  // A lone last token would run as a decode step does (Mamba-2's dt floor is for prompts only).
+  if (left - length == 1) ++length;
+  const auto piece_start = Clock::now();
+  const std::span<const int32_t> piece = std::span<const int32_t>(ids_).subspan(prefilled_, length);
+  result_.prompt_logits = session_.executor_->run(piece, prefilled_, *prefill_, *state_, arena_,
+                                                  request_.prefill_observer);
+  result_.prefill_seconds += seconds_since(piece_start);
+  prefilled_ += length;
+  if (prefilling()) return;
   decode_start_ = Clock::now();
-  if (new_tokens > 0) {
+  if (request_.max_new_tokens > 0) {
     choose(result_.prompt_logits);
   } else {
     ended_ = true;
@@ -143,6 +163,7 @@ std::unique_ptr<SequenceRun> Session::start(std::span<const int32_t> prompt, con
 }
 
 void Session::step(SequenceRun& run) {
+  if (run.prefilling()) return run.prefill_piece();
   const int64_t position = run.position();
   std::vector<float> logits;
   if (recompute_before(config_.spec, position)) {
@@ -157,9 +178,16 @@ void Session::step(SequenceRun& run) {
 
 void Session::step_batch(std::span<SequenceRun* const> runs) {
   std::vector<SequenceRun*> together;
+  bool piece_run = false;
   for (SequenceRun* run : runs) {
-    if (options_.comm->size() > 1 || recompute_before(config_.spec, run->position())) step(*run);
-    else together.push_back(run);
+    if (run->prefilling()) {
+      // One piece of one prompt per step, the first in line's: the others' tokens wait for no more.
+      if (!std::exchange(piece_run, true)) step(*run);
+    } else if (options_.comm->size() > 1 || recompute_before(config_.spec, run->position())) {
+      step(*run);
+    } else {
+      together.push_back(run);
+    }
   }
   if (together.size() == 1) return step(*together.front());
   if (together.empty()) return;

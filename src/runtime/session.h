@@ -53,6 +53,10 @@ struct GenerateRequest {
   // client gone). Single process only: the ranks of a sharded run would not all be asked.
   std::function<bool()> should_stop;
   StepObserver* prefill_observer = nullptr;  // sees every step of the prompt's forward pass
+  // > 0: the prompt runs in pieces of at most this many tokens, a piece per step and none in
+  // start, so that other sequences decoding in a batch go on between them (chunked prefill);
+  // 0: all at once in start.
+  int64_t prefill_chunk = 0;
 };
 
 struct GenerationResult {
@@ -61,8 +65,8 @@ struct GenerationResult {
   std::vector<float> prompt_logits;           // logits after the last prompt token
   std::vector<std::vector<int32_t>> top_ids;  // per generated token, with request.top_ids
   std::optional<uint64_t> seed;               // sampling: the seed the draws came from, to repeat them
-  double prefill_seconds = 0;
-  double decode_seconds = 0;  // for tokens after the first
+  double prefill_seconds = 0;  // the prompt's forward passes (a chunked prompt's pieces summed)
+  double decode_seconds = 0;   // for tokens after the first
   int64_t kv_cache_bytes = 0;
   int64_t activation_bytes = 0;  // the largest arena a forward pass used
 };
@@ -70,13 +74,16 @@ struct GenerationResult {
 class Session;
 
 // One sequence's generation, token by token: Session::start checks the request, makes its cache
-// and runs the prompt; each step then runs its last token and chooses the next one. generate runs
-// one alone to its end; step_batch runs many at once.
+// and runs the prompt (chunked: none of it); each step then runs the prompt's next piece, or its
+// last token and chooses the next one. generate runs one alone to its end; step_batch runs many
+// at once.
 class SequenceRun {
  public:
   SequenceRun(const SequenceRun&) = delete;
   SequenceRun& operator=(const SequenceRun&) = delete;
   bool ended() const { return ended_; }
+  // Part of the prompt has yet to run (chunked prefill): the next step runs a piece of it.
+  bool prefilling() const { return prefilled_ < prompt_length_; }
   int32_t last_token() const { return ids_.back(); }
   int64_t position() const { return static_cast<int64_t>(ids_.size()) - 1; }  // where last_token() goes
   // The result so far; the whole one once ended().
@@ -85,6 +92,9 @@ class SequenceRun {
  private:
   friend class Session;
   SequenceRun(Session& session, std::span<const int32_t> prompt, const GenerateRequest& request);
+  // Runs the prompt's next piece (all of what is left unless chunked); after the last, chooses
+  // the first token.
+  void prefill_piece();
   // Chooses the next token after `logits`, tells on_token and ends at eos, max_new_tokens or
   // should_stop; the decode time runs from the first token to the last.
   void choose(std::span<const float> logits);
@@ -92,6 +102,8 @@ class SequenceRun {
   Session& session_;
   GenerateRequest request_;
   int64_t prompt_length_ = 0;
+  int64_t prefilled_ = 0;  // prompt tokens run so far
+  bool in_pieces_ = false;  // chunked prefill: start runs none of the prompt, each step a piece
   std::vector<int32_t> ids_;  // the prompt and every chosen token
   std::vector<int32_t> eos_;
   Sampler sampler_;
@@ -137,12 +149,13 @@ class Session {
   // generate in steps: `start` checks the request as generate does, runs the prompt and chooses
   // the first token (ended at once when max_new_tokens is 0 or that token ends it).
   std::unique_ptr<SequenceRun> start(std::span<const int32_t> prompt, const GenerateRequest& request);
-  // One more token for a run that has not ended.
+  // One more token for a run that has not ended, or its prompt's next piece while it prefills.
   void step(SequenceRun& run);
   // One more token for each run at once: the row-wise steps (the weight products) read their
   // weights once for all of them. Runs that must run alone (a sharded session, a longrope
-  // recompute) take their step alone. Every run is this session's and not ended; one thread at
-  // a time.
+  // recompute) take their step alone. Of the runs whose prompts still run in pieces, the first in
+  // `runs` runs its next piece and the others wait, so a step holds the decoding runs up by one
+  // piece at most. Every run is this session's and not ended; one thread at a time.
   void step_batch(std::span<SequenceRun* const> runs);
 
  private:

@@ -17,10 +17,10 @@ def bench_json(run_canrun, *args):
 def test_json_measures_every_request_of_the_workload(run_canrun):
     report = bench_json(run_canrun, "--backend", "ref", "--prompt-tokens", "8-16", "--output-tokens", "5",
                         "--requests", "3", "--warmup", "1", "--concurrency", "2", "--threads", "2",
-                        "--price-per-hour", "3.6")
+                        "--prefill-chunk", "5", "--price-per-hour", "3.6")
     assert report["architecture"] == "llama" and report["weights_dtype"] == "F32"
     assert report["workload"] == {"prompt_tokens": "8-16", "output_tokens": "5", "requests": 3, "warmup": 1,
-                                  "concurrency": 2, "seed": 0, "kv_dtype": "f32"}
+                                  "concurrency": 2, "prefill_chunk": 5, "seed": 0, "kv_dtype": "f32"}
     assert report["threads"] == 2 and "threads_per_request" not in report
     assert report["failures"] == 0 and report["errors"] == []
     assert report["generated_tokens"] == 3 * 5  # no eos stops a bench request
@@ -90,6 +90,7 @@ def test_table_names_the_conditions_and_each_measure(run_canrun):
     (["--prompt-tokens", "100", "--output-tokens", "29"], "reaches 129 positions, more than the model's "
                                                           "max_position_embeddings of 128"),
     (["--concurrency", "0"], "--concurrency"),
+    (["--prefill-chunk", "-1"], "--prefill-chunk"),
     (["--price-per-hour", "-1"], "--price-per-hour"),
     (["--backend", "gpu"], "--backend"),
     (["--kv-dtype", "int8"], "--kv-dtype"),

@@ -156,6 +156,8 @@ def test_the_table_names_every_measure(run_canrun):
     (("--endpoint", "http://127.0.0.1:9", "--vocab-size", "5", "--plot", "x.svg"), "give --sweep-concurrency"),
     (("--endpoint", "http://127.0.0.1:9", "--vocab-size", "5", "--backend", "ref"),
      "--backend sets how canrun runs a model; with --endpoint the server runs it"),
+    (("--endpoint", "http://127.0.0.1:9", "--vocab-size", "5", "--prefill-chunk", "64"),
+     "--prefill-chunk sets how canrun runs a model; with --endpoint the server runs it"),
     ((TOKENIZER_MODEL, "--slo", "ttft=1s"), "--slo applies to a server's bench: give --endpoint URL"),
     ((), "MODEL_DIR is required (or --endpoint URL)"),
 ])

@@ -1,9 +1,10 @@
 """`canrun serve MODEL_DIR`: the engine behind an OpenAI-compatible API, driven by the official
 `openai` Python client (completions and chat, whole and streamed, the same text as `canrun
 generate`), bad requests answered 4xx with OpenAI-style bodies while the server keeps serving, the
-bounded queue, a client that leaves, the request timeout and SIGTERM's drain."""
+bounded queue, a client that leaves (streamed or not), the request timeout and SIGTERM's drain."""
 import json
 import signal
+import socket
 from concurrent.futures import ThreadPoolExecutor
 import subprocess
 import time
@@ -165,7 +166,8 @@ def test_chat_on_the_real_model_is_what_generate_says(smollm2, run_canrun):
 def test_concurrent_requests_decode_together_and_answer_as_each_alone(canrun_bin, run_canrun):
     prompts = ["The capital of France is", "Once upon a time", "def fibonacci(n):"]
     expected = [generated_text(run_canrun, SMOLLM2, "--prompt", p, "--max-new-tokens", 24)["text"] for p in prompts]
-    server = Server(canrun_bin, SMOLLM2, "--slots", "3")
+    # Prompts in pieces of two tokens, between the others' decode steps.
+    server = Server(canrun_bin, SMOLLM2, "--slots", "3", "--prefill-chunk", "2")
     try:
         def ask(prompt):
             return server.client.completions.create(model="SmolLM2-135M-Instruct", prompt=prompt, max_tokens=24,
@@ -183,6 +185,21 @@ def test_concurrent_requests_decode_together_and_answer_as_each_alone(canrun_bin
 def long_stream(server, tokens=300):
     return server.client.completions.create(model="SmolLM2-135M-Instruct", prompt="Count:", max_tokens=tokens,
                                             temperature=0, stream=True, extra_body={"ignore_eos": True})
+
+
+def test_a_client_that_leaves_before_a_whole_answer_frees_its_slot(smollm2):
+    cancelled = smollm2.metric("canrun_requests_cancelled_total")
+    host, port = smollm2.url.removeprefix("http://").removesuffix("/v1").split(":")
+    body = json.dumps({"prompt": "Count:", "max_tokens": 300, "ignore_eos": True, "temperature": 0}).encode()
+    with socket.create_connection((host, int(port)), timeout=30) as client:
+        client.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        smollm2.wait_for(lambda: smollm2.metric("canrun_running_sequences") == 1, "the request runs")
+    smollm2.wait_for(lambda: smollm2.metric("canrun_requests_cancelled_total") == cancelled + 1,
+                     "the generation stops when its client leaves, though nothing was written to it")
+    assert smollm2.metric("canrun_running_sequences") == 0
+    ok = smollm2.client.completions.create(model="SmolLM2-135M-Instruct", prompt="x", max_tokens=2, temperature=0)
+    assert ok.usage.completion_tokens >= 1
 
 
 def test_a_full_queue_answers_429_and_a_client_that_leaves_frees_its_slot(smollm2):

@@ -1,6 +1,7 @@
 // Sequences decoded together (Session::step_batch) choose the same greedy tokens as each alone,
 // on every committed tiny checkpoint, uncompiled on ref and compiled on cpu, with sequences
-// joining between steps and leaving at different lengths (continuous batching).
+// joining between steps, some with their prompts in pieces between the others' steps (chunked
+// prefill), and leaving at different lengths (continuous batching).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,6 +40,13 @@ TEST_P(DecodeBatch, SequencesTogetherChooseWhatEachChoosesAlone) {
   };
   std::vector<std::vector<int32_t>> alone;
   for (size_t i = 0; i < prompts.size(); ++i) alone.push_back(session.generate(prompts[i], request_for(i)).tokens);
+  // Together, every other prompt runs in pieces of 2 and 3 tokens (a lone last token joins the
+  // piece before it).
+  const auto chunked_request_for = [&](size_t i) {
+    GenerateRequest request = request_for(i);
+    request.prefill_chunk = static_cast<int64_t>(i % 2) * (2 + static_cast<int64_t>(i / 2) % 2);
+    return request;
+  };
 
   // One more sequence joins after each step.
   std::vector<std::unique_ptr<SequenceRun>> runs;
@@ -46,7 +54,7 @@ TEST_P(DecodeBatch, SequencesTogetherChooseWhatEachChoosesAlone) {
                                                        return !r->ended();
                                                      });) {
     if (joined < prompts.size()) {
-      runs.push_back(session.start(prompts[joined], request_for(joined)));
+      runs.push_back(session.start(prompts[joined], chunked_request_for(joined)));
       ++joined;
     }
     std::vector<SequenceRun*> active;
