@@ -7,15 +7,13 @@
 
 #include <chrono>
 #include <filesystem>
-#include <cstdio>
-#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include "bench/bench_run.h"
 #include "cli/bench_endpoint.h"
+#include "cli/bench_numbers.h"
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
 #include "cli/cores_option.h"
@@ -48,26 +46,14 @@ struct BenchArgs {
   EndpointBenchOptions endpoint;  // used when endpoint.url is set
 };
 
-std::string fixed(double value, int digits) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(digits) << value;
-  return out.str();
-}
-
 // Milliseconds below a second, seconds above: start-up and latencies span both.
 std::string duration(double seconds) {
   return seconds < 1 ? fixed(seconds * 1000, seconds < 0.01 ? 2 : 1) + " ms" : fixed(seconds, 2) + " s";
 }
 
-Json summary_json(const Summary& summary) {
-  return {{"mean", summary.mean}, {"p50", summary.p50}, {"p95", summary.p95}, {"max", summary.max},
-          {"count", summary.count}};
-}
-
-// Cost of a million tokens at `tokens_per_s` when the machine costs `price_per_hour`.
-Json cost_per_million(const BenchArgs& args, double tokens_per_s) {
-  if (!args.priced || tokens_per_s <= 0) return nullptr;
-  return args.price_per_hour / 3600.0 / tokens_per_s * 1e6;
+// The machine's price per hour, when given.
+std::optional<double> price(const BenchArgs& args) {
+  return args.priced ? std::optional<double>(args.price_per_hour) : std::nullopt;
 }
 
 // What the products compute in: f32, except that the cpu kernels of x86_64-avx512-bf16 round
@@ -153,8 +139,8 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
           {"failures", results.failures},
           {"errors", results.errors},
           {"price_per_hour", args.priced ? Json(args.price_per_hour) : Json(nullptr)},
-          {"cost_per_million_generated_tokens", cost_per_million(args, results.throughput_tokens_per_s)},
-          {"cost_per_million_tokens", cost_per_million(args, all_tokens_per_s)}};
+          {"cost_per_million_generated_tokens", cost_per_million(price(args), results.throughput_tokens_per_s)},
+          {"cost_per_million_tokens", cost_per_million(price(args), all_tokens_per_s)}};
 }
 
 void print_report(const BenchArgs& args, const Measured& measured) {
@@ -199,7 +185,7 @@ void print_report(const BenchArgs& args, const Measured& measured) {
                                     duration(measured.run.wall_s) + ")"});
   rows.push_back({"peak memory", std::to_string(measured.peak_rss_bytes >> 20) + " MiB resident"});
   rows.push_back({"failures", std::to_string(results.failures) + " of " + std::to_string(workload.requests)});
-  const Json cost = cost_per_million(args, results.throughput_tokens_per_s);
+  const Json cost = cost_per_million(price(args), results.throughput_tokens_per_s);
   if (args.priced)
     rows.push_back({"cost", cost.is_null() ? "- (nothing generated)"
                                            : "$" + fixed(cost.get<double>(), 4) + " per million generated tokens at $" +

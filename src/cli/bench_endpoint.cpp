@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -11,6 +10,7 @@
 #include "bench/endpoint_run.h"
 #include "bench/serving_metrics.h"
 #include "bench/sweep_plot.h"
+#include "cli/bench_numbers.h"
 #include "cli/table.h"
 #include "lab/atomic_file.h"
 #include "tokenizer/tokenizer.h"
@@ -20,23 +20,7 @@
 namespace canrun {
 namespace {
 
-std::string fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
 std::string ms(double seconds) { return fixed(seconds * 1000, 2); }
-
-Json summary_json(const Summary& summary) {
-  return {{"mean", summary.mean}, {"p50", summary.p50}, {"p90", summary.p90}, {"p95", summary.p95},
-          {"p99", summary.p99},   {"max", summary.max}, {"count", summary.count}};
-}
-
-Json cost_per_million(const std::optional<double>& price_per_hour, double tokens_per_s) {
-  if (!price_per_hour || tokens_per_s <= 0) return nullptr;
-  return *price_per_hour / 3600.0 / tokens_per_s * 1e6;
-}
 
 // Prompts of random token ids as the workload draws them; as text when a tokenizer is given (the
 // server then counts the tokens itself), else as token ids.
