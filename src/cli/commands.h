@@ -18,5 +18,6 @@ void add_serve_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
+void add_dataset_command(CLI::App& app);
 
 }  // namespace canrun

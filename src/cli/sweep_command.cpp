@@ -15,17 +15,22 @@ struct SweepArgs {
   SweepOptions options;
   bool all = false;
   std::string memory_limit;
+  std::string shard;
 };
 
 void run(SweepArgs& args) {
   args.options.filter.selected_only = !args.all;
   if (!args.memory_limit.empty()) args.options.memory_limit_bytes = parse_byte_size(args.memory_limit);
+  if (!args.shard.empty()) args.options.shard = parse_sweep_shard(args.shard);
   const SweepSummary summary = run_sweep(args.options);
   std::string counts;
   for (const auto& [status, count] : summary.counts) counts += (counts.empty() ? "" : ", ") + status + " " + std::to_string(count);
   std::printf("sweep done in %.1f s: %s%s; %lld already recorded; dataset in %s\n", summary.seconds,
               counts.empty() ? "no new rows" : "", counts.c_str(), static_cast<long long>(summary.already_recorded),
               args.options.out_dir.c_str());
+  if (args.options.shard)
+    std::printf("shard %s: rows in each pair's %s.parquet part; when every shard is done, canrun dataset merge %s\n",
+                args.shard.c_str(), args.options.shard->part_name().c_str(), args.options.out_dir.c_str());
 }
 
 }  // namespace
@@ -43,7 +48,11 @@ void add_sweep_command(CLI::App& app) {
       command->add_flag("--all", args->all, "Also the models the catalog does not select (recorded as EXCLUDED)");
   command->add_flag("--selected")->description("Only the selected models (the default)")->excludes(all);
   command->add_option("--search", options.filter.search, "Only ids containing this text (any case)");
-  command->add_option("--limit", options.limit, "Only the first N models of the selection")
+  command->add_option("--shard", args->shard,
+                      "Only the K-th of N disjoint slices of the selection, as K/N (a model's slice follows from its "
+                      "id);\nits rows go to the pair's part <pair>/part-K-of-N.parquet until canrun dataset merge")
+      ->type_name("K/N");
+  command->add_option("--limit", options.limit, "Only the first N models of the selection (of the shard's slice)")
       ->check(CLI::PositiveNumber);
   command->add_option("--profile", options.profile, "Device profile to plan cores on (default local)");
   command->add_option("--profiles", options.profiles_file, "JSON file of extra device profiles")

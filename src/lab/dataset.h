@@ -74,7 +74,8 @@ const std::vector<std::string>& dataset_columns();
 std::string dataset_file_name(const VersionPair& pair);
 
 // Writes all rows to `path` atomically: a reader sees the old file or the new one, never a
-// part. Every row must carry the pair that `path`'s file name spells.
+// part. Every row must carry the pair that `path`'s file name spells, or for a sweep shard's part
+// (<pair>/part-K-of-N.parquet) its folder's name.
 void write_dataset(const std::string& path, const std::vector<ResultRow>& rows);
 
 // Reads a file written by write_dataset (or any Parquet file with these columns and types;

@@ -48,11 +48,16 @@ class Sweep {
   SweepSummary run() {
     const auto start = std::chrono::steady_clock::now();
     std::vector<CatalogEntry> selection = filter_catalog(catalog_, options_.filter);
+    if (options_.shard)
+      std::erase_if(selection, [&](const CatalogEntry& entry) { return !options_.shard->holds(entry.id); });
     if (options_.limit > 0 && static_cast<int64_t>(selection.size()) > options_.limit) selection.resize(options_.limit);
+    // A shard resumes from its part and from what a merge has folded into the pair's file.
     std::set<std::string> recorded;
-    for (const ResultRow& row : read_pair_rows(options_.out_dir, engine_version_pair())) {
-      if (!options_.redo_results.count(row.result)) recorded.insert(row.model_id);
-    }
+    std::vector<std::string> parts = {""};  // "": the pair's file
+    if (options_.shard) parts.push_back(part());
+    for (const std::string& part : parts)
+      for (const ResultRow& row : read_pair_rows(options_.out_dir, engine_version_pair(), part))
+        if (!options_.redo_results.count(row.result)) recorded.insert(row.model_id);
 
     share_cores_between_jobs();
     std::deque<ModelSource> queue;
@@ -168,8 +173,11 @@ class Sweep {
     return row;
   }
 
+  // Where the rows go: the shard's part of the pair, or the pair's file.
+  std::string part() const { return options_.shard ? options_.shard->part_name() : ""; }
+
   void record(const ResultRow& row) {
-    record_row(options_.out_dir, row);
+    record_row(options_.out_dir, row, part());
     ++summary_.counts[row.result];
     progress_->finished(row.model_id, row.result, row.wall_time_s);
   }

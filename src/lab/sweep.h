@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -12,13 +13,15 @@
 #include "lab/child_process.h"
 #include "lab/dataset.h"
 #include "lab/status.h"
+#include "lab/sweep_shard.h"
 
 namespace canrun {
 
 struct SweepOptions {
   std::string catalog;  // empty: default_catalog_path()
   CatalogFilter filter;
-  int64_t limit = 0;  // the first N of the selection; 0: all
+  std::optional<SweepShard> shard;  // only this slice of the selection, its rows into a part of its own
+  int64_t limit = 0;  // the first N of the selection (of the shard's slice); 0: all
   std::string profile = "local";
   std::string profiles_file;
   std::string cache_dir;  // plan cache of each check that keeps its plans; empty: the default folder

@@ -1,6 +1,7 @@
 """`canrun sweep` over a small catalog of tiny configs (synthetic weights): rows for every
 model, including crash, hang and out-of-memory in the child; a sweep killed midway resumes with
-no row lost or duplicated; the dataset reads back the same in pandas and DuckDB; query and repro."""
+no row lost or duplicated; three shards at once merge into every model once; the dataset reads
+back the same in pandas and DuckDB; query and repro."""
 import json
 import os
 import signal
@@ -188,6 +189,39 @@ def test_crash_hang_and_oom_become_rows(canrun_bin, lab_env, catalog, tmp_path):
     assert len(after) == 6
     assert after["test/tiny-qwen3"]["result"] == "PASS" and after["test/tiny-mistral"]["result"] == "PASS"
     assert after["test/tiny-qwen2"]["timestamp"] == rows["test/tiny-qwen2"]["timestamp"]
+
+
+def test_three_shards_at_once_merge_into_every_model_once(canrun_bin, run_canrun, lab_env, catalog, tmp_path):
+    out = tmp_path / "results"
+    shards = [subprocess.Popen([canrun_bin, "sweep", "--all", "--catalog", str(catalog), "--out", str(out),
+                                "--shard", f"{k}/3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=lab_env) for k in (1, 2, 3)]
+    for k, shard in enumerate(shards, start=1):
+        stdout, stderr = shard.communicate(timeout=300)
+        assert shard.returncode == 0, stderr
+        assert f"shard {k}/3: rows in each pair's part-{k}-of-3.parquet part" in stdout
+    assert not list(out.glob(PARQUET_GLOB))  # only parts until the merge
+    parts = list(out.glob("canrun-*__cpu-*/part-*-of-3.parquet"))
+    assert 1 < len(parts) <= 3  # six models over three slices
+    merged = run_canrun("dataset", "merge", out)
+    assert merged.returncode == 0, merged.stderr
+    assert f"merged {len(parts)} parts into " in merged.stdout and ": 6 models" in merged.stdout
+    rows = read_rows(out)  # one row per model, as pandas and DuckDB read it
+    assert sorted(rows) == sorted(RUNNABLE + ["test/tiny-deepseek-v4", "test/excluded"])
+    assert_runnable_pass(rows)
+    assert_not_run_rows(rows)
+    assert not list(out.glob("canrun-*__cpu-*/"))  # the parts are gone
+    assert "canrun-" in (out / "README.md").read_text()  # the card names the pair's file
+    # A shard run again finds its models in the merged file: nothing is checked twice.
+    again = sweep(canrun_bin, lab_env, catalog, out, "--shard", "2/3")
+    assert again.returncode == 0 and "no new rows" in again.stdout, again.stdout + again.stderr
+
+
+@pytest.mark.parametrize("shard", ["0/3", "4/3", "2", "x/3"])
+def test_a_bad_shard_is_named(canrun_bin, lab_env, catalog, tmp_path, shard):
+    result = sweep(canrun_bin, lab_env, catalog, tmp_path / "results", "--shard", shard)
+    assert result.returncode != 0 and f"--shard '{shard}': expected K/N" in result.stderr, result.stderr
+    assert not (tmp_path / "results").exists()
 
 
 def test_redo_names_an_unknown_result(canrun_bin, lab_env, catalog, tmp_path):

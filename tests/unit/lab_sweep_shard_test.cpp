@@ -1,0 +1,126 @@
+// Sharded sweeps: --shard K/N slices a selection into N disjoint parts that every machine
+// computes alike, and merge_parts folds the shards' Parquet parts into each pair's file with one
+// row per model, the newest check winning.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "lab/results_dir.h"
+#include "lab/sweep_shard.h"
+#include "util/error.h"
+
+namespace canrun {
+namespace {
+
+namespace fs = std::filesystem;
+const VersionPair kPair{"canrun-0.1.0", "cpu-x86_64-avx512"};
+
+TEST(SweepShard, EveryModelFallsInExactlyOneSliceOfN) {
+  for (int64_t n : {1, 2, 3, 7}) {
+    std::vector<int64_t> sizes(static_cast<size_t>(n));
+    for (int i = 0; i < 700; ++i) {
+      const std::string id = "org-" + std::to_string(i % 13) + "/model-" + std::to_string(i);
+      int64_t holders = 0;
+      for (int64_t k = 1; k <= n; ++k) {
+        if (!SweepShard{k, n}.holds(id)) continue;
+        ++holders;
+        ++sizes[static_cast<size_t>(k - 1)];
+      }
+      ASSERT_EQ(holders, 1) << id << " in " << n << " slices";
+    }
+    for (int64_t size : sizes) EXPECT_GT(size, 700 / n / 2) << "slices of " << n << " are far from even";
+  }
+}
+
+TEST(SweepShard, ASliceFollowsFromTheIdAlone) {
+  // FNV-1a of the id, the same on every machine and build: FNV-1a("Qwen/Qwen3-0.6B") is
+  // 0x50799176820428f2, 2 modulo 8, so the third of eight slices holds it.
+  for (int64_t k = 1; k <= 8; ++k) EXPECT_EQ(SweepShard({k, 8}).holds("Qwen/Qwen3-0.6B"), k == 3) << k;
+  const SweepShard shard = parse_sweep_shard("3/8");
+  EXPECT_EQ(shard.index, 3);
+  EXPECT_EQ(shard.count, 8);
+  EXPECT_EQ(shard.part_name(), "part-3-of-8");
+}
+
+TEST(SweepShard, BadShardsAreNamed) {
+  for (const char* text : {"", "3", "0/4", "5/4", "1/0", "a/4", "1/4x", "-1/4", "1/100001"}) {
+    try {
+      parse_sweep_shard(text);
+      ADD_FAILURE() << "accepted '" << text << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+      EXPECT_NE(std::string(e.what()).find("--shard '" + std::string(text) + "': expected K/N"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+class MergeParts : public testing::Test {
+ protected:
+  void SetUp() override {
+    // One folder per test: ctest runs them at once.
+    dir_ = fs::temp_directory_path() /
+           ("canrun_merge_parts_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static ResultRow row(const std::string& model, const std::string& result, int64_t seconds) {
+    ResultRow r;
+    r.model_id = model;
+    r.task = "text-generation";
+    r.architecture = "llama";
+    r.weights = "synthetic";
+    r.result = result;
+    r.timestamp = Timestamp(std::chrono::seconds(1'796'000'000 + seconds));
+    r.compiler_version = kPair.compiler;
+    r.library_version = kPair.library;
+    return r;
+  }
+  std::string dir() const { return dir_.string(); }
+  fs::path dir_;
+};
+
+TEST_F(MergeParts, PartsFoldIntoThePairsFileNewestFirst) {
+  record_row(dir(), row("a", "TIMEOUT", 0));  // merged earlier
+  record_row(dir(), row("b", "PASS", 0));
+  record_row(dir(), row("a", "PASS", 10), "part-1-of-2");  // a newer check of a
+  record_row(dir(), row("c", "PASS", 5), "part-1-of-2");
+  record_row(dir(), row("b", "FAIL_RUNTIME", -5), "part-2-of-2");  // older than the merged row
+  record_row(dir(), row("d", "OOM", 5), "part-2-of-2");
+  const fs::path parts = dir_ / "canrun-0.1.0__cpu-x86_64-avx512";
+  ASSERT_TRUE(fs::exists(parts / "part-1-of-2.parquet"));
+  EXPECT_EQ(read_pair_rows(dir(), kPair).size(), 2u);  // parts are not the pair's file
+  EXPECT_EQ(read_pair_rows(dir(), kPair, "part-2-of-2").size(), 2u);
+
+  const std::vector<MergedPair> merged = merge_parts(dir());
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].parts, 2);
+  EXPECT_EQ(merged[0].models, 4);
+  std::map<std::string, std::string> results;
+  for (const ResultRow& r : read_pair_rows(dir(), kPair)) {
+    EXPECT_TRUE(results.emplace(r.model_id, r.result).second) << r.model_id << " twice";
+  }
+  EXPECT_EQ(results, (std::map<std::string, std::string>{{"a", "PASS"}, {"b", "PASS"}, {"c", "PASS"}, {"d", "OOM"}}));
+  EXPECT_FALSE(fs::exists(parts));
+  EXPECT_TRUE(merge_parts(dir()).empty());  // nothing left to merge
+}
+
+TEST_F(MergeParts, AnUnreadablePartStopsItBeforeAnythingChanges) {
+  record_row(dir(), row("a", "PASS", 0), "part-1-of-2");
+  const fs::path parts = dir_ / "canrun-0.1.0__cpu-x86_64-avx512";
+  std::ofstream(parts / "part-2-of-2.parquet") << "not parquet";
+  try {
+    merge_parts(dir());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("part-2-of-2.parquet"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::exists(parts / "part-1-of-2.parquet"));
+  EXPECT_FALSE(fs::exists(dir_ / dataset_file_name(kPair)));
+}
+
+}  // namespace
+}  // namespace canrun
