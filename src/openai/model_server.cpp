@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "chat/chat_template.h"
-#include "openai/client_connection.h"
 #include "openai/api_error.h"
+#include "openai/client_connection.h"
 #include "openai/completion_request.h"
 #include "openai/completion_response.h"
 #include "openai/generation_service.h"

@@ -147,7 +147,8 @@ class Session {
   GenerationResult generate(std::span<const int32_t> prompt, const GenerateRequest& request);
 
   // generate in steps: `start` checks the request as generate does, runs the prompt and chooses
-  // the first token (ended at once when max_new_tokens is 0 or that token ends it).
+  // the first token (ended at once when max_new_tokens is 0 or that token ends it); a prompt in
+  // pieces (request.prefill_chunk) runs in the steps instead, the first token after the last piece.
   std::unique_ptr<SequenceRun> start(std::span<const int32_t> prompt, const GenerateRequest& request);
   // One more token for a run that has not ended, or its prompt's next piece while it prefills.
   void step(SequenceRun& run);
