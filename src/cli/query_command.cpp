@@ -69,8 +69,9 @@ void run(const QueryArgs& args) {
     }
   } else {
     print_table(rows);
-    std::cout << rows.size() << " rows from " << result.file.path << " (" << result.file.pair.compiler << " / "
-              << result.file.pair.library << ")\n";
+    std::cout << rows.size() << " rows from " << result.file.path;
+    if (!result.file.parts.empty()) std::cout << " and " << result.file.parts.size() << " sweep parts not merged yet";
+    std::cout << " (" << result.file.pair.compiler << " / " << result.file.pair.library << ")\n";
   }
 }
 

@@ -344,8 +344,12 @@ std::string dataset_file_name(const VersionPair& pair) {
 }
 
 void write_dataset(const std::string& path, const std::vector<ResultRow>& rows) {
+  write_file_atomically(path, dataset_bytes(path, rows));
+}
+
+std::string dataset_bytes(const std::string& path, const std::vector<ResultRow>& rows) {
   validate_rows(path, rows);
-  write_file_atomically(path, to_parquet(rows, path));
+  return to_parquet(rows, path);
 }
 
 std::vector<ResultRow> read_dataset(const std::string& path) {

@@ -78,6 +78,9 @@ std::string dataset_file_name(const VersionPair& pair);
 // (<pair>/part-K-of-N.parquet) its folder's name.
 void write_dataset(const std::string& path, const std::vector<ResultRow>& rows);
 
+// What write_dataset would write to `path`, as bytes.
+std::string dataset_bytes(const std::string& path, const std::vector<ResultRow>& rows);
+
 // Reads a file written by write_dataset (or any Parquet file with these columns and types;
 // extra columns are ignored). Errors name the file, column and row.
 std::vector<ResultRow> read_dataset(const std::string& path);

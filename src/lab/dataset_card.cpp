@@ -62,7 +62,7 @@ const std::string& column_description(const std::string& column) {
   return found->second;
 }
 
-std::string dataset_card(const std::vector<std::string>& parquet_files) {
+std::string dataset_card(const std::vector<CardConfig>& configs) {
   std::string card =
       "---\n"
       "license: cc-by-4.0\n"
@@ -74,9 +74,9 @@ std::string dataset_card(const std::vector<std::string>& parquet_files) {
       "- canrun\n"
       "- model-compatibility\n"
       "configs:\n";
-  for (const std::string& file : parquet_files) {
-    const std::string config = file.substr(0, file.rfind(".parquet"));
-    card += "- config_name: " + config + "\n  data_files: " + file + "\n";
+  for (const CardConfig& config : configs) {
+    card += "- config_name: " + config.name + "\n  data_files:\n";
+    for (const std::string& files : config.data_files) card += "  - " + files + "\n";
   }
   card +=
       "---\n\n"

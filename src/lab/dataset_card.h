@@ -7,8 +7,16 @@
 
 namespace canrun {
 
-// The card for a folder holding `parquet_files` (file names, one config each).
-std::string dataset_card(const std::vector<std::string>& parquet_files);
+// One config of the card: a version pair ("<compiler>__<library>") and the files or globs, relative
+// to the folder, that hold its rows (its file, and "<pair>/*.parquet" while sweep shards' parts
+// are not merged).
+struct CardConfig {
+  std::string name;
+  std::vector<std::string> data_files;
+};
+
+// The card for a folder holding `configs`.
+std::string dataset_card(const std::vector<CardConfig>& configs);
 
 // One line per dataset column; throws for a column without one, so a new column needs words.
 const std::string& column_description(const std::string& column);

@@ -35,7 +35,7 @@ QueryResult query_results(const std::string& dir, const QueryFilter& filter) {
     present += (present.empty() ? "" : ", ") + file.pair.compiler + " / " + file.pair.library;
     if (!filter.compiler.empty() && file.pair.compiler != filter.compiler) continue;
     if (!filter.library.empty() && file.pair.library != filter.library) continue;
-    std::vector<ResultRow> rows = read_dataset(file.path);
+    std::vector<ResultRow> rows = read_pair(file);
     if (!chosen || newest(rows) > newest(chosen->rows)) chosen = QueryResult{file, std::move(rows)};
   }
   if (!chosen)

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
+#include <string_view>
 
 #include "lab/atomic_file.h"
 #include "lab/dataset_card.h"
@@ -32,88 +34,101 @@ class DirLock {
   int fd_ = -1;
 };
 
+constexpr std::string_view kParquet = ".parquet";
+
 // The pair's file in `dir`, or its part `part`.
 std::string pair_path(const std::string& dir, const VersionPair& pair, const std::string& part) {
   const std::string file = dataset_file_name(pair);
   if (part.empty()) return (fs::path(dir) / file).string();
-  return (fs::path(dir) / file.substr(0, file.size() - std::string(".parquet").size()) / (part + ".parquet")).string();
+  return (fs::path(dir) / file.substr(0, file.size() - kParquet.size()) / (part + ".parquet")).string();
 }
 
-// The dataset card, for the pairs' files in `dir`.
+std::vector<ResultRow> read_if_present(const std::string& path) {
+  return fs::exists(path) ? read_dataset(path) : std::vector<ResultRow>{};
+}
+
+// The dataset card, for the pairs in `dir`.
 void write_card(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const DatasetFile& file : list_dataset_files(dir)) names.push_back(fs::path(file.path).filename().string());
-  write_file_atomically((fs::path(dir) / "README.md").string(), dataset_card(names));
+  std::vector<CardConfig> configs;
+  for (const DatasetFile& file : list_dataset_files(dir)) {
+    const std::string name = fs::path(file.path).stem().string();
+    CardConfig& config = configs.emplace_back(CardConfig{name, {}});
+    if (fs::exists(file.path)) config.data_files.push_back(name + ".parquet");
+    if (!file.parts.empty()) config.data_files.push_back(name + "/*.parquet");
+  }
+  write_file_atomically((fs::path(dir) / "README.md").string(), dataset_card(configs));
 }
 
 }  // namespace
 
+DatasetFile find_dataset_pair(const std::string& dir, const VersionPair& pair) {
+  DatasetFile file{pair, pair_path(dir, pair, ""), {}};
+  const fs::path folder = fs::path(file.path).replace_extension();
+  std::error_code missing;
+  for (const fs::directory_entry& item : fs::directory_iterator(folder, missing))
+    if (item.is_regular_file() && item.path().extension() == kParquet && !item.path().filename().string().starts_with("."))
+      file.parts.push_back(item.path().string());
+  std::sort(file.parts.begin(), file.parts.end());
+  return file;
+}
+
 std::vector<DatasetFile> list_dataset_files(const std::string& dir) {
-  std::vector<DatasetFile> files;
-  if (!fs::is_directory(dir)) return files;
+  std::set<std::string> stems;  // sorted, each pair once
+  if (!fs::is_directory(dir)) return {};
   for (const fs::directory_entry& item : fs::directory_iterator(dir)) {
-    const std::string name = item.path().filename().string();
-    if (!item.is_regular_file() || !name.ends_with(".parquet") || name.starts_with(".")) continue;
-    const std::string stem = name.substr(0, name.size() - std::string(".parquet").size());
-    const size_t separator = stem.find("__");
-    if (separator == std::string::npos) continue;  // not one of ours
-    files.push_back({{stem.substr(0, separator), stem.substr(separator + 2)}, item.path().string()});
+    std::string name = item.path().filename().string();
+    if (name.starts_with(".") || name.find("__") == std::string::npos) continue;  // not one of ours
+    if (item.is_regular_file() && name.ends_with(kParquet)) stems.insert(name.substr(0, name.size() - kParquet.size()));
+    if (item.is_directory()) stems.insert(name);
   }
-  std::sort(files.begin(), files.end(), [](const DatasetFile& a, const DatasetFile& b) { return a.path < b.path; });
+  std::vector<DatasetFile> files;
+  for (const std::string& stem : stems) {
+    const size_t separator = stem.find("__");
+    DatasetFile file = find_dataset_pair(dir, {stem.substr(0, separator), stem.substr(separator + 2)});
+    if (fs::exists(file.path) || !file.parts.empty()) files.push_back(std::move(file));
+  }
   return files;
 }
 
-std::vector<ResultRow> read_pair_rows(const std::string& dir, const VersionPair& pair, const std::string& part) {
-  const std::string path = pair_path(dir, pair, part);
-  return fs::exists(path) ? read_dataset(path) : std::vector<ResultRow>{};
+std::vector<ResultRow> read_pair(const DatasetFile& file) {
+  std::map<std::string, ResultRow> newest;  // by model
+  const auto keep = [&](ResultRow row) {
+    auto [it, added] = newest.try_emplace(row.model_id, row);
+    if (!added && it->second.timestamp <= row.timestamp) it->second = std::move(row);
+  };
+  for (ResultRow& row : read_if_present(file.path)) keep(std::move(row));
+  for (const std::string& part : file.parts)
+    for (ResultRow& row : read_dataset(part)) keep(std::move(row));
+  std::vector<ResultRow> rows;
+  for (auto& [model, row] : newest) rows.push_back(std::move(row));
+  return rows;
 }
 
 void record_row(const std::string& dir, const ResultRow& row, const std::string& part) {
   fs::create_directories(dir);
   const DirLock lock(dir);
   const VersionPair pair{row.compiler_version, row.library_version};
-  std::vector<ResultRow> rows = read_pair_rows(dir, pair, part);
+  const std::string path = pair_path(dir, pair, part);
+  std::vector<ResultRow> rows = read_if_present(path);
   std::erase_if(rows, [&](const ResultRow& old) { return old.model_id == row.model_id; });
   rows.push_back(row);
-  const std::string path = pair_path(dir, pair, part);
   fs::create_directories(fs::path(path).parent_path());
   write_dataset(path, rows);
-  if (part.empty()) write_card(dir);  // parts join the card when merged
+  write_card(dir);
 }
 
 std::vector<MergedPair> merge_parts(const std::string& dir) {
   std::vector<MergedPair> merged;
   if (!fs::is_directory(dir)) return merged;
   const DirLock lock(dir);
-  std::vector<fs::path> folders;
-  for (const fs::directory_entry& item : fs::directory_iterator(dir)) {
-    const std::string name = item.path().filename().string();
-    if (item.is_directory() && name.find("__") != std::string::npos && !name.starts_with(".")) folders.push_back(item);
-  }
-  std::sort(folders.begin(), folders.end());
-  for (const fs::path& folder : folders) {
-    const std::string stem = folder.filename().string();
-    const VersionPair pair{stem.substr(0, stem.find("__")), stem.substr(stem.find("__") + 2)};
-    std::vector<fs::path> parts;
-    for (const fs::directory_entry& item : fs::directory_iterator(folder))
-      if (item.is_regular_file() && item.path().extension() == ".parquet") parts.push_back(item);
-    if (parts.empty()) continue;
-    std::sort(parts.begin(), parts.end());
-    std::map<std::string, ResultRow> newest;  // by model
-    const auto keep = [&](ResultRow row) {
-      auto [it, added] = newest.try_emplace(row.model_id, row);
-      if (!added && it->second.timestamp <= row.timestamp) it->second = std::move(row);
-    };
-    for (ResultRow& row : read_pair_rows(dir, pair)) keep(std::move(row));
-    for (const fs::path& part : parts)
-      for (ResultRow& row : read_dataset(part.string())) keep(std::move(row));
-    std::vector<ResultRow> rows;
-    for (auto& [model, row] : newest) rows.push_back(std::move(row));
-    write_dataset(pair_path(dir, pair, ""), rows);
-    for (const fs::path& part : parts) fs::remove(part);
+  for (const DatasetFile& file : list_dataset_files(dir)) {
+    if (file.parts.empty()) continue;
+    const std::vector<ResultRow> rows = read_pair(file);
+    write_dataset(file.path, rows);
+    for (const std::string& part : file.parts) fs::remove(part);
     std::error_code not_empty;
-    fs::remove(folder, not_empty);  // kept when something else lies in it
-    merged.push_back({pair, static_cast<int64_t>(parts.size()), static_cast<int64_t>(rows.size())});
+    fs::remove(fs::path(file.path).replace_extension(), not_empty);  // kept when something else lies in it
+    merged.push_back({file.pair, static_cast<int64_t>(file.parts.size()), static_cast<int64_t>(rows.size())});
   }
   if (!merged.empty()) write_card(dir);
   return merged;

@@ -11,20 +11,27 @@
 
 namespace canrun {
 
+// One version pair of a dataset folder: its file and the sweep shards' parts not merged yet.
 struct DatasetFile {
   VersionPair pair;
-  std::string path;
+  std::string path;                // <dir>/<compiler>__<library>.parquet; absent while only parts exist
+  std::vector<std::string> parts;  // <dir>/<compiler>__<library>/*.parquet, sorted
 };
 
-// The "<compiler>__<library>.parquet" files of `dir`, sorted by name; none when `dir` is missing.
+// The pairs of `dir` that have a "<compiler>__<library>.parquet" file, a folder of parts, or
+// both, sorted by name; none when `dir` is missing.
 std::vector<DatasetFile> list_dataset_files(const std::string& dir);
 
-// The rows of `pair` in `dir`, or with `part` ("part-2-of-8") that part's; none when the file
-// does not exist yet.
-std::vector<ResultRow> read_pair_rows(const std::string& dir, const VersionPair& pair, const std::string& part = "");
+// `pair` in `dir`, whether or not it has a file or parts yet.
+DatasetFile find_dataset_pair(const std::string& dir, const VersionPair& pair);
 
-// Adds `row` to its pair's file in `dir` (creating both) and rewrites the dataset card, or with
-// `part` adds it to that part of the pair; an earlier row of the same model there is replaced.
+// The pair's rows, its file and parts combined: one row per model, the newest check winning (a
+// part's row on a tie, the later part before the earlier).
+std::vector<ResultRow> read_pair(const DatasetFile& file);
+
+// Adds `row` to its pair's file in `dir` (creating both), or with `part` ("part-2-of-8") to that
+// part of the pair, and rewrites the dataset card; an earlier row of the same model there is
+// replaced.
 // Atomic, and serialised with other writers on this machine by a lock file in `dir`.
 void record_row(const std::string& dir, const ResultRow& row, const std::string& part = "");
 

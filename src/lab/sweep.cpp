@@ -51,13 +51,10 @@ class Sweep {
     if (options_.shard)
       std::erase_if(selection, [&](const CatalogEntry& entry) { return !options_.shard->holds(entry.id); });
     if (options_.limit > 0 && static_cast<int64_t>(selection.size()) > options_.limit) selection.resize(options_.limit);
-    // A shard resumes from its part and from what a merge has folded into the pair's file.
+    // The newest row of each model, in the pair's file or a shard's part, says whether it is done.
     std::set<std::string> recorded;
-    std::vector<std::string> parts = {""};  // "": the pair's file
-    if (options_.shard) parts.push_back(part());
-    for (const std::string& part : parts)
-      for (const ResultRow& row : read_pair_rows(options_.out_dir, engine_version_pair(), part))
-        if (!options_.redo_results.count(row.result)) recorded.insert(row.model_id);
+    for (const ResultRow& row : read_pair(find_dataset_pair(options_.out_dir, engine_version_pair())))
+      if (!options_.redo_results.count(row.result)) recorded.insert(row.model_id);
 
     share_cores_between_jobs();
     std::deque<ModelSource> queue;

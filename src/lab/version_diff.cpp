@@ -107,7 +107,7 @@ VersionDiff diff_versions(const std::string& dir, const VersionPair& from, const
                           const DiffOptions& options, const std::string& from_option, const std::string& to_option) {
   const std::vector<DatasetFile> files = list_dataset_files(dir);
   VersionDiff diff{find_pair(files, from, dir, from_option), find_pair(files, to, dir, to_option), {}};
-  diff.models = diff_rows(read_dataset(diff.from.path), read_dataset(diff.to.path), options);
+  diff.models = diff_rows(read_pair(diff.from), read_pair(diff.to), options);
   return diff;
 }
 

@@ -181,7 +181,7 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
   server.Get(R"(/data/([^/]*))", [&store](const httplib::Request& request, httplib::Response& response) {
     try {
       const std::string name = request.matches[1];
-      StaticFile file = load_dataset_file(*store.current(), store.data_dir(), name);
+      StaticFile file = dataset_file(*store.current(), name);
       response.set_header("Cache-Control", "no-cache");
       response.set_header("Content-Disposition", "attachment; filename=\"" + name + "\"");
       response.set_content(std::move(file.body), file.content_type);

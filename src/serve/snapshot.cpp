@@ -52,14 +52,19 @@ std::shared_ptr<const DatasetSnapshot> SnapshotStore::current() const {
   return current_;
 }
 
+SnapshotStore::FileState SnapshotStore::file_state(const std::string& path, std::error_code& error) {
+  FileState state{fs::last_write_time(path, error), 0};
+  if (!error) state.size = fs::file_size(path, error);
+  return state;
+}
+
 bool SnapshotStore::refresh() {
   const std::lock_guard lock(refresh_mutex_);
   bool changed = !loaded_;
   loaded_ = true;
 
-  std::error_code error;
-  const FileState catalog_state{fs::last_write_time(catalog_path_, error),
-                                error ? 0 : fs::file_size(catalog_path_, error)};
+  std::error_code catalog_missing;  // then load_catalog says what is wrong
+  const FileState catalog_state = file_state(catalog_path_, catalog_missing);
   if (!(catalog_state == catalog_state_) || catalog_.empty()) {
     catalog_state_ = catalog_state;
     try {
@@ -80,8 +85,17 @@ bool SnapshotStore::refresh() {
   }
   std::map<std::string, CachedPair> next;
   for (const DatasetFile& file : files) {
-    const FileState state{fs::last_write_time(file.path, error), error ? 0 : fs::file_size(file.path, error)};
-    if (error) continue;  // removed between listing and stat
+    std::vector<std::string> paths = file.parts;
+    std::error_code unreadable;
+    if (fs::exists(file.path, unreadable)) paths.push_back(file.path);
+    PairState state;
+    bool gone = false;
+    for (const std::string& path : paths) {
+      std::error_code missing;
+      state.emplace_back(path, file_state(path, missing));
+      gone = gone || missing;
+    }
+    if (gone) continue;  // removed between listing and stat
     auto previous = pairs_.find(file.path);
     if (previous != pairs_.end() && previous->second.state == state) {
       next.emplace(file.path, std::move(previous->second));
@@ -92,7 +106,7 @@ bool SnapshotStore::refresh() {
     cached.state = state;
     if (previous != pairs_.end()) cached.rows = std::move(previous->second.rows);
     try {
-      std::vector<ResultRow> rows = read_dataset(file.path);
+      std::vector<ResultRow> rows = read_pair(file);
       Timestamp newest{};
       for (const ResultRow& row : rows) newest = std::max(newest, row.timestamp);
       PairRows& loaded = cached.rows.emplace(

@@ -17,10 +17,10 @@
 
 namespace canrun {
 
-// The rows of one (compiler, library) file.
+// The rows of one (compiler, library) pair: its file and the sweep shards' parts combined.
 struct PairRows {
   VersionPair pair;
-  std::string file_name;
+  std::string file_name;  // "<compiler>__<library>.parquet"
   std::vector<ResultRow> rows;
   Timestamp newest{};  // latest row timestamp: "newest pair" means the one with the latest row
   std::unordered_map<std::string, size_t> by_model;  // model_id -> index in rows (one row per model)
@@ -68,8 +68,12 @@ class SnapshotStore {
     uintmax_t size = 0;
     bool operator==(const FileState&) const = default;
   };
+  // `error` says when the file is gone.
+  static FileState file_state(const std::string& path, std::error_code& error);
+  // The pair's file and parts, each with its state: a part added, merged or rewritten changes it.
+  using PairState = std::vector<std::pair<std::string, FileState>>;
   struct CachedPair {
-    FileState state;
+    PairState state;
     std::optional<PairRows> rows;  // the last good contents; none if it never read well
     std::string error;             // the read error of the current state, if it failed
   };
@@ -77,7 +81,7 @@ class SnapshotStore {
   std::string data_dir_;
   std::string catalog_path_;
   std::mutex refresh_mutex_;  // one reload at a time
-  std::map<std::string, CachedPair> pairs_;  // by file path
+  std::map<std::string, CachedPair> pairs_;  // by the pair's file path
   FileState catalog_state_{};
   std::vector<CatalogEntry> catalog_;
   std::string catalog_error_;

@@ -56,16 +56,11 @@ StaticFile load_static_file(const std::string& root, const std::string& path) {
   return {body.str(), content_type(file)};
 }
 
-StaticFile load_dataset_file(const DatasetSnapshot& snapshot, const std::string& data_dir, const std::string& name) {
+StaticFile dataset_file(const DatasetSnapshot& snapshot, const std::string& name) {
   std::vector<std::string> names;
   for (const PairRows& pair : snapshot.pairs) {
     names.push_back(pair.file_name);
-    if (pair.file_name != name) continue;
-    std::ifstream in(fs::path(data_dir) / name, std::ios::binary);
-    std::ostringstream body;
-    body << in.rdbuf();
-    if (!in) throw HttpError(404, "dataset file " + name + " is gone from " + data_dir);
-    return {body.str(), "application/vnd.apache.parquet"};
+    if (pair.file_name == name) return {dataset_bytes(name, pair.rows), "application/vnd.apache.parquet"};
   }
   throw HttpError(404, "no dataset file '" + name.substr(0, 100) + "' (files: " +
                            (names.empty() ? std::string("none") : join(names)) + ")");

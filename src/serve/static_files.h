@@ -20,8 +20,9 @@ std::string default_static_dir();
 // with characters no file here has, or no such file.
 StaticFile load_static_file(const std::string& root, const std::string& path);
 
-// A version pair's Parquet file in `data_dir`, by the name the snapshot lists it under (only
-// those names are served); HttpError 404 for any other name, or a file gone since the reload.
-StaticFile load_dataset_file(const DatasetSnapshot& snapshot, const std::string& data_dir, const std::string& name);
+// A version pair's rows in the snapshot as a Parquet file, by the name the snapshot lists it
+// under ("<compiler>__<library>.parquet": the pair's file and its shards' parts combined);
+// HttpError 404 for any other name.
+StaticFile dataset_file(const DatasetSnapshot& snapshot, const std::string& name);
 
 }  // namespace canrun

@@ -203,6 +203,12 @@ def test_three_shards_at_once_merge_into_every_model_once(canrun_bin, run_canrun
     assert not list(out.glob(PARQUET_GLOB))  # only parts until the merge
     parts = list(out.glob("canrun-*__cpu-*/part-*-of-3.parquet"))
     assert 1 < len(parts) <= 3  # six models over three slices
+    # Before the merge the readers combine the parts, and the card globs them.
+    query = run_canrun("query", "--data", out, "--format", "json")
+    assert query.returncode == 0, query.stderr
+    assert sorted(row["model_id"] for row in json.loads(query.stdout)) == sorted(
+        RUNNABLE + ["test/tiny-deepseek-v4", "test/excluded"])
+    assert "__cpu-" in (out / "README.md").read_text() and "/*.parquet" in (out / "README.md").read_text()
     merged = run_canrun("dataset", "merge", out)
     assert merged.returncode == 0, merged.stderr
     assert f"merged {len(parts)} parts into " in merged.stdout and ": 6 models" in merged.stdout
@@ -211,7 +217,8 @@ def test_three_shards_at_once_merge_into_every_model_once(canrun_bin, run_canrun
     assert_runnable_pass(rows)
     assert_not_run_rows(rows)
     assert not list(out.glob("canrun-*__cpu-*/"))  # the parts are gone
-    assert "canrun-" in (out / "README.md").read_text()  # the card names the pair's file
+    card = (out / "README.md").read_text()
+    assert "canrun-" in card and "/*.parquet" not in card  # the card names the pair's file
     # A shard run again finds its models in the merged file: nothing is checked twice.
     again = sweep(canrun_bin, lab_env, catalog, out, "--shard", "2/3")
     assert again.returncode == 0 and "no new rows" in again.stdout, again.stdout + again.stderr

@@ -79,6 +79,16 @@ class MergeParts : public testing::Test {
     r.library_version = kPair.library;
     return r;
   }
+  // Model -> result, each model once.
+  static std::map<std::string, std::string> results(const std::vector<ResultRow>& rows) {
+    std::map<std::string, std::string> by_model;
+    for (const ResultRow& r : rows) EXPECT_TRUE(by_model.emplace(r.model_id, r.result).second) << r.model_id << " twice";
+    return by_model;
+  }
+  static std::string read_file(const fs::path& path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
   std::string dir() const { return dir_.string(); }
   fs::path dir_;
 };
@@ -92,20 +102,32 @@ TEST_F(MergeParts, PartsFoldIntoThePairsFileNewestFirst) {
   record_row(dir(), row("d", "OOM", 5), "part-2-of-2");
   const fs::path parts = dir_ / "canrun-0.1.0__cpu-x86_64-avx512";
   ASSERT_TRUE(fs::exists(parts / "part-1-of-2.parquet"));
-  EXPECT_EQ(read_pair_rows(dir(), kPair).size(), 2u);  // parts are not the pair's file
-  EXPECT_EQ(read_pair_rows(dir(), kPair, "part-2-of-2").size(), 2u);
+  EXPECT_EQ(read_dataset((dir_ / dataset_file_name(kPair)).string()).size(), 2u);  // parts are not the pair's file
+  const std::vector<DatasetFile> listed = list_dataset_files(dir());
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].parts, (std::vector<std::string>{(parts / "part-1-of-2.parquet").string(),
+                                                       (parts / "part-2-of-2.parquet").string()}));
+  const std::map<std::string, std::string> expected = {{"a", "PASS"}, {"b", "PASS"}, {"c", "PASS"}, {"d", "OOM"}};
+  EXPECT_EQ(results(read_pair(listed[0])), expected);  // readers combine the parts before a merge
+  EXPECT_NE(read_file(dir_ / "README.md").find("  - canrun-0.1.0__cpu-x86_64-avx512/*.parquet\n"), std::string::npos);
 
   const std::vector<MergedPair> merged = merge_parts(dir());
   ASSERT_EQ(merged.size(), 1u);
   EXPECT_EQ(merged[0].parts, 2);
   EXPECT_EQ(merged[0].models, 4);
-  std::map<std::string, std::string> results;
-  for (const ResultRow& r : read_pair_rows(dir(), kPair)) {
-    EXPECT_TRUE(results.emplace(r.model_id, r.result).second) << r.model_id << " twice";
-  }
-  EXPECT_EQ(results, (std::map<std::string, std::string>{{"a", "PASS"}, {"b", "PASS"}, {"c", "PASS"}, {"d", "OOM"}}));
+  EXPECT_EQ(results(read_dataset((dir_ / dataset_file_name(kPair)).string())), expected);
   EXPECT_FALSE(fs::exists(parts));
+  EXPECT_EQ(read_file(dir_ / "README.md").find("/*.parquet"), std::string::npos);
   EXPECT_TRUE(merge_parts(dir()).empty());  // nothing left to merge
+}
+
+TEST_F(MergeParts, APairWithOnlyPartsIsListed) {
+  record_row(dir(), row("a", "PASS", 0), "part-3-of-4");
+  const std::vector<DatasetFile> listed = list_dataset_files(dir());
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].path, (dir_ / dataset_file_name(kPair)).string());
+  EXPECT_FALSE(fs::exists(listed[0].path));
+  EXPECT_EQ(results(read_pair(listed[0])), (std::map<std::string, std::string>{{"a", "PASS"}}));
 }
 
 TEST_F(MergeParts, AnUnreadablePartStopsItBeforeAnythingChanges) {

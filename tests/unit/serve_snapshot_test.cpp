@@ -6,6 +6,7 @@
 
 #include <thread>
 
+#include "lab/results_dir.h"
 #include "serve/snapshot.h"
 #include "serve/static_files.h"
 #include "serve/http_error.h"
@@ -54,6 +55,31 @@ TEST(ServeSnapshot, CorruptFileKeepsItsLastGoodRowsAndReportsTheError) {
   EXPECT_TRUE(store.refresh());
   EXPECT_EQ(store.current()->pairs[0].rows.size(), 1u);
   EXPECT_TRUE(store.current()->errors.empty());
+}
+
+TEST(ServeSnapshot, ASweepShardsPartJoinsItsPairNewestRowWinning) {
+  Folder folder("parts");
+  SnapshotStore store(folder.results.string(), folder.catalog.string());
+  ResultRow newer = row("org/a", "OOM", 2.0, 1);
+  newer.timestamp += std::chrono::hours(1);
+  record_row(folder.results.string(), newer, "part-1-of-2");
+  record_row(folder.results.string(), row("org/new", "PASS", 1.0, 1), "part-2-of-2");
+  EXPECT_TRUE(store.refresh());
+  const auto snapshot = store.current();
+  ASSERT_EQ(snapshot->pairs.size(), 1u);
+  const PairRows& pair = snapshot->pairs[0];
+  EXPECT_EQ(pair.rows.size(), 6u);
+  ASSERT_NE(pair.row_of("org/a"), nullptr);
+  EXPECT_EQ(pair.row_of("org/a")->result, "OOM");
+  EXPECT_FALSE(store.refresh());
+
+  // The download is the pair's rows as the page shows them: file and parts in one.
+  const StaticFile download = dataset_file(*snapshot, pair.file_name);
+  const fs::path copy = folder.root / "download" / pair.file_name;
+  fs::create_directories(copy.parent_path());
+  std::ofstream(copy, std::ios::binary) << download.body;
+  EXPECT_EQ(read_dataset(copy.string()).size(), 6u);
+  EXPECT_THROW(dataset_file(*snapshot, "other__pair.parquet"), HttpError);
 }
 
 TEST(ServeSnapshot, EmptyOrMissingFolderServesTheCatalogAlone) {
