@@ -9,6 +9,7 @@ APT_PACKAGES=(
   libpcre2-dev libicu-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   libcpp-httplib-dev                  # canrun serve's HTTP server, canrun cache pull/push
   libxxhash-dev                       # plan cache keys and checksums
+  libcurl4-openssl-dev libssl-dev     # canrun pull: the Hub client (HTTP(S), sha256 of blobs)
   libdnnl-dev                         # oneDNN: the prefill matrix products where its matmul is faster
   libopenmpi-dev openmpi-bin          # collectives between the workers of a sharded run (--cores N)
   chromium chromium-driver wrk        # the Space's browser test and load benchmark

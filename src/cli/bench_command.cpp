@@ -15,6 +15,7 @@
 #include "cli/bench_endpoint.h"
 #include "cli/bench_numbers.h"
 #include "cli/commands.h"
+#include "cli/model_argument.h"
 #include "cli/compile_flags.h"
 #include "cli/cores_option.h"
 #include "cli/kv_dtype_option.h"
@@ -319,8 +320,10 @@ void add_bench_command(CLI::App& app) {
       "TTFT, TPOT, inter-token and end-to-end latency (mean, p50, p90, p95, p99), request and token\n"
       "throughput, goodput under --slo, at a fixed concurrency or --request-rate, or swept over concurrencies.");
   command->add_option("model_dir", args->model_dir,
-                      "Model folder (config.json, safetensors, ...). With --endpoint: optional, a model folder "
-                      "or tokenizer.json whose text the prompts are (else they are sent as token ids)")
+                      "Model folder (config.json, safetensors, ...) or a Hub id ORG/NAME[@REVISION]. With "
+                      "--endpoint: optional, a model folder or tokenizer.json whose text the prompts are (else they "
+                      "are sent as token ids)")
+      ->transform(hub_model_folder())
       ->check(CLI::ExistingPath);
   command->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length: N or LOW-HIGH (default 128)");
   command->add_option("--output-tokens", args->output_tokens, "Generated tokens: N or LOW-HIGH (default 32)");

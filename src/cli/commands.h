@@ -19,5 +19,6 @@ void add_bench_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
 void add_dataset_command(CLI::App& app);
+void add_pull_command(CLI::App& app);
 
 }  // namespace canrun

@@ -11,6 +11,7 @@
 
 #include "chat/conversation_file.h"
 #include "cli/commands.h"
+#include "cli/model_argument.h"
 #include "cli/compile_flags.h"
 #include "cli/cores_option.h"
 #include "cli/kv_dtype_option.h"
@@ -177,8 +178,11 @@ void add_generate_command(CLI::App& app) {
       "generate",
       "Generate text from a Hugging Face model folder, from a prompt or a chat: greedy, or sampled as its "
       "generation_config.json or the sampling flags say; printed as it is generated");
-  command->add_option("model_dir", args->model_dir, "Model folder: config.json, *.safetensors, tokenizer.json")
-      ->required();
+  command->add_option("model_dir", args->model_dir,
+                      "Model folder (config.json, *.safetensors, tokenizer.json), or a Hub id ORG/NAME[@REVISION] "
+                      "found in the Hugging Face cache or downloaded into it")
+      ->required()
+      ->transform(hub_model_folder());
   auto* prompt = command->add_option("--prompt,-p", args->prompt, "Prompt text");
   auto* prompt_file = command->add_option("--prompt-file", args->prompt_file, "Read the prompt from a file");
   prompt->excludes(prompt_file);

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/model_argument.h"
 #include "cli/compile_flags.h"
 #include "openai/model_server.h"
 #include "serve/server.h"
@@ -94,7 +95,9 @@ void add_serve_command(CLI::App& app) {
                       "rebinding; on any other --host every Host is answered");
   auto model = std::make_shared<ModelServeArgs>();
   command->add_option("model_dir", model->model_dir,
-                      "A model folder: serve it behind an OpenAI-compatible API instead of the Space")
+                      "A model folder or a Hub id ORG/NAME[@REVISION]: serve it behind an OpenAI-compatible API "
+                      "instead of the Space")
+      ->transform(hub_model_folder())
       ->check(CLI::ExistingDirectory);
   const std::string group = "Model server (with MODEL_DIR)";
   command->add_option("--served-model-name", model->server.served_model_name,

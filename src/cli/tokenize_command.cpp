@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/model_argument.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -124,8 +125,10 @@ void add_tokenize_command(CLI::App& app) {
   auto args = std::make_shared<TokenizeArgs>();
   CLI::App* command = app.add_subcommand(
       "tokenize", "Encode text with a model's tokenizer.json, or decode token ids back to text");
-  command->add_option("model", args->source, "model folder holding tokenizer.json, or a tokenizer.json file")
-      ->required();
+  command->add_option("model", args->source,
+                      "model folder holding tokenizer.json, a tokenizer.json file, or a Hub id ORG/NAME[@REVISION]")
+      ->required()
+      ->transform(hub_model_folder());
   CLI::Option* text = command->add_option("--text", args->text, "text to encode");
   CLI::Option* file = command->add_option("--file", args->file, "file whose contents to encode");
   CLI::Option* decode =

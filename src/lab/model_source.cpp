@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "lab/hf_cache.h"
+#include "hub/hf_cache.h"
 #include "lab/synthetic_weights.h"
 #include "util/json.h"
 

@@ -10,6 +10,7 @@
 #include "plan/http_errors.h"
 #include "util/error.h"
 #include "util/json.h"
+#include "util/url_encode.h"
 
 namespace canrun {
 namespace {
@@ -78,22 +79,6 @@ class FolderRemote : public PlanRemote {
 
   fs::path base_;
 };
-
-// Percent-encodes each path segment; '/' separates them.
-std::string encode_path(const std::string& path) {
-  static const char kDigits[] = "0123456789ABCDEF";
-  std::string encoded;
-  for (unsigned char c : path) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
-      encoded += static_cast<char>(c);
-    } else {
-      encoded += '%';
-      encoded += kDigits[c >> 4];
-      encoded += kDigits[c & 15];
-    }
-  }
-  return encoded;
-}
 
 class HttpRemote : public PlanRemote {
  public:
@@ -172,7 +157,7 @@ class HttpRemote : public PlanRemote {
   }
 
  private:
-  std::string path(const std::string& relative) const { return base_path_ + "/" + encode_path(relative); }
+  std::string path(const std::string& relative) const { return base_path_ + "/" + url_encode(relative); }
 
   void check_status(const std::string& relative, const char* method, int status) const {
     if (status < 200 || status >= 300)

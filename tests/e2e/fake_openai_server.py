@@ -4,16 +4,15 @@ fixed delay apart, with switches for the failures a bench must count."""
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from local_server import LocalServer, QuietHandler
 
 MODEL = "fake-model"
 
 
-class FakeOpenAIServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class FakeOpenAIServer(LocalServer):
     def __init__(self, token_delay_s=0.002, fail_every=0, usage=True, close_early=False, short_by=0):
-        super().__init__(("127.0.0.1", 0), Handler)
+        super().__init__(Handler)
         self.token_delay_s = token_delay_s
         self.fail_every = fail_every  # every n-th completion request answers 500
         self.usage = usage  # whether the stream ends with a usage chunk
@@ -22,25 +21,8 @@ class FakeOpenAIServer(ThreadingHTTPServer):
         self.requests = []  # the JSON bodies of completion requests, in arrival order
         self.lock = threading.Lock()
 
-    @property
-    def url(self):
-        return f"http://127.0.0.1:{self.server_address[1]}"
 
-    def __enter__(self):
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.shutdown()
-        self.server_close()
-
-
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
+class Handler(QuietHandler):
     def send_json(self, status, body):
         data = json.dumps(body).encode()
         self.send_response(status)

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "lab/check.h"
-#include "lab/hf_cache.h"
+#include "hub/hf_cache.h"
 #include "lab/model_source.h"
 #include "lab/synthetic_weights.h"
 #include "runtime/session.h"
@@ -70,6 +70,20 @@ TEST(LabHfCache, FindsTheSnapshotRefsMainNames) {
   EXPECT_EQ(found->revision, "0123abcd");
   EXPECT_EQ(fs::path(found->dir), cache.path() / "models--tiny-org--tiny-qwen2/snapshots/0123abcd");
   EXPECT_FALSE(find_cached_snapshot(cache.path().string(), "tiny-org/other").has_value());
+}
+
+TEST(LabHfCache, FindsATagsSnapshotOrACommitsOwn) {
+  TempDir cache;
+  const std::string commit(40, 'a');
+  make_cached_model(cache.path(), "models--tiny-org--tiny-qwen2", commit);
+  fs::create_directories(cache.path() / "models--tiny-org--tiny-qwen2/refs/refs/pr");
+  std::ofstream(cache.path() / "models--tiny-org--tiny-qwen2/refs/refs/pr/1") << commit;
+  const std::string dir = cache.path().string();
+  EXPECT_EQ(find_snapshot(dir, "tiny-org/tiny-qwen2", "refs/pr/1")->revision, commit);
+  EXPECT_EQ(find_snapshot(dir, "tiny-org/tiny-qwen2", commit)->revision, commit);
+  EXPECT_FALSE(find_snapshot(dir, "tiny-org/tiny-qwen2", "v2").has_value());
+  EXPECT_FALSE(find_snapshot(dir, "tiny-org/tiny-qwen2", std::string(40, 'b')).has_value());
+  EXPECT_EQ(hf_repo_folder_name("org/name"), "models--org--name");
 }
 
 TEST(LabHfCache, RefToAMissingSnapshotIsAnError) {
