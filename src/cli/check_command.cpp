@@ -30,12 +30,12 @@ std::string ids_text(const std::optional<std::vector<int32_t>>& ids) {
 void print_summary(const ResultRow& row) {
   std::cout << row.model_id << ": " << row.result << "\n";
   if (row.error_message) std::cout << "  " << *row.error_message << "\n";
-  std::cout << "  weights " << row.weights << (row.revision ? " @ " + *row.revision : "") << ", " << row.architecture
+  std::cout << "  weights " << row.weights.value_or("-") << (row.revision ? " @ " + *row.revision : "") << ", " << row.architecture
             << ", cores " << (row.cores ? std::to_string(*row.cores) : "-") << ", " << row.compiler_version << " / "
             << row.library_version << "\n";
   char times[160];
-  std::snprintf(times, sizeof(times), "  wall %.2f s, load %s s, compile %s s%s, peak host memory %s\n",
-                row.wall_time_s, row.load_time_s ? std::to_string(*row.load_time_s).c_str() : "-",
+  std::snprintf(times, sizeof(times), "  wall %s s, load %s s, compile %s s%s, peak host memory %s\n",
+                row.wall_time_s ? std::to_string(*row.wall_time_s).c_str() : "-", row.load_time_s ? std::to_string(*row.load_time_s).c_str() : "-",
                 row.compile_time_s ? std::to_string(*row.compile_time_s).c_str() : "-",
                 row.plan_cache_hit && *row.plan_cache_hit ? " (plan from the cache)" : "",
                 row.peak_host_memory_bytes ? format_bytes(*row.peak_host_memory_bytes).c_str() : "-");
@@ -72,14 +72,16 @@ void add_check_command(CLI::App& app) {
       "check abort, hang or allocate without bound (oom only under a finite address-space limit) just before\n"
       "generating; for the sweep's tests.");
   command->add_option("model", args->options.model,
-                      "A model folder, a Hub id in the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub or "
-                      "~/.cache/huggingface/hub), or a catalog id (synthetic weights when no real ones are found)")
+                      "A model folder, or a Hub id ORG/NAME[@REVISION]: from the Hugging Face cache ($HF_HUB_CACHE, "
+                      "$HF_HOME/hub or ~/.cache/huggingface/hub), else downloaded into it (unless HF_HUB_OFFLINE=1); "
+                      "weights that cannot be had make a NOT_TESTED row saying why")
       ->required();
   command->add_option("--model-id", args->options.model_id,
                       "The Hub id of the model a folder or cached snapshot holds, so its row joins that catalog "
                       "entry (default: the catalog id config.json's _name_or_path names, else the folder)");
   command->add_flag("--synthetic", args->options.synthetic,
-                    "Use synthetic weights from the catalog's config (fixed seed) even when real ones exist");
+                    "Use synthetic weights from the catalog's config (fixed seed), never downloading, even when real "
+                    "ones exist");
   command->add_option("--profile", args->options.profile, "Device profile to plan cores on (default local)");
   command->add_option("--profiles", args->options.profiles_file, "JSON file of extra device profiles")
       ->check(CLI::ExistingFile);

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "hub/hf_cache.h"
 #include "lab/device_profile.h"
 #include "lab/status.h"
 #include "lab/sweep.h"
@@ -28,6 +29,10 @@ void run(SweepArgs& args) {
   std::printf("sweep done in %.1f s: %s%s; %lld already recorded; dataset in %s\n", summary.seconds,
               counts.empty() ? "no new rows" : "", counts.c_str(), static_cast<long long>(summary.already_recorded),
               args.options.out_dir.c_str());
+  if (summary.synthetic > 0)
+    std::printf("%lld models had no real weights in the Hugging Face cache (%s) and were checked with synthetic "
+                "weights; `canrun pull ORG/NAME` fetches real ones for the next sweep\n",
+                static_cast<long long>(summary.synthetic), hf_hub_cache_dir().c_str());
   if (args.options.shard)
     std::printf("shard %s: rows in each pair's %s.parquet part; when every shard is done, canrun dataset merge %s\n",
                 args.shard.c_str(), args.options.shard->part_name().c_str(), args.options.out_dir.c_str());

@@ -100,6 +100,8 @@ HttpReply HttpSession::perform(const std::string& url, bool head, bool follow, i
   curl_slist_free_all(headers);
   reply_ = nullptr;
   if (code == CURLE_WRITE_ERROR && write_errno_ != 0) fail(ErrorKind::kIo, std::strerror(write_errno_));
+  if (code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_RESOLVE_PROXY || code == CURLE_COULDNT_CONNECT)
+    throw HostUnreachable(ErrorKind::kIo, url + ": " + curl_easy_strerror(code));
   if (code != CURLE_OK) fail(ErrorKind::kIo, url + ": " + curl_easy_strerror(code));
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
   char* location = nullptr;

@@ -7,7 +7,15 @@
 #include <map>
 #include <string>
 
+#include "util/error.h"
+
 namespace canrun {
+
+// The host could not be resolved or connected to: trying again at once would not help.
+class HostUnreachable : public Error {
+ public:
+  using Error::Error;
+};
 
 struct HttpReply {
   long status = 0;
@@ -26,7 +34,8 @@ class HttpSession {
   HttpSession(const HttpSession&) = delete;
   HttpSession& operator=(const HttpSession&) = delete;
 
-  // A HEAD request that does not follow redirects. Throws kIo for a connection failure.
+  // A HEAD request that does not follow redirects. Throws kIo for a connection failure,
+  // HostUnreachable when there is no connection to make.
   HttpReply head(const std::string& url);
   // A GET, following redirects, the body in memory (for small JSON answers).
   HttpReply get(const std::string& url);

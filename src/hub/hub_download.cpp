@@ -69,6 +69,8 @@ HttpReply with_retries(const Request& request) {
     std::optional<HttpReply> reply;
     try {
       reply = request();
+    } catch (const HostUnreachable&) {
+      throw;
     } catch (const Error&) {
       if (attempt == kAttempts) throw;
     }
@@ -155,7 +157,13 @@ class Pull {
     HttpSession session(settings_.token);
     const std::string info_url = settings_.endpoint + "/api/models/" + options_.ref.repo_id + "/revision/" +
                                  url_encode(options_.ref.revision, true) + "?blobs=true";
-    const HttpReply info = with_retries([&] { return session.get(info_url); });
+    HttpReply info;
+    try {
+      info = with_retries([&] { return session.get(info_url); });
+    } catch (const HostUnreachable& e) {
+      fail(ErrorKind::kIo, where(options_.ref) + ": cannot reach the Hub at " + settings_.endpoint + " (" + e.what() +
+                               "): check the network or HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to use the cache only");
+    }
     if (info.status != 200) fail_status(info, "the model's file list", options_.ref, settings_);
     Json json;
     try {

@@ -154,7 +154,7 @@ ResultRow initial_row(const ModelSource& source, const CheckOptions& options, co
   row.task = source.entry ? source.entry->task : "text-generation";
   row.architecture = source.entry ? source.entry->model_type : "";
   if (source.entry) row.parameter_count = published_parameters(*source.entry);
-  row.weights = source.weights();
+  if (!source.weights().empty()) row.weights = source.weights();
   row.result = expected_result;
   row.prompt = kCheckPrompt;
   row.software_stack = software_stack();
@@ -174,14 +174,30 @@ ResultRow run_check(const CheckOptions& options) {
   const DeviceProfile profile = find_profile(available_profiles(options.profiles_file), options.profile);
   const std::vector<CatalogEntry> catalog =
       load_catalog(options.catalog.empty() ? default_catalog_path() : options.catalog);
-  const ModelSource source = resolve_model(options.model, options.synthetic, catalog, options.model_id);
+  const ModelSource source = resolve_model(options.model, options.synthetic ? WeightsPolicy::kSynthetic
+                                                                            : WeightsPolicy::kReal,
+                                           catalog, options.model_id);
   ResultRow row = initial_row(source, options, "");
+  if (source.unavailable()) {
+    // Nothing ran: no time or memory to record, and no weights to name.
+    fail_row(row, Status::kNotTested, "weights_unavailable",
+             source.unavailable_reason + (source.entry ? "; --synthetic checks it with synthetic weights made from "
+                                                         "the catalog's config"
+                                                       : ""));
+    return row;
+  }
   CheckStage stage = CheckStage::kLoad;
   try {
     run_protocol(source, options, profile, row, stage);
   } catch (...) {
     const CheckFailure failure = current_failure(stage);
     fail_row(row, failure.status, failure.type, failure.message);
+  }
+  if (row.result == status_name(Status::kUnsupportedArchitecture)) {
+    // canrun cannot read the family: nothing ran, so no time, memory or weights to record.
+    row.weights.reset();
+    row.reproduce_script = script_for(source, options, row.result);
+    return row;
   }
   row.wall_time_s = seconds_since(start);
   // A sharded check's peak is its largest worker's, or the reference run's when that is larger.

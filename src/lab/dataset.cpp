@@ -282,8 +282,8 @@ void validate_rows(const std::string& path, const std::vector<ResultRow>& rows) 
     const std::string where = path + ": row " + std::to_string(i) + " (" + row.model_id + ")";
     if (row.model_id.empty()) fail(ErrorKind::kUsage, where + ": model_id is empty");
     if (row.result.empty()) fail(ErrorKind::kUsage, where + ": result is empty");
-    if (row.weights != "real" && row.weights != "synthetic")
-      fail(ErrorKind::kUsage, where + ": weights must be \"real\" or \"synthetic\", got \"" + row.weights + "\"");
+    if (row.weights && *row.weights != "real" && *row.weights != "synthetic")
+      fail(ErrorKind::kUsage, where + ": weights must be \"real\", \"synthetic\" or null, got \"" + *row.weights + "\"");
     const std::string expected = dataset_file_name({row.compiler_version, row.library_version});
     if (expected != file_name && expected != folder_name)
       fail(ErrorKind::kUsage, where + ": its version pair belongs in " + expected + ", not " + file_name);

@@ -33,14 +33,14 @@ struct ResultRow {
   std::string task;
   std::string architecture;  // model_type
   std::optional<int64_t> parameter_count;
-  std::string weights;  // "real" or "synthetic"
+  std::optional<std::string> weights;  // "real" or "synthetic"; null when nothing ran (e.g. UNSUPPORTED_ARCHITECTURE)
   std::string result;   // the status
   std::optional<std::string> error_type;
   std::optional<std::string> error_message;
   std::optional<int32_t> cores;
   std::optional<int32_t> tp_degree;
   std::optional<int32_t> ep_degree;
-  double wall_time_s = 0;  // the whole check, compilation included
+  std::optional<double> wall_time_s;  // the whole check, compilation included; null when nothing ran
   std::optional<double> compile_time_s;
   std::optional<int32_t> recompilations;            // prompt buckets compiled after the first
   std::optional<bool> plan_cache_hit;               // every plan entry came from the plan cache

@@ -17,7 +17,8 @@ const std::map<std::string, std::string>& descriptions() {
       {"task", "Pipeline task from the catalog (text-generation, image-text-to-text)."},
       {"architecture", "config.json's model_type."},
       {"parameter_count", "Parameters: exact from the architecture when supported, else as published."},
-      {"weights", "`real` (published weights) or `synthetic` (random bf16 from the real config, fixed seed)."},
+      {"weights", "`real` (published weights) or `synthetic` (random bf16 from the real config, fixed seed); null "
+                  "when nothing ran (an unsupported family, an excluded model, weights that could not be had)."},
       {"result", "The status; see the table above."},
       {"error_type", "Kind of failure (e.g. checkpoint, runtime, mismatch, signal, timeout); null on PASS."},
       {"error_message", "The error, the mismatch position, or the reason a model was not tested or excluded."},
@@ -25,7 +26,7 @@ const std::map<std::string, std::string>& descriptions() {
       {"tp_degree", "Tensor-parallel degree."},
       {"ep_degree", "Expert-parallel degree (1 for dense models)."},
       {"wall_time_s", "Seconds for the whole check: resolving, planning, making synthetic weights, loading, "
-                      "compiling, both generations and verification."},
+                      "compiling, both generations and verification; null when nothing ran."},
       {"compile_time_s", "Seconds the tested run spent compiling its plan or loading it from the plan cache; null "
                          "when the check stopped before compiling."},
       {"recompilations", "Prompt-length buckets compiled after the first one (0 for the one fixed prompt)."},
@@ -87,8 +88,9 @@ std::string dataset_card(const std::vector<CardConfig>& configs) {
       "ran with (`cpu-x86_64-avx2-fma`, or `cpu-x86_64-portable` without AVX2 and FMA). Read them with "
       "pandas, pyarrow or DuckDB, or with `canrun query`.\n\n"
       "## The protocol\n\n"
-      "For each model: resolve the weights (a local folder, the Hugging Face cache, or synthetic weights made from the "
-      "catalog's real config with a fixed seed — the `weights` column says which); plan the fewest cores of the device "
+      "For each model: resolve the weights (a local folder, the Hugging Face cache — downloaded into it when missing "
+      "— or, when asked and in a sweep for models not in the cache, synthetic weights made from the catalog's real "
+      "config with a fixed seed; the `weights` column says which); plan the fewest cores of the device "
       "profile that hold it; load it for the `cpu` backend (bf16 weights stay bf16) and compile it (or load its plan "
       "from the plan cache); generate " + std::to_string(kCheckNewTokens) +
       " tokens greedily from the fixed prompt \"" + kCheckPrompt +

@@ -1,9 +1,14 @@
 #include "lab/model_source.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 
+#include "hub/download_progress.h"
 #include "hub/hf_cache.h"
+#include "hub/hub_download.h"
 #include "lab/synthetic_weights.h"
 #include "util/json.h"
 
@@ -29,21 +34,41 @@ std::string named_catalog_id(const std::string& folder, const std::vector<Catalo
 
 }  // namespace
 
-ModelSource resolve_model(const std::string& model, bool force_synthetic, const std::vector<CatalogEntry>& catalog,
+ModelSource resolve_model(const std::string& model, WeightsPolicy policy, const std::vector<CatalogEntry>& catalog,
                           const std::string& model_id) {
   namespace fs = std::filesystem;
+  const bool force_synthetic = policy == WeightsPolicy::kSynthetic;
+  const std::optional<HubRef> ref = try_parse_hub_ref(model);
   ModelSource source;
   source.argument = model;
-  source.model_id = model;
+  source.model_id = ref ? ref->repo_id : model;
+  const HubSettings hub = hub_settings_from_environment();
+  std::optional<CachedSnapshot> cached;
+  if (ref && !force_synthetic && !fs::is_directory(model)) {
+    cached = find_snapshot(hub.cache_dir, ref->repo_id, ref->revision);
+    if (cached && !fs::exists(fs::path(cached->dir) / "config.json")) cached.reset();  // a partial download
+  }
   if (fs::is_directory(model) && !force_synthetic) {
     source.kind = "local folder";
     source.dir = model;
     const std::string named = named_catalog_id(model, catalog);
     if (!named.empty()) source.model_id = named;
-  } else if (const auto cached = force_synthetic ? std::nullopt : find_cached_snapshot(hf_hub_cache_dir(), model)) {
+  } else if (cached) {
     source.kind = "hugging face cache";
     source.dir = cached->dir;
     source.revision = cached->revision;
+  } else if (ref && policy == WeightsPolicy::kReal) {
+    try {
+      PullOptions pull;
+      pull.ref = *ref;
+      const PullResult pulled = pull_model(pull, hub, download_progress(std::cerr, isatty(STDERR_FILENO) == 1));
+      source.kind = "hugging face cache";
+      source.dir = pulled.snapshot_dir;
+      source.revision = pulled.commit;
+    } catch (const Error& e) {
+      source.kind = "unavailable";
+      source.unavailable_reason = e.what();
+    }
   } else if (!model_id.empty()) {
     fail(ErrorKind::kUsage, "--model-id names the model a folder or a cached Hub snapshot holds; MODEL '" + model +
                                 "' is neither");
@@ -56,11 +81,11 @@ ModelSource resolve_model(const std::string& model, bool force_synthetic, const 
   if (!source.entry)
     fail(ErrorKind::kUsage, "MODEL '" + model + "': " +
                                 (force_synthetic ? std::string("--synthetic needs a catalog id")
-                                                 : "not a folder, not in the Hugging Face cache at " +
-                                                       hf_hub_cache_dir() + ", and not a catalog id"));
+                                                 : "not a folder, not in the Hugging Face cache at " + hub.cache_dir +
+                                                       ", and not a catalog id"));
   source.kind = "synthetic";
   source.synthetic_config = hf_config(*source.entry);
-  std::string folder = model;
+  std::string folder = source.model_id;
   std::replace(folder.begin(), folder.end(), '/', '-');
   source.dir = synthetic_cache_dir() + "/" + folder;
   return source;

@@ -97,7 +97,8 @@ void run_check_worker(const CheckOptions& options, const std::string& result_dir
   try {
     const std::vector<CatalogEntry> catalog =
         load_catalog(options.catalog.empty() ? default_catalog_path() : options.catalog);
-    const ModelSource source = resolve_model(options.model, options.synthetic, catalog, options.model_id);
+    const WeightsPolicy policy = options.synthetic ? WeightsPolicy::kSynthetic : WeightsPolicy::kReal;
+    const ModelSource source = resolve_model(options.model, policy, catalog, options.model_id);
     run_tested(source, options, mpi_communicator(cores), run, stage);
   } catch (...) {
     const CheckFailure failure = current_failure(stage);

@@ -63,7 +63,8 @@ class Sweep {
         ++summary_.already_recorded;
         continue;
       }
-      queue.push_back(resolve_model(entry.id, false, catalog_));
+      queue.push_back(resolve_model(entry.id, WeightsPolicy::kCachedOrSynthetic, catalog_));
+      if (queue.back().synthetic()) ++summary_.synthetic;
     }
     progress_ = std::make_unique<SweepProgress>(static_cast<int64_t>(queue.size()), isatty(STDERR_FILENO) == 1);
     std::vector<Job> running;
@@ -126,12 +127,14 @@ class Sweep {
     const Status status = known ? Status::kExcluded : Status::kUnsupportedArchitecture;
     ResultRow row = initial_row(source, check_options(source), std::string(status_name(status)));
     row.error_type = known ? "excluded" : "unsupported_architecture";
+    row.weights.reset();  // nothing ran
     row.error_message = exclusion_reason(entry);
     return row;
   }
 
   std::unique_ptr<ChildProcess> start_child(const ModelSource& source) const {
     std::vector<std::string> argv = {binary_, "check", source.model_id, "--json", "--profile", options_.profile};
+    if (source.synthetic()) argv.push_back("--synthetic");  // a sweep never downloads
     if (!options_.catalog.empty()) argv.insert(argv.end(), {"--catalog", options_.catalog});
     if (!options_.profiles_file.empty()) argv.insert(argv.end(), {"--profiles", options_.profiles_file});
     if (!keeps_plans(source))
@@ -176,7 +179,7 @@ class Sweep {
   void record(const ResultRow& row) {
     record_row(options_.out_dir, row, part());
     ++summary_.counts[row.result];
-    progress_->finished(row.model_id, row.result, row.wall_time_s);
+    progress_->finished(row.model_id, row.result, row.wall_time_s.value_or(0));
   }
 
   const SweepOptions& options_;

@@ -37,6 +37,7 @@ struct SweepOptions {
 struct SweepSummary {
   std::map<std::string, int64_t> counts;  // per status, of the rows written now
   int64_t already_recorded = 0;           // skipped: a row for this version pair exists
+  int64_t synthetic = 0;                  // models checked with synthetic weights: not in the cache
   double seconds = 0;
 };
 

@@ -43,7 +43,8 @@ void describe(ModelDiff& diff, const DiffOptions& options) {
   }
   // Times and memory compare runs that both got through.
   if (row_passes(a) && row_passes(b)) {
-    if (compare(a.wall_time_s, b.wall_time_s, options.time_ratio, "wall time", " s", 1, diff.changes) == true)
+    if (a.wall_time_s && b.wall_time_s &&
+        compare(*a.wall_time_s, *b.wall_time_s, options.time_ratio, "wall time", " s", 1, diff.changes) == true)
       diff.regression = true;
     if (a.peak_host_memory_bytes && b.peak_host_memory_bytes &&
         compare(static_cast<double>(*a.peak_host_memory_bytes), static_cast<double>(*b.peak_host_memory_bytes),

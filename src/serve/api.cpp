@@ -19,6 +19,7 @@ Json or_null(const std::optional<int64_t>& value) { return value ? Json(*value) 
 Json or_null(const std::optional<int32_t>& value) { return value ? Json(*value) : Json(nullptr); }
 Json or_null(const std::optional<double>& value) { return value ? Json(*value) : Json(nullptr); }
 Json or_null(const std::string& text) { return text.empty() ? Json(nullptr) : Json(text); }
+Json or_null(const std::optional<std::string>& text) { return text ? Json(*text) : Json(nullptr); }
 
 std::string cut_utf8(const std::string& text, size_t length) {
   if (text.size() <= length) return text;
@@ -113,11 +114,11 @@ Json item_json(const DatasetSnapshot& snapshot, ListItem item, const PairRows* p
   json.update({{"result", row.result},
                {"reason", row.error_message ? Json(cut_utf8(*row.error_message, kReasonLength)) : Json(nullptr)},
                {"cores", or_null(row.cores)},
-               {"wall_time_s", row.wall_time_s},
+               {"wall_time_s", or_null(row.wall_time_s)},
                {"compile_time_s", or_null(row.compile_time_s)},
                {"peak_device_memory_bytes", or_null(row.peak_device_memory_bytes)},
                {"peak_host_memory_bytes", or_null(row.peak_host_memory_bytes)},
-               {"weights", row.weights},
+               {"weights", or_null(row.weights)},
                {"architecture", row.architecture}});
   return json;
 }

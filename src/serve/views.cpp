@@ -31,7 +31,7 @@ NumberKey number_key(const std::string& key) {
   if (key == "cores")
     return [](const ListItem& item) { return item.row ? optional_number(item.row->cores) : std::nullopt; };
   if (key == "wall_time_s")
-    return [](const ListItem& item) { return item.row ? std::optional<double>(item.row->wall_time_s) : std::nullopt; };
+    return [](const ListItem& item) { return item.row ? item.row->wall_time_s : std::nullopt; };
   if (key == "peak_device_memory_bytes")
     return [](const ListItem& item) {
       return item.row ? optional_number(item.row->peak_device_memory_bytes) : std::nullopt;

@@ -2,6 +2,7 @@
 huggingface_hub lays it out (huggingface_hub 2.4.0 finds what canrun fetched, and canrun uses
 what huggingface_hub fetched), downloads resume and are checked, and every bad input is one line
 naming what is wrong with no file left under a final name."""
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -195,3 +196,17 @@ def test_a_full_disk_leaves_no_blob_and_a_usable_cache(canrun_bin, hub, env, tmp
         assert not (cache / "models--tiny-org--tiny-llama" / "refs" / "main").exists()
     finally:
         subprocess.run(["umount", str(cache)], check=True)
+
+
+def test_check_downloads_a_hub_id_and_says_when_it_cannot(canrun_bin, hub, env, tmp_path):
+    lab = dict(env, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    row = json.loads(canrun(canrun_bin, lab, "check", REPO_ID, "--json").stdout)
+    assert row["result"] == "PASS" and row["weights"] == "real", row
+    assert row["revision"] == hub.repos[REPO_ID].commit
+    # Neither cached nor downloadable: a NOT_TESTED row that says why, with nothing measured.
+    missing = canrun(canrun_bin, lab, "check", "tiny-org/missing", "--json")
+    assert missing.returncode == 0, missing.stderr
+    row = json.loads(missing.stdout)
+    assert row["result"] == "NOT_TESTED" and row["error_type"] == "weights_unavailable"
+    assert "tiny-org/missing: no such model repository at " in row["error_message"]
+    assert row["weights"] is None and row["wall_time_s"] is None

@@ -100,9 +100,9 @@ def test_human_summary_and_out_dir(canrun_bin, lab_env, tmp_path):
 
 
 def test_unknown_model_names_where_it_looked(canrun_bin, lab_env):
-    result = check(canrun_bin, lab_env, "nobody/nothing")
+    result = check(canrun_bin, lab_env, "no-such-folder")
     assert result.returncode == 2
-    assert "MODEL 'nobody/nothing'" in result.stderr and "Hugging Face cache" in result.stderr
+    assert "MODEL 'no-such-folder'" in result.stderr and "Hugging Face cache" in result.stderr
 
 
 def test_unsupported_architecture_in_a_folder_is_a_row(canrun_bin, lab_env, tmp_path):
@@ -115,6 +115,7 @@ def test_unsupported_architecture_in_a_folder_is_a_row(canrun_bin, lab_env, tmp_
     row = check_json(canrun_bin, lab_env, folder)
     assert row["result"] == "UNSUPPORTED_ARCHITECTURE"
     assert "frobnicator" in row["error_message"] and row["load_time_s"] is None
+    assert row["weights"] is None and row["wall_time_s"] is None  # nothing ran
 
 
 DEEP = "[" * 100000 + "]" * 100000

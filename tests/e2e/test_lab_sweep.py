@@ -88,6 +88,8 @@ def assert_not_run_rows(rows):
     assert rows["test/tiny-deepseek-v4"]["error_message"] == "architecture not supported: deepseek_v4"
     assert rows["test/excluded"]["result"] == "EXCLUDED"
     assert rows["test/excluded"]["error_message"] == "not prioritized yet"
+    for model in ("test/tiny-deepseek-v4", "test/excluded"):  # nothing ran: no weights, no time
+        assert pd.isna(rows[model]["weights"]) and pd.isna(rows[model]["wall_time_s"]), rows[model]
 
 
 def test_sweep_killed_midway_resumes_without_loss_or_duplicates(canrun_bin, lab_env, catalog, tmp_path):
@@ -109,6 +111,8 @@ def test_sweep_killed_midway_resumes_without_loss_or_duplicates(canrun_bin, lab_
     result = sweep(canrun_bin, lab_env, catalog, out, "--timeout", "60")
     assert result.returncode == 0, result.stderr
     assert "1 already recorded" in result.stdout
+    # None of the catalog's models is in the (empty) Hugging Face cache: the sweep says so.
+    assert "models had no real weights in the Hugging Face cache" in result.stdout
     rows = read_rows(out)
     assert sorted(rows) == sorted(RUNNABLE + ["test/tiny-deepseek-v4", "test/excluded"])
     assert_runnable_pass(rows)

@@ -111,16 +111,36 @@ TEST(LabHfCache, CacheFolderFollowsHuggingFaceHubOrder) {
   EXPECT_EQ(hf_hub_cache_dir(), "/home/someone/.cache/huggingface/hub");
 }
 
+Json tiny_config();
+
 TEST(LabModelSource, HubIdResolvesThroughTheCacheWithItsRevision) {
   TempDir cache;
   make_cached_model(cache.path(), "models--tiny-org--tiny-qwen2", "feedface");
   const ScopedEnv hub("HF_HUB_CACHE", cache.path().string());
-  const ModelSource source = resolve_model("tiny-org/tiny-qwen2", false, {});
+  const ModelSource source = resolve_model("tiny-org/tiny-qwen2", WeightsPolicy::kReal, {});
   EXPECT_EQ(source.kind, "hugging face cache");
   EXPECT_EQ(source.revision, "feedface");
   EXPECT_EQ(source.weights(), "real");
-  EXPECT_THROW(resolve_model("tiny-org/tiny-qwen2", true, {}), Error);  // --synthetic needs a catalog entry
-  EXPECT_THROW(resolve_model("nobody/nothing", false, {}), Error);
+  // --synthetic needs a catalog entry.
+  EXPECT_THROW(resolve_model("tiny-org/tiny-qwen2", WeightsPolicy::kSynthetic, {}), Error);
+}
+
+// Weights neither in the cache nor downloadable are unavailable for a check, which says why; a
+// sweep makes synthetic ones for catalog models instead, and never downloads.
+TEST(LabModelSource, MissingWeightsAreUnavailableToACheckAndSyntheticToASweep) {
+  TempDir cache;
+  const ScopedEnv hub("HF_HUB_CACHE", cache.path().string());
+  const ScopedEnv offline("HF_HUB_OFFLINE", "1");
+  CatalogEntry listed;
+  listed.id = "org/listed";
+  listed.config = tiny_config();
+  const ModelSource check = resolve_model("org/listed", WeightsPolicy::kReal, {listed});
+  EXPECT_TRUE(check.unavailable());
+  EXPECT_EQ(check.weights(), "");
+  EXPECT_NE(check.unavailable_reason.find("HF_HUB_OFFLINE"), std::string::npos) << check.unavailable_reason;
+  EXPECT_TRUE(resolve_model("org/listed", WeightsPolicy::kCachedOrSynthetic, {listed}).synthetic());
+  EXPECT_TRUE(resolve_model("nobody/nothing", WeightsPolicy::kReal, {listed}).unavailable());
+  EXPECT_THROW(resolve_model("nobody/nothing", WeightsPolicy::kCachedOrSynthetic, {listed}), Error);
 }
 
 // A local folder's row joins the catalog model its config.json names (_name_or_path, as
@@ -134,7 +154,7 @@ TEST(LabModelSource, LocalFolderJoinsTheCatalogModelItsConfigOrModelIdNames) {
   listed.id = "org/listed";
   other.id = "org/other";
   const std::vector<CatalogEntry> catalog = {listed, other};
-  ModelSource source = resolve_model(folder.string(), false, catalog);
+  ModelSource source = resolve_model(folder.string(), WeightsPolicy::kReal, catalog);
   EXPECT_EQ(source.kind, "local folder");
   EXPECT_EQ(source.model_id, "org/listed");
   ASSERT_TRUE(source.entry.has_value());
@@ -142,17 +162,17 @@ TEST(LabModelSource, LocalFolderJoinsTheCatalogModelItsConfigOrModelIdNames) {
   EXPECT_EQ(check_arguments(source, options)[0], folder.string());
   EXPECT_EQ(check_arguments(source, options)[1], "--model-id");
   EXPECT_EQ(check_arguments(source, options)[2], "org/listed");
-  source = resolve_model(folder.string(), false, catalog, "org/other");
+  source = resolve_model(folder.string(), WeightsPolicy::kReal, catalog, "org/other");
   EXPECT_EQ(source.model_id, "org/other");
   EXPECT_EQ(source.entry->id, "org/other");
   // A name that is not a catalog id leaves the folder as the id.
   std::ofstream(folder / "config.json") << R"({"model_type": "qwen2", "_name_or_path": "/home/me/model"})";
-  source = resolve_model(folder.string(), false, catalog);
+  source = resolve_model(folder.string(), WeightsPolicy::kReal, catalog);
   EXPECT_EQ(source.model_id, folder.string());
   EXPECT_FALSE(source.entry.has_value());
   EXPECT_EQ(check_arguments(source, options).size(), 3u);  // folder, --profile, local
   // --model-id is for real weights only.
-  EXPECT_THROW(resolve_model("org/listed", true, catalog, "org/other"), Error);
+  EXPECT_THROW(resolve_model("org/listed", WeightsPolicy::kSynthetic, catalog, "org/other"), Error);
 }
 
 Json tiny_config() {
