@@ -69,6 +69,8 @@ rm -rf "$staging"
 echo "converting $gguf -> $out"
 "$python" "$converter" "$gguf" "$staging"
 echo "$stamp" > "$staging/$stamp_name"
+# How to make this folder again, for the reproduce script of a row that checked it.
+echo "bash tools/fetch_smollm2.sh" > "$staging/.canrun-source"
 rm -rf "$out"
 mv "$staging" "$out"
 echo "done: $out ($(du -sh "$out" | cut -f1))"

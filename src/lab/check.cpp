@@ -37,12 +37,31 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+WeightsOrigin origin_of(const ModelSource& source) {
+  if (source.synthetic()) return WeightsOrigin::kSynthetic;
+  if (source.unavailable()) return WeightsOrigin::kUnavailable;
+  return source.kind == "local folder" ? WeightsOrigin::kLocalFolder : WeightsOrigin::kHub;
+}
+
 std::string script_for(const ModelSource& source, const CheckOptions& options, const std::string& expected_result) {
   const VersionPair pair = engine_version_pair();
-  std::string args;
-  for (const std::string& arg : check_arguments(source, options)) args += (args.empty() ? "" : " ") + shell_quote(arg);
-  return reproduce_script({args, source.model_id, source.weights(), source.revision.value_or(""), expected_result,
-                           pair.compiler + " / " + pair.library});
+  ReproduceInputs inputs;
+  inputs.model_id = source.model_id;
+  inputs.weights = source.weights();
+  inputs.revision = source.revision.value_or("");
+  inputs.origin = origin_of(source);
+  inputs.expected_result = expected_result;
+  inputs.version_pair = pair.compiler + " / " + pair.library;
+  inputs.host = host_name();
+  if (inputs.origin == WeightsOrigin::kLocalFolder) {
+    inputs.folder = source.dir;
+    inputs.folder_source = folder_source_command(source.dir);
+  }
+  std::vector<std::string> args = check_arguments(source, options);
+  // The snapshot the row checked, not whatever the branch names by then.
+  if (inputs.origin == WeightsOrigin::kHub && source.revision) args[0] = source.model_id + "@" + *source.revision;
+  for (const std::string& arg : args) inputs.check_arguments += (inputs.check_arguments.empty() ? "" : " ") + shell_quote(arg);
+  return reproduce_script(inputs);
 }
 
 void fail_row(ResultRow& row, Status status, const std::string& type, const std::string& message) {

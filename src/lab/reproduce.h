@@ -6,18 +6,35 @@
 
 namespace canrun {
 
+// Where the checked weights came from, so the script can get them again.
+enum class WeightsOrigin {
+  kHub,          // the Hugging Face cache: pulled again at `revision`
+  kLocalFolder,  // a folder on the machine that made the row
+  kSynthetic,    // made from the catalog's config: nothing to get
+  kUnavailable,  // none could be had: the check says why again
+};
+
 struct ReproduceInputs {
   std::string check_arguments;  // as `canrun check` takes them, shell-quoted
   std::string model_id;
-  std::string weights;          // "real" or "synthetic"
+  std::string weights;          // "real", "synthetic", or "" when none were had
   std::string revision;         // empty when unknown
+  WeightsOrigin origin = WeightsOrigin::kHub;
+  std::string folder;           // kLocalFolder: the folder as the check was given it
+  std::string folder_source;    // kLocalFolder: the command that makes it (folder_source_command), or ""
+  std::string host;             // the machine that made the row
   std::string expected_result;  // the row's status
   std::string version_pair;     // "<compiler> / <library>"
 };
 
 std::string reproduce_script(const ReproduceInputs& inputs);
 
-// `text` quoted for bash when it holds anything but [A-Za-z0-9_./:=+-]: in '...', or in $'...'
+// The command that makes `folder`, as the committed script that made it recorded it in
+// <folder>/.canrun-source ("bash tools/NAME.sh", run from the repository root); "" when there is
+// none or it is not of that form.
+std::string folder_source_command(const std::string& folder);
+
+// `text` quoted for bash when it holds anything but [A-Za-z0-9_./:=+@-]: in '...', or in $'...'
 // with escapes when it holds control characters, so a quoted value never spans lines.
 std::string shell_quote(const std::string& text);
 

@@ -203,6 +203,23 @@ def test_check_downloads_a_hub_id_and_says_when_it_cannot(canrun_bin, hub, env, 
     row = json.loads(canrun(canrun_bin, lab, "check", REPO_ID, "--json").stdout)
     assert row["result"] == "PASS" and row["weights"] == "real", row
     assert row["revision"] == hub.repos[REPO_ID].commit
+
+    # The reproduce script's canrun part (after the clone and build) gets the same snapshot into
+    # an empty cache and checks it again.
+    script = row["reproduce_script"]
+    commit = hub.repos[REPO_ID].commit
+    assert f"build/canrun pull {REPO_ID}@{commit}\n" in script and f"hf download {REPO_ID} --revision {commit}" in script
+    canrun_part = script.split("bash scripts/build.sh build\n", 1)[1]
+    clone = tmp_path / "clone"
+    (clone / "build").mkdir(parents=True)
+    (clone / "build" / "canrun").symlink_to(canrun_bin)
+    (clone / "part.sh").write_text("set -euo pipefail\n" + canrun_part)
+    again = subprocess.run(["bash", "part.sh"], cwd=clone, capture_output=True, text=True, timeout=300,
+                           env=dict(lab, HF_HUB_CACHE=str(tmp_path / "fresh-hub")))
+    assert again.returncode == 0, again.stderr
+    assert "result: PASS (expected PASS)" in again.stdout
+    assert (tmp_path / "fresh-hub" / "models--tiny-org--tiny-llama" / "snapshots" / commit).is_dir()
+
     # Neither cached nor downloadable: a NOT_TESTED row that says why, with nothing measured.
     missing = canrun(canrun_bin, lab, "check", "tiny-org/missing", "--json")
     assert missing.returncode == 0, missing.stderr

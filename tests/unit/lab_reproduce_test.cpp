@@ -99,5 +99,41 @@ TEST(ReproduceScript, HostileValuesStayData) {
   }
 }
 
+// A local folder's script says how to get the folder: the committed script that made it when
+// its .canrun-source names one (and nothing else is ever run from that file), else where it was.
+TEST(ReproduceScript, ALocalFolderSaysHowToGetIt) {
+  TemporaryDirectory dir("canrun-repro-");
+  const fs::path folder = dir.path() / "model";
+  fs::create_directories(folder);
+  EXPECT_EQ(folder_source_command(folder.string()), "");
+  std::ofstream(folder / ".canrun-source") << "bash tools/fetch_smollm2.sh\n";
+  EXPECT_EQ(folder_source_command(folder.string()), "bash tools/fetch_smollm2.sh");
+  for (const char* hostile : {"bash tools/x.sh; touch pwned", "rm -rf /", "bash tools/../../x.sh", "bash tools/$(x).sh"}) {
+    std::ofstream(folder / ".canrun-source", std::ios::trunc) << hostile << "\n";
+    EXPECT_EQ(folder_source_command(folder.string()), "") << hostile;
+  }
+
+  ReproduceInputs inputs;
+  inputs.model_id = "org/model";
+  inputs.weights = "real";
+  inputs.origin = WeightsOrigin::kLocalFolder;
+  inputs.folder = "models/org model";
+  inputs.host = "lab-7";
+  inputs.check_arguments = shell_quote(inputs.folder);
+  std::string script = reproduce_script(inputs);
+  EXPECT_NE(script.find("# models/org model is a local folder of lab-7: copy it here first.\n"), std::string::npos);
+  EXPECT_NE(script.find("#   build/canrun pull org/model\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("test -d 'models/org model' || { echo"), std::string::npos) << script;
+  inputs.folder_source = "bash tools/fetch_smollm2.sh";
+  script = reproduce_script(inputs);
+  EXPECT_NE(script.find("test -d 'models/org model' || bash tools/fetch_smollm2.sh\n"), std::string::npos) << script;
+
+  inputs.origin = WeightsOrigin::kHub;
+  inputs.revision = "0123abcd";
+  script = reproduce_script(inputs);
+  EXPECT_NE(script.find("build/canrun pull org/model@0123abcd\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("hf download org/model --revision 0123abcd"), std::string::npos) << script;
+}
+
 }  // namespace
 }  // namespace canrun
