@@ -108,6 +108,20 @@ function syncControls() {
   }
 }
 
+// The cores a check used, or for a model not checked yet the planner's count from its config.
+function coresCell(row) {
+  const cell = el("td", { class: "num", "data-label": "Cores" });
+  if (row.cores !== null || !row.plan) {
+    cell.textContent = row.cores ?? "—";
+    return cell;
+  }
+  const outcome = row.plan.reason ?? `${row.planned_cores} cores`;
+  const planned = `planned on ${row.plan.profile}: ${outcome} (${row.plan.detail})`;
+  cell.append(el("span", { text: row.planned_cores ?? "—", title: planned }),
+    el("span", { class: "sub", text: `planned, ${row.plan.profile}` }));
+  return cell;
+}
+
 function rowElement(row) {
   const open = () => openDetail(row.model_id);
   const name = el("button", { type: "button", class: "model", text: row.model_id, "aria-haspopup": "dialog" });
@@ -126,7 +140,7 @@ function rowElement(row) {
     el("td", { class: "num", "data-label": "Rank", text: row.rank ?? "" }),
     el("td", { "data-label": "Model" }, name, row.architecture ? el("span", { class: "sub", text: row.architecture }) : null),
     resultCell,
-    el("td", { class: "num", "data-label": "Cores", text: row.cores ?? "—" }),
+    coresCell(row),
     el("td", { class: "num", "data-label": "Wall time", text: seconds(row.wall_time_s) ?? "—" }),
     memoryCell,
     el("td", { "data-label": "Weights", text: row.weights ?? "—" }));

@@ -8,8 +8,8 @@
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "lab/catalog.h"
+#include "lab/catalog_plan.h"
 #include "lab/device_profile.h"
-#include "lab/planner.h"
 #include "util/json.h"
 
 namespace canrun {
@@ -18,29 +18,10 @@ namespace {
 struct CatalogArgs {
   std::string catalog;
   CatalogFilter filter;
-  std::string profile = "trn2";
+  std::string profile = kCatalogPlanProfile;
   std::string profiles_file;
   bool json = false;
 };
-
-// The plan on the chosen profile, or the error that kept the planner from making one.
-struct PlannedEntry {
-  CatalogEntry entry;
-  std::optional<CorePlan> plan;
-  ModelShape shape;
-  std::string plan_error;
-};
-
-PlannedEntry plan_entry(const CatalogEntry& entry, const DeviceProfile& profile) {
-  PlannedEntry planned{entry, std::nullopt, {}, ""};
-  try {
-    planned.shape = model_shape(hf_config(entry), published_parameters(entry));
-    planned.plan = plan_cores(planned.shape, profile, PlannerOptions{});
-  } catch (const Error& e) {
-    planned.plan_error = e.what();
-  }
-  return planned;
-}
 
 Json or_null(const std::optional<int64_t>& value) { return value ? Json(*value) : Json(nullptr); }
 Json or_null(const std::string& text) { return text.empty() ? Json(nullptr) : Json(text); }

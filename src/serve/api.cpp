@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "lab/catalog_plan.h"
 #include "lab/version_diff.h"
 #include "serve/http_error.h"
 #include "serve/views.h"
@@ -98,6 +99,11 @@ Json catalog_json(const CatalogEntry& entry) {
 Json item_json(const DatasetSnapshot& snapshot, ListItem item, const PairRows* pair) {
   if (!item.entry) item.entry = snapshot.catalog_entry(*item.model_id);
   Json json = {{"model_id", *item.model_id}, {"rank", or_null(item.rank)}, {"in_catalog", item.entry != nullptr}};
+  // What the planner gives from the catalog's config, checked or not.
+  const CorePlan* plan = snapshot.catalog_plan(*item.model_id);
+  json["planned_cores"] = plan && plan->fits() ? Json(plan->cores) : Json(nullptr);
+  json["plan"] = plan ? Json{{"profile", kCatalogPlanProfile}, {"reason", or_null(plan->reason)}, {"detail", plan->detail}}
+                      : Json(nullptr);
   if (!item.row) {
     json.update({{"result", nullptr},
                  {"reason", untested_reason(item, pair)},

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <system_error>
 
+#include "lab/catalog_plan.h"
 #include "lab/results_dir.h"
 
 namespace canrun {
@@ -31,6 +32,12 @@ const ResultRow* PairRows::row_of(const std::string& model_id) const {
 const CatalogEntry* DatasetSnapshot::catalog_entry(const std::string& model_id) const {
   const auto found = catalog_index_.find(model_id);
   return found == catalog_index_.end() ? nullptr : &catalog[found->second];
+}
+
+const CorePlan* DatasetSnapshot::catalog_plan(const std::string& model_id) const {
+  const auto found = catalog_index_.find(model_id);
+  if (found == catalog_index_.end() || !catalog_plans[found->second]) return nullptr;
+  return &*catalog_plans[found->second];
 }
 
 const PairRows* DatasetSnapshot::find_pair(const std::string& compiler, const std::string& library) const {
@@ -70,6 +77,9 @@ bool SnapshotStore::refresh() {
     try {
       catalog_ = load_catalog(catalog_path_);
       catalog_error_.clear();
+      const DeviceProfile profile = find_profile(builtin_profiles(), kCatalogPlanProfile);
+      catalog_plans_.clear();
+      for (const CatalogEntry& entry : catalog_) catalog_plans_.push_back(plan_entry(entry, profile).plan);
     } catch (const std::exception& e) {
       catalog_error_ = e.what();  // keep the last good catalog
     }
@@ -128,6 +138,7 @@ bool SnapshotStore::refresh() {
 
   auto snapshot = std::make_shared<DatasetSnapshot>();
   snapshot->catalog = catalog_;
+  snapshot->catalog_plans = catalog_plans_;
   for (size_t i = 0; i < snapshot->catalog.size(); ++i) snapshot->catalog_index_[snapshot->catalog[i].id] = i;
   if (!catalog_error_.empty()) snapshot->errors.push_back(catalog_error_);
   for (const auto& [path, cached] : pairs_) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lab/catalog.h"
+#include "lab/planner.h"
 #include "lab/dataset.h"
 
 namespace canrun {
@@ -32,6 +33,9 @@ struct PairRows {
 struct DatasetSnapshot {
   std::vector<PairRows> pairs;  // newest first
   std::vector<CatalogEntry> catalog;
+  // Each catalog model's core plan on kCatalogPlanProfile, parallel to `catalog`: shown for the
+  // models not checked yet. None where the planner could not read the config.
+  std::vector<std::optional<CorePlan>> catalog_plans;
   std::string loaded_at;  // ISO 8601 UTC
   uint64_t generation = 0;  // 1 for the first load, one more for each reload that changed something
   // Files or catalog that could not be read at the last reload; the snapshot keeps their last
@@ -39,6 +43,7 @@ struct DatasetSnapshot {
   std::vector<std::string> errors;
 
   const CatalogEntry* catalog_entry(const std::string& model_id) const;
+  const CorePlan* catalog_plan(const std::string& model_id) const;
   // The pair matching both parts (an empty part matches any), newest first; null when none.
   const PairRows* find_pair(const std::string& compiler, const std::string& library) const;
 
@@ -84,6 +89,7 @@ class SnapshotStore {
   std::map<std::string, CachedPair> pairs_;  // by the pair's file path
   FileState catalog_state_{};
   std::vector<CatalogEntry> catalog_;
+  std::vector<std::optional<CorePlan>> catalog_plans_;  // made when the catalog loads
   std::string catalog_error_;
   bool loaded_ = false;
   uint64_t generation_ = 0;
