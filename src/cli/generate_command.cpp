@@ -11,10 +11,10 @@
 
 #include "chat/conversation_file.h"
 #include "cli/commands.h"
-#include "cli/model_argument.h"
 #include "cli/compile_flags.h"
 #include "cli/cores_option.h"
 #include "cli/kv_dtype_option.h"
+#include "cli/model_argument.h"
 #include "cli/sampling_flags.h"
 #include "runtime/activation_dump.h"
 #include "runtime/session.h"

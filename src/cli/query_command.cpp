@@ -8,13 +8,14 @@
 #include "cli/table.h"
 #include "lab/catalog.h"
 #include "lab/query.h"
+#include "lab/results_dir.h"
 #include "lab/status.h"
 
 namespace canrun {
 namespace {
 
 struct QueryArgs {
-  std::string data_dir = "results";
+  std::string data_dir = shipped_dataset_dir();
   QueryFilter filter;
   std::string format = "table";
 };
@@ -80,7 +81,7 @@ void run(const QueryArgs& args) {
 void add_query_command(CLI::App& app) {
   auto args = std::make_shared<QueryArgs>();
   CLI::App* command = app.add_subcommand("query", "Show rows of the lab's dataset for one version pair");
-  command->add_option("--data", args->data_dir, "Dataset folder (default results/)");
+  command->add_option("--data", args->data_dir, "Dataset folder (default: the dataset canrun ships, " + shipped_dataset_dir() + ")");
   command->add_option("--model", args->filter.model, "Only model ids containing this text (any case)");
   command->add_option("--task", args->filter.task, "Only this task")->check(CLI::IsMember(catalog_tasks()));
   command->add_option("--result", args->filter.result, "Only this status, e.g. PASS or TIMEOUT");

@@ -4,13 +4,14 @@
 
 #include "cli/commands.h"
 #include "lab/query.h"
+#include "lab/results_dir.h"
 
 namespace canrun {
 namespace {
 
 struct ReproArgs {
   std::string model;
-  std::string data_dir = "results";
+  std::string data_dir = shipped_dataset_dir();
   QueryFilter filter;
 };
 
@@ -30,7 +31,7 @@ void add_repro_command(CLI::App& app) {
   auto args = std::make_shared<ReproArgs>();
   CLI::App* command = app.add_subcommand("repro", "Print the script that reproduces a model's row of the dataset");
   command->add_option("model", args->model, "The row's model_id, exactly")->required();
-  command->add_option("--data", args->data_dir, "Dataset folder (default results/)");
+  command->add_option("--data", args->data_dir, "Dataset folder (default: the dataset canrun ships, " + shipped_dataset_dir() + ")");
   command->add_option("--compiler", args->filter.compiler, "Version pair: compiler version (default: newest pair)");
   command->add_option("--library", args->filter.library, "Version pair: library version");
   command->callback([args] { run(*args); });

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/model_argument.h"
 #include "cli/compile_flags.h"
+#include "cli/model_argument.h"
 #include "openai/model_server.h"
 #include "serve/server.h"
 #include "util/error.h"
@@ -59,7 +59,7 @@ void add_serve_command(CLI::App& app) {
       "dataset folder, reloading it when its files change. Binds 127.0.0.1 unless --host says otherwise.\n"
       "With MODEL_DIR: serve that model behind an OpenAI-compatible API (/v1/completions,\n"
       "/v1/chat/completions, /v1/models, /health, /metrics), streamed or whole.");
-  command->add_option("--data", options->data_dir, "Dataset folder (default results/; may be empty or missing)");
+  command->add_option("--data", options->data_dir, "Dataset folder (default: the dataset canrun ships, " + shipped_dataset_dir() + "; may be empty or missing)");
   command->add_option("--port", options->port, "TCP port (default 8080; 0 picks a free one)")
       ->check(CLI::Range(0, 65535));
   command->add_option("--host", options->host, "Address to bind (default 127.0.0.1: this machine only)");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -88,6 +89,11 @@ std::vector<DatasetFile> list_dataset_files(const std::string& dir) {
     if (fs::exists(file.path) || !file.parts.empty()) files.push_back(std::move(file));
   }
   return files;
+}
+
+std::string shipped_dataset_dir() {
+  if (const char* dir = std::getenv("CANRUN_DATASET"); dir && *dir) return dir;
+  return CANRUN_DATASET_DIR;
 }
 
 std::vector<ResultRow> read_pair(const DatasetFile& file) {

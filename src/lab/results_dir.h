@@ -35,6 +35,10 @@ std::vector<ResultRow> read_pair(const DatasetFile& file);
 // Atomic, and serialised with other writers on this machine by a lock file in `dir`.
 void record_row(const std::string& dir, const ResultRow& row, const std::string& part = "");
 
+// The dataset the project ships: dataset/ of the source tree canrun was built from, or
+// $CANRUN_DATASET. What serve, query and repro read unless --data says otherwise.
+std::string shipped_dataset_dir();
+
 struct MergedPair {
   VersionPair pair;
   int64_t parts = 0;   // part files folded in

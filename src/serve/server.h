@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "lab/results_dir.h"
+
 namespace canrun {
 
 struct ServeOptions {
-  std::string data_dir = "results";
+  std::string data_dir = shipped_dataset_dir();
   std::string catalog;     // empty: default_catalog_path()
   std::string static_dir;  // empty: default_static_dir()
   std::string host = "127.0.0.1";
