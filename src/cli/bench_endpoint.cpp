@@ -12,7 +12,7 @@
 #include "bench/sweep_plot.h"
 #include "cli/bench_numbers.h"
 #include "cli/table.h"
-#include "lab/atomic_file.h"
+#include "util/atomic_file.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 #include "util/json.h"

@@ -1,6 +1,4 @@
 // canrun pull ORG/NAME[@REVISION]: a model repository from the Hub into the Hugging Face cache.
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -29,7 +27,7 @@ void run_pull(const PullArgs& args) {
   options.jobs = args.jobs;
   const HubSettings settings = hub_settings_from_environment();
   const auto start = std::chrono::steady_clock::now();
-  const PullResult result = pull_model(options, settings, download_progress(std::cerr, isatty(STDERR_FILENO) == 1));
+  const PullResult result = pull_with_progress(options, settings);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int64_t fetched = 0;
   for (const PulledFile& file : result.files) fetched += file.downloaded ? 1 : 0;

@@ -1,7 +1,10 @@
 #include "hub/download_progress.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <string>
 
@@ -39,8 +42,6 @@ struct Bar {
   }
 };
 
-}  // namespace
-
 PullProgress download_progress(std::ostream& out, bool terminal) {
   auto bar = std::make_shared<Bar>(Bar{out, terminal});
   PullProgress progress;
@@ -63,6 +64,12 @@ PullProgress download_progress(std::ostream& out, bool terminal) {
     }
   };
   return progress;
+}
+
+}  // namespace
+
+PullResult pull_with_progress(const PullOptions& options, const HubSettings& settings) {
+  return pull_model(options, settings, download_progress(std::cerr, isatty(STDERR_FILENO) == 1));
 }
 
 }  // namespace canrun

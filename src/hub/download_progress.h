@@ -1,13 +1,11 @@
-// A pull's progress on the terminal: one bar of bytes, files and speed, redrawn in place on a
+// A pull with its progress on stderr: one bar of bytes, files and speed, redrawn in place on a
 // terminal; a line per file fetched otherwise (logs, CI).
 #pragma once
-
-#include <ostream>
 
 #include "hub/hub_download.h"
 
 namespace canrun {
 
-PullProgress download_progress(std::ostream& out, bool terminal);
+PullResult pull_with_progress(const PullOptions& options, const HubSettings& settings);
 
 }  // namespace canrun

@@ -1,10 +1,7 @@
 #include "hub/hub_download.h"
 
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <openssl/evp.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cctype>
@@ -20,6 +17,8 @@
 
 #include "hub/hf_cache.h"
 #include "hub/http_session.h"
+#include "plan/file_lock.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/url_encode.h"
@@ -121,29 +120,12 @@ std::string digest_like(const std::string& etag, const std::string& path, int64_
   return hex;
 }
 
-// Holds the lock huggingface_hub takes on a blob (<cache>/.locks/<repo>/<etag>.lock, flock), so
-// the two never write one blob at once.
-class BlobLock {
- public:
-  BlobLock(const HubSettings& settings, const HubRef& ref, const std::string& etag) {
-    const fs::path path = fs::path(settings.cache_dir) / ".locks" / hf_repo_folder_name(ref.repo_id) / (etag + ".lock");
-    fs::create_directories(path.parent_path());
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0) fail(ErrorKind::kIo, path.string() + ": cannot lock the blob");
-  }
-  ~BlobLock() { ::close(fd_); }
-  BlobLock(const BlobLock&) = delete;
-  BlobLock& operator=(const BlobLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
-
-void write_text_atomically(const fs::path& path, const std::string& text) {
+// The lock huggingface_hub takes on a blob (flock on <cache>/.locks/<repo>/<etag>.lock), so the
+// two never write one blob at once.
+fs::path blob_lock_path(const HubSettings& settings, const HubRef& ref, const std::string& etag) {
+  const fs::path path = fs::path(settings.cache_dir) / ".locks" / hf_repo_folder_name(ref.repo_id) / (etag + ".lock");
   fs::create_directories(path.parent_path());
-  const fs::path temporary = path.string() + ".tmp" + std::to_string(::getpid());
-  std::ofstream(temporary, std::ios::binary | std::ios::trunc) << text;
-  fs::rename(temporary, path);
+  return path;
 }
 
 // One pull: the repository's files, fetched by `jobs` threads.
@@ -194,8 +176,11 @@ class Pull {
     for (std::thread& worker : workers) worker.join();
     if (first_error_) std::rethrow_exception(first_error_);
 
-    if (options_.ref.revision != result_.commit)
-      write_text_atomically(repo_dir_ / "refs" / options_.ref.revision, result_.commit);
+    if (options_.ref.revision != result_.commit) {
+      const fs::path ref = repo_dir_ / "refs" / options_.ref.revision;
+      fs::create_directories(ref.parent_path());
+      write_file_atomically(ref.string(), result_.commit);
+    }
     result_.bytes_downloaded = downloaded_bytes_;
     return result_;
   }
@@ -260,7 +245,7 @@ class Pull {
     const fs::path blob = repo_dir_ / "blobs" / file.etag;
     PulledFile pulled{file.path, file.size, false};
     {
-      const BlobLock lock(settings_, options_.ref, file.etag);
+      const FileLock lock(blob_lock_path(settings_, options_.ref, file.etag));
       std::error_code missing;
       if (fs::file_size(blob, missing) != static_cast<uintmax_t>(file.size) || missing) {
         download(session, file, blob);

@@ -1,9 +1,6 @@
 #include "hub/model_folder.h"
 
-#include <unistd.h>
-
 #include <filesystem>
-#include <iostream>
 
 #include "hub/download_progress.h"
 #include "hub/hf_cache.h"
@@ -19,8 +16,7 @@ std::string resolve_model_folder(const std::string& argument) {
   if (const auto cached = find_snapshot(settings.cache_dir, ref->repo_id, ref->revision)) return cached->dir;
   PullOptions options;
   options.ref = *ref;
-  const PullResult pulled = pull_model(options, settings, download_progress(std::cerr, isatty(STDERR_FILENO) == 1));
-  return pulled.snapshot_dir;
+  return pull_with_progress(options, settings).snapshot_dir;
 }
 
 }  // namespace canrun

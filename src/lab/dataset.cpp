@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "lab/atomic_file.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace canrun {

@@ -1,10 +1,7 @@
 #include "lab/model_source.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
-#include <iostream>
 
 #include "hub/download_progress.h"
 #include "hub/hf_cache.h"
@@ -61,7 +58,7 @@ ModelSource resolve_model(const std::string& model, WeightsPolicy policy, const 
     try {
       PullOptions pull;
       pull.ref = *ref;
-      const PullResult pulled = pull_model(pull, hub, download_progress(std::cerr, isatty(STDERR_FILENO) == 1));
+      const PullResult pulled = pull_with_progress(pull, hub);
       source.kind = "hugging face cache";
       source.dir = pulled.snapshot_dir;
       source.revision = pulled.commit;

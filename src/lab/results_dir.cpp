@@ -11,7 +11,7 @@
 #include <set>
 #include <string_view>
 
-#include "lab/atomic_file.h"
+#include "util/atomic_file.h"
 #include "lab/dataset_card.h"
 
 namespace canrun {

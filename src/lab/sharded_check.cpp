@@ -6,7 +6,7 @@
 #include <fstream>
 #include <vector>
 
-#include "lab/atomic_file.h"
+#include "util/atomic_file.h"
 #include "lab/catalog.h"
 #include "lab/status.h"
 #include "parallel/communicator.h"

@@ -1,4 +1,4 @@
-#include "lab/atomic_file.h"
+#include "util/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
