@@ -137,8 +137,15 @@ std::string exclusion_reason(const CatalogEntry& entry) {
 
 Json hf_config(const CatalogEntry& entry) {
   Json config = Json::object();
+  // A field the catalog's source did not have is left out, so that every reader of the config
+  // (canrun, transformers) takes its own default for it rather than a null.
+  std::set<std::string> absent;
+  if (entry.config.contains("_fields_not_present_in_source") && entry.config["_fields_not_present_in_source"].is_array())
+    for (const Json& key : entry.config["_fields_not_present_in_source"])
+      if (key.is_string()) absent.insert(key.get<std::string>());
   for (const auto& [key, value] : entry.config.items()) {
     if (key.starts_with("_") || key == "vision_config" || key == "extra") continue;
+    if (value.is_null() && absent.count(key)) continue;
     config[key] = value;
   }
   // "extra" also holds nested values as "text_config.x"; only top-level ones belong here.
