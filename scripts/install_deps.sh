@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   cmake ninja-build g++ pkg-config
+  python3-venv                        # the torch runner's test interpreter (scripts/install_torch.sh)
   libpcre2-dev libicu-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   libcpp-httplib-dev                  # canrun serve's HTTP server, canrun cache pull/push
   libxxhash-dev                       # plan cache keys and checksums

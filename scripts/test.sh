@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: unit and parity tests (CTest) in a normal and in an ASan+UBSan build, every fuzz
 # target briefly (clang, libFuzzer), then the end-to-end tests (pytest) against the CLI and the
-# real SmolLM2 folder.
+# real SmolLM2 folder; the torch runner's tests with torch from a venv of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
@@ -19,4 +19,6 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir bu
 echo "== fuzz targets, 10 s each from their corpora (scripts/fuzz.sh TARGET SECONDS for a long run)"
 bash scripts/fuzz.sh all 10
 echo "== pytest"
+CANRUN_TORCH_PYTHON=$(bash scripts/install_torch.sh)
+export CANRUN_TORCH_PYTHON
 CANRUN_BIN="$PWD/build/canrun" python3 -m pytest -q tests/e2e

@@ -45,6 +45,8 @@ SCHEMA = pa.schema([
     pa.field("recompilations", pa.int32()),
     pa.field("plan_cache_hit", pa.bool_()),
     pa.field("peak_activation_bytes", pa.int64()),
+    pa.field("graph_breaks", pa.int32()),
+    pa.field("eager_fallback", pa.bool_()),
     pa.field("load_time_s", pa.float64()),
     pa.field("peak_device_memory_bytes", pa.int64()),
     pa.field("peak_host_memory_bytes", pa.int64()),
@@ -53,6 +55,9 @@ SCHEMA = pa.schema([
     pa.field("generated_token_ids", pa.list_(pa.int32())),
     pa.field("reference_token_ids", pa.list_(pa.int32())),
     pa.field("matching_prefix_length", pa.int32()),
+    pa.field("verification", pa.string()),
+    pa.field("judge_score", pa.float64()),
+    pa.field("judge", pa.string()),
     pa.field("software_stack", STACK_TYPE, nullable=False),
     pa.field("reproduce_script", pa.string(), nullable=False),
     pa.field("timestamp", pa.timestamp("us", tz="UTC"), nullable=False),
@@ -104,7 +109,8 @@ def make_row(entry, model_id, rng, compiler, library, when):
                 ids = [rng.randrange(1000, 30000) for _ in range(32)]
                 reference = ids if result == "PASS" else ids[:20] + [i + 1 for i in ids[20:]]
                 row.update(generated_text=" Paris. (synthetic row: no text was generated)", generated_token_ids=ids,
-                           reference_token_ids=reference, matching_prefix_length=32 if result == "PASS" else 20)
+                           reference_token_ids=reference, matching_prefix_length=32 if result == "PASS" else 20,
+                           verification="exact" if result == "PASS" else "top-5")
             if result == "FAIL_MISMATCH":
                 row.update(error_type="mismatch", error_message="token 20 differs and is not in the reference's top-5")
             elif result == "FAIL_RUNTIME":

@@ -39,7 +39,7 @@ function seconds(value) {
 
 function statusClass(result) {
   if (!result) return "none";
-  if (result === "PASS" || result === "PASS_TOP5") return "pass";
+  if (result === "PASS" || result === "PASS_TOP5" || result === "PASS_JUDGE") return "pass";
   if (result === "NOT_TESTED" || result === "EXCLUDED" || result === "UNSUPPORTED_ARCHITECTURE") return "none";
   if (result === "TIMEOUT" || result === "OOM") return "warn";
   return "fail";
@@ -122,11 +122,21 @@ function coresCell(row) {
   return cell;
 }
 
+// A torch.compile run that captured nothing, or broke its graphs, says so next to its result.
+function compileNote(row) {
+  if (row.eager_fallback) return "ran eagerly: torch.compile captured no graph";
+  if (row.graph_breaks) return `${row.graph_breaks} graph break${row.graph_breaks === 1 ? "" : "s"}`;
+  return null;
+}
+
 function rowElement(row) {
   const open = () => openDetail(row.model_id);
   const name = el("button", { type: "button", class: "model", text: row.model_id, "aria-haspopup": "dialog" });
   name.addEventListener("click", (event) => { event.stopPropagation(); open(); });
   const resultCell = el("td", { "data-label": "Result" }, badge(row.result, row.weights));
+  const compiled = compileNote(row);
+  if (compiled) resultCell.append(el("span", { class: "sub compile-note", text: compiled }));
+  if (row.verification) resultCell.append(el("span", { class: "sub", text: `verified: ${row.verification}` }));
   if (row.reason) resultCell.append(el("span", { class: "sub", text: row.reason }));
   let memory = bytes(row.peak_device_memory_bytes);
   const memoryCell = el("td", { class: "num", "data-label": "Peak device memory" });
@@ -275,6 +285,10 @@ function detailContent(detail) {
     fact("Compile time", row.compile_time_s === null ? "not reached" : seconds(row.compile_time_s));
     if (row.plan_cache_hit != null) fact("Plan", row.plan_cache_hit ? "loaded from the plan cache" : "compiled");
     if (row.recompilations != null) fact("Recompilations", row.recompilations);
+    if (row.graph_breaks != null) fact("Graph breaks", row.graph_breaks);
+    if (row.eager_fallback != null) fact("Eager fallback", row.eager_fallback ? "yes: no graph was compiled" : "no");
+    fact("Verification", row.verification);
+    if (row.judge_score != null) fact("Judge", `${row.judge_score.toFixed(3)} (${row.judge})`);
     fact("Peak activation memory (plan)", bytes(row.peak_activation_bytes));
     fact("Load time", seconds(row.load_time_s));
     fact("Peak device memory", bytes(row.peak_device_memory_bytes) ?? "not measured on this backend");

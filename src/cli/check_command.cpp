@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/runner_options.h"
 #include "lab/check.h"
 #include "lab/device_profile.h"
 #include "lab/results_dir.h"
@@ -13,6 +14,7 @@ namespace canrun {
 namespace {
 
 struct CheckArgs {
+  CLI::App* command = nullptr;
   CheckOptions options;
   bool no_plan_cache = false;
   bool json = false;
@@ -45,6 +47,7 @@ void print_summary(const ResultRow& row) {
 }
 
 void run(CheckArgs& args) {
+  check_runner_options(*args.command, args.options.runner, args.options.torch);
   args.options.plan_cache = !args.no_plan_cache;
   if (!args.shard_worker_dir.empty()) {
     run_check_worker(args.options, args.shard_worker_dir);
@@ -66,6 +69,7 @@ void add_check_command(CLI::App& app) {
       "check",
       "Run the support lab's protocol on one model: plan cores, load and compile for the cpu backend, generate\n"
       "32 tokens greedily from a fixed prompt, verify against the ref backend, and print the dataset row.\n"
+      "With --runner torch, PyTorch/Transformers run the model instead (run.py, in a child process).\n"
       "A model the planner puts on N > 1 cores of the profile runs sharded: N worker processes under mpirun\n"
       "(tensor/expert parallel, as `generate --cores N`); the reference stays one process.\n"
       "Test hook: CANRUN_CHECK_FAULT=KIND (or a comma list of KIND:MODEL_ID), KIND crash|hang|oom, makes the\n"
@@ -92,10 +96,12 @@ void add_check_command(CLI::App& app) {
                       "$XDG_CACHE_HOME/canrun/plans, else ~/.cache/canrun/plans)");
   command->add_flag("--no-plan-cache", args->no_plan_cache,
                     "Compile without reading or writing the plan cache (plan_cache_hit is then null)");
+  add_runner_options(*command, args->options.runner, args->options.torch);
   command->add_flag("--json", args->json, "Print the row as one line of JSON");
   command->add_option("--out", args->out_dir, "Also add the row to the dataset in this folder");
   // Internal: how a sharded check starts its workers (sharded_check.h); hidden from --help.
   command->add_option("--shard-worker", args->shard_worker_dir)->group("");
+  args->command = command;
   command->callback([args] { run(*args); });
 }
 

@@ -14,6 +14,7 @@ void add_sweep_command(CLI::App& app);
 void add_query_command(CLI::App& app);
 void add_diff_command(CLI::App& app);
 void add_repro_command(CLI::App& app);
+void add_judge_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_report_command(CLI::App& app);

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   canrun::add_query_command(app);
   canrun::add_diff_command(app);
   canrun::add_repro_command(app);
+  canrun::add_judge_command(app);
   canrun::add_serve_command(app);
   canrun::add_bench_command(app);
   canrun::add_report_command(app);

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/runner_options.h"
 #include "hub/hf_cache.h"
 #include "lab/device_profile.h"
 #include "lab/status.h"
@@ -13,6 +14,7 @@ namespace canrun {
 namespace {
 
 struct SweepArgs {
+  CLI::App* command = nullptr;
   SweepOptions options;
   bool all = false;
   std::string memory_limit;
@@ -20,6 +22,7 @@ struct SweepArgs {
 };
 
 void run(SweepArgs& args) {
+  check_runner_options(*args.command, args.options.runner, args.options.torch);
   args.options.filter.selected_only = !args.all;
   if (!args.memory_limit.empty()) args.options.memory_limit_bytes = parse_byte_size(args.memory_limit);
   if (!args.shard.empty()) args.options.shard = parse_sweep_shard(args.shard);
@@ -83,9 +86,11 @@ void add_sweep_command(CLI::App& app) {
         for (const StatusInfo& status : all_statuses()) known += (known.empty() ? "" : ", ") + std::string(status.name);
         return "unknown result " + name + " (one of: " + known + ")";
       });
+  add_runner_options(*command, options.runner, options.torch);
   command->add_flag("--keep-synthetic", options.keep_synthetic,
                    "Keep the synthetic checkpoints made for the checks (by default each is removed after its\n"
                    "check; the same config and seed make the same bytes again)");
+  args->command = command;
   command->callback([args] { run(*args); });
 }
 

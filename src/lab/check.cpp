@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 
 #include "checkpoint/config_reader.h"
+#include "lab/judge.h"
 #include "lab/planner.h"
 #include "lab/reproduce.h"
 #include "lab/sharded_check.h"
@@ -13,6 +15,7 @@
 #include "lab/status.h"
 #include "lab/synthetic_weights.h"
 #include "lab/tested_run.h"
+#include "lab/torch_check.h"
 #include "lab/verify.h"
 #include "models/registry.h"
 #include "runtime/model_config.h"
@@ -43,8 +46,9 @@ WeightsOrigin origin_of(const ModelSource& source) {
   return source.kind == "local folder" ? WeightsOrigin::kLocalFolder : WeightsOrigin::kHub;
 }
 
-std::string script_for(const ModelSource& source, const CheckOptions& options, const std::string& expected_result) {
-  const VersionPair pair = engine_version_pair();
+std::string script_for(const ModelSource& source, const CheckOptions& options, const ResultRow& row,
+                       const std::string& expected_result) {
+  const VersionPair pair = check_version_pair(options);
   ReproduceInputs inputs;
   inputs.model_id = source.model_id;
   inputs.weights = source.weights();
@@ -56,6 +60,19 @@ std::string script_for(const ModelSource& source, const CheckOptions& options, c
   if (inputs.origin == WeightsOrigin::kLocalFolder) {
     inputs.folder = source.dir;
     inputs.folder_source = folder_source_command(source.dir);
+  }
+  if (source.synthetic()) inputs.folder = source.dir;
+  if (options.runner == Runner::kTorch) {
+    TorchReproduceInputs torch;
+    torch.run_py = torch_run_script({source.dir, options.torch, row.cores.value_or(1)});
+    for (const auto& [name, version] : probe_torch_stack(options.torch.python).packages)
+      torch.packages.push_back(name + "==" + version.substr(0, version.find('+')));
+    torch.expected_tokens = row.generated_token_ids;
+    // A run.py failure's message starts with its stage ("device: ..."); other failures have none.
+    const std::string stage = row.error_message ? row.error_message->substr(0, row.error_message->find(':')) : "";
+    for (const char* known : {"import", "device", "load", "compile", "generate", "reference"})
+      if (!row.generated_token_ids && stage == known) torch.expected_error = stage;
+    return torch_reproduce_script(inputs, torch);
   }
   std::vector<std::string> args = check_arguments(source, options);
   // The snapshot the row checked, not whatever the branch names by then.
@@ -124,6 +141,11 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
     make_synthetic_checkpoint(config, kSyntheticSeed, source.dir);
     row.prompt = check_prompt(source, read_model_spec(source.dir).vocab_size).description;
   }
+  if (options.runner == Runner::kTorch) {
+    stage = CheckStage::kGenerate;
+    run_torch_check(source, options, static_cast<int>(plan.cores), row);
+    return;
+  }
   TestedRun tested;
   std::optional<CheckFailure> failure;
   if (plan.cores == 1) {
@@ -145,11 +167,24 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
   }
   CheckPrompt prompt;
   const GenerationTrace reference = run_reference(source, prompt, stage);
-  const Verdict verdict = compare_generations(tested.trace, reference);
-  row.generated_token_ids = tested.trace.tokens;
+  record_verdict(tested.trace, reference, row);
+  if (prompt.tokenizer) row.generated_text = prompt.tokenizer->decode(tested.trace.tokens);
+  if (plan.cores > 1) judge_mismatch(row);  // sharded: its sums add up in another order
+}
+
+}  // namespace
+
+VersionPair check_version_pair(const CheckOptions& options) {
+  if (options.runner == Runner::kCanrun) return engine_version_pair();
+  return torch_version_pair(probe_torch_stack(options.torch.python), options.torch);
+}
+
+void record_verdict(const GenerationTrace& tested, const GenerationTrace& reference, ResultRow& row) {
+  const Verdict verdict = compare_generations(tested, reference);
+  row.generated_token_ids = tested.tokens;
   row.reference_token_ids = reference.tokens;
   row.matching_prefix_length = verdict.matching_prefix_length;
-  if (prompt.tokenizer) row.generated_text = prompt.tokenizer->decode(tested.trace.tokens);
+  row.verification = verification_of(verdict);
   row.result = status_name(verdict.status);
   if (verdict.status != Status::kPass) {
     row.error_type = verdict.status == Status::kFailMismatch ? std::optional<std::string>("mismatch") : std::nullopt;
@@ -157,7 +192,24 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
   }
 }
 
-}  // namespace
+void judge_mismatch(ResultRow& row) {
+  if (row.result != status_name(Status::kFailMismatch) || row.weights != "real" || !row.generated_text) return;
+  try {
+    Judge judge(default_judge_model_dir());
+    const double score = judge.score(kCheckPrompt, *row.generated_text);
+    row.judge_score = score;
+    row.judge = judge_description();
+    row.verification = "judge";
+    const bool fluent = score >= kJudgeThreshold;
+    row.result = status_name(fluent ? Status::kPassJudge : Status::kFailJudge);
+    row.error_type = fluent ? std::nullopt : std::optional<std::string>("judge");
+    char said[96];
+    std::snprintf(said, sizeof(said), "; the judge scores the text %.3f (threshold %g)", score, kJudgeThreshold);
+    row.error_message = row.error_message.value_or("") + said;
+  } catch (const Error& error) {
+    row.error_message = row.error_message.value_or("") + "; no judge ran: " + error.what();
+  }
+}
 
 std::vector<int32_t> synthetic_prompt_ids(std::string_view prompt, int64_t vocab_size) {
   if (vocab_size <= 0) fail(ErrorKind::kUsage, "synthetic prompt: vocab_size must be positive");
@@ -176,18 +228,21 @@ ResultRow initial_row(const ModelSource& source, const CheckOptions& options, co
   if (!source.weights().empty()) row.weights = source.weights();
   row.result = expected_result;
   row.prompt = kCheckPrompt;
-  row.software_stack = software_stack();
-  const VersionPair pair = engine_version_pair();
+  row.software_stack = options.runner == Runner::kCanrun
+                           ? software_stack()
+                           : torch_software_stack(probe_torch_stack(options.torch.python), options.torch);
+  const VersionPair pair = check_version_pair(options);
   row.compiler_version = pair.compiler;
   row.library_version = pair.library;
   row.host = host_name();
   row.timestamp = std::chrono::floor<std::chrono::microseconds>(std::chrono::system_clock::now());
-  row.reproduce_script = script_for(source, options, expected_result);
+  row.reproduce_script = script_for(source, options, row, expected_result);
   return row;
 }
 
 ResultRow run_check(const CheckOptions& options) {
   const auto start = Clock::now();
+  if (options.runner == Runner::kTorch) validate_torch_options(options.torch);
   if (!options.plan_cache && !options.cache_dir.empty())
     fail(ErrorKind::kUsage, "--cache-dir has no effect with --no-plan-cache");
   const DeviceProfile profile = find_profile(available_profiles(options.profiles_file), options.profile);
@@ -215,14 +270,14 @@ ResultRow run_check(const CheckOptions& options) {
   if (row.result == status_name(Status::kUnsupportedArchitecture)) {
     // canrun cannot read the family: nothing ran, so no time, memory or weights to record.
     row.weights.reset();
-    row.reproduce_script = script_for(source, options, row.result);
+    row.reproduce_script = script_for(source, options, row, row.result);
     return row;
   }
   row.wall_time_s = seconds_since(start);
   // A sharded check's peak is its largest worker's, or the reference run's when that is larger.
   row.peak_host_memory_bytes = std::max(row.peak_host_memory_bytes.value_or(0), peak_resident_bytes());
   // The reproduce script names the result it expects, known only now.
-  row.reproduce_script = script_for(source, options, row.result);
+  row.reproduce_script = script_for(source, options, row, row.result);
   return row;
 }
 

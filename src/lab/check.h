@@ -10,6 +10,8 @@
 
 #include "lab/dataset.h"
 #include "lab/model_source.h"
+#include "lab/torch_runner.h"
+#include "lab/verify.h"
 
 namespace canrun {
 
@@ -31,7 +33,22 @@ struct CheckOptions {
   std::string catalog;        // empty: default_catalog_path()
   std::string cache_dir;      // plan cache of the compiled run; empty: PlanCache::default_root()
   bool plan_cache = true;     // false: compile without reading or writing the plan cache
+  Runner runner = Runner::kCanrun;  // the engine of the tested half
+  TorchOptions torch;               // for Runner::kTorch
 };
+
+// The version pair the check's rows belong to: canrun's engine pair, or the torch stack's
+// (probing the interpreter, which throws a usage error when it lacks torch or transformers).
+VersionPair check_version_pair(const CheckOptions& options);
+
+// Fills the row's tokens, verdict, verification and, unless it passed exactly, its error.
+void record_verdict(const GenerationTrace& tested, const GenerationTrace& reference, ResultRow& row);
+
+// For a run whose tokens cannot match the reference exactly (sharded, or not float32) on real
+// weights: a FAIL_MISMATCH is decided again by the judge (judge.h) on the generated text, as
+// PASS_JUDGE or FAIL_JUDGE with its score. Without the judge's model the row stays as it is and
+// its error says why no judge ran.
+void judge_mismatch(ResultRow& row);
 
 // Runs the protocol. Every outcome of the model is a row; only bad options throw. A model the
 // planner puts on N > 1 cores runs its tested half as N workers (sharded_check.h).

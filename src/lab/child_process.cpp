@@ -54,7 +54,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, double timeout_
     }
     dup2(out_fd, STDOUT_FILENO);
     dup2(err_fd, STDERR_FILENO);
-    execv(args[0], args.data());
+    execvp(args[0], args.data());
     _exit(127);
   }
   setpgid(pid_, pid_);  // also here, so a kill right after start reaches the group

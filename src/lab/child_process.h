@@ -24,7 +24,8 @@ struct ChildOutcome {
 
 class ChildProcess {
  public:
-  // Starts argv[0] (a path) with `argv`. memory_limit_bytes > 0 sets RLIMIT_AS in the child.
+  // Starts argv[0] (a path, or a name looked up in PATH) with `argv`. memory_limit_bytes > 0
+  // sets RLIMIT_AS in the child.
   // The child dies with the parent (PR_SET_PDEATHSIG), so a killed sweep leaves no orphans.
   ChildProcess(const std::vector<std::string>& argv, double timeout_s, int64_t memory_limit_bytes);
   ~ChildProcess();

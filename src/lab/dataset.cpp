@@ -239,6 +239,8 @@ const std::vector<Column>& columns() {
       added_later(column("recompilations", &ResultRow::recompilations)),
       added_later(column("plan_cache_hit", &ResultRow::plan_cache_hit)),
       added_later(column("peak_activation_bytes", &ResultRow::peak_activation_bytes)),
+      added_later(column("graph_breaks", &ResultRow::graph_breaks)),
+      added_later(column("eager_fallback", &ResultRow::eager_fallback)),
       column("load_time_s", &ResultRow::load_time_s),
       column("peak_device_memory_bytes", &ResultRow::peak_device_memory_bytes),
       column("peak_host_memory_bytes", &ResultRow::peak_host_memory_bytes),
@@ -247,6 +249,9 @@ const std::vector<Column>& columns() {
       column("generated_token_ids", &ResultRow::generated_token_ids),
       column("reference_token_ids", &ResultRow::reference_token_ids),
       column("matching_prefix_length", &ResultRow::matching_prefix_length),
+      added_later(column("verification", &ResultRow::verification)),
+      added_later(column("judge_score", &ResultRow::judge_score)),
+      added_later(column("judge", &ResultRow::judge)),
       column("software_stack", &ResultRow::software_stack),
       column("reproduce_script", &ResultRow::reproduce_script),
       column("timestamp", &ResultRow::timestamp),
@@ -379,7 +384,10 @@ ResultRow row_from_json(const Json& json) {
   if (!json.is_object()) fail(ErrorKind::kUsage, "a result row must be a JSON object");
   ResultRow row;
   for (const Column& c : columns()) {
-    if (!json.contains(c.name)) fail(ErrorKind::kUsage, "result row: field '" + c.name + "' is missing");
+    if (!json.contains(c.name)) {
+      if (c.may_be_absent) continue;
+      fail(ErrorKind::kUsage, "result row: field '" + c.name + "' is missing");
+    }
     const Json& value = json[c.name];
     if (value.is_null()) {
       if (!c.nullable) fail(ErrorKind::kUsage, "result row: field '" + c.name + "' must not be null");

@@ -42,7 +42,9 @@ struct ResultRow {
   std::optional<int32_t> ep_degree;
   std::optional<double> wall_time_s;  // the whole check, compilation included; null when nothing ran
   std::optional<double> compile_time_s;
-  std::optional<int32_t> recompilations;            // prompt buckets compiled after the first
+  std::optional<int32_t> recompilations;            // prompt buckets compiled after the first; torch: recompiles
+  std::optional<int32_t> graph_breaks;              // torch.compile's graph breaks; null when nothing compiled
+  std::optional<bool> eager_fallback;               // torch.compile compiled no graph: everything ran eagerly
   std::optional<bool> plan_cache_hit;               // every plan entry came from the plan cache
   std::optional<int64_t> peak_activation_bytes;     // the compiled plan's largest activation arena
   std::optional<double> load_time_s;
@@ -53,6 +55,11 @@ struct ResultRow {
   std::optional<std::vector<int32_t>> generated_token_ids;
   std::optional<std::vector<int32_t>> reference_token_ids;
   std::optional<int32_t> matching_prefix_length;
+  // How strong the verdict is: "exact" (tokens compared), "top-5" (the top-5 rule decided),
+  // "judge" (the judge model decided); null when no generation was compared.
+  std::optional<std::string> verification;
+  std::optional<double> judge_score;  // the judge's mean log-prob per token, when it decided
+  std::optional<std::string> judge;   // the judge model, its canrun version and threshold, when it decided
   std::vector<StackComponent> software_stack;
   std::string reproduce_script;
   Timestamp timestamp{};  // UTC

@@ -29,28 +29,42 @@ const std::map<std::string, std::string>& descriptions() {
                       "compiling, both generations and verification; null when nothing ran."},
       {"compile_time_s", "Seconds the tested run spent compiling its plan or loading it from the plan cache; null "
                          "when the check stopped before compiling."},
-      {"recompilations", "Prompt-length buckets compiled after the first one (0 for the one fixed prompt)."},
+      {"recompilations", "Prompt-length buckets compiled after the first one (0 for the one fixed prompt); on the "
+                         "torch runner, torch._dynamo's recompiles."},
+      {"graph_breaks", "Torch runner: torch.compile's graph breaks (an operator or construct the backend could not "
+                       "capture runs eagerly there); null for eager runs and canrun."},
+      {"eager_fallback", "Torch runner: true when torch.compile captured no graph at all, so the whole run was "
+                         "eager although a backend was asked for; null for eager runs and canrun."},
       {"plan_cache_hit", "True when every plan entry came from the plan cache, false when any was compiled; null when the "
                          "check compiled without the plan cache (a sweep's synthetic weights that it removes afterwards)."},
       {"peak_activation_bytes", "The compiled plan's largest activation arena (its buffer plan), in bytes."},
       {"load_time_s", "Seconds reading config, weights and tokenizer into the tested run's model."},
-      {"peak_device_memory_bytes", "Peak accelerator memory; null on the CPU backends."},
+      {"peak_device_memory_bytes", "Peak accelerator memory (torch.cuda.max_memory_allocated, the Neuron "
+                                   "runtime's figure); null on CPUs, whose peak is peak_host_memory_bytes."},
       {"peak_host_memory_bytes", "Peak resident memory of the check's process (getrusage): the larger of the tested "
                                  "and the reference run, which run one after the other."},
       {"prompt", "The fixed prompt, or for synthetic weights the token ids derived from it."},
       {"generated_text", "The generated tokens decoded; null without a tokenizer (synthetic weights)."},
       {"generated_token_ids", "The generated token ids (greedy, at most 32, ending at an eos id if one came)."},
-      {"reference_token_ids", "The token ids of the reference run: the `ref` backend (f32, uncompiled) on the same "
-                                 "checkpoint."},
+      {"reference_token_ids", "The token ids of the reference run on the same checkpoint: the `ref` backend (f32, "
+                              "uncompiled), or for the torch runner torch's cpu eager in float32."},
       {"matching_prefix_length", "How many leading tokens agree with the reference."},
+      {"verification", "How strong the verdict is: `exact` (the tokens equal the reference's), `top-5` (they "
+                       "differ and the top-5 rule decided) or `judge` (the judge model decided: PASS_JUDGE, "
+                       "FAIL_JUDGE); null when no generation was compared."},
+      {"judge_score", "When the judge decided: the mean log-probability per token the judge model gives the "
+                      "generated text after the prompt."},
+      {"judge", "When the judge decided: the judge model, the canrun that ran it and the threshold."},
       {"software_stack", "Each component of the stack and its version (canrun, backend, ISA, compiler, Arrow, "
                          "glibc, OS, kernel, CPU)."},
-      {"reproduce_script", "A bash script that reproduces the row from a fresh clone (`canrun repro MODEL`)."},
+      {"reproduce_script", "A bash script that reproduces the row (`canrun repro MODEL`): from a fresh clone of "
+                           "canrun, or for the torch runner from a fresh venv with the row's run.py."},
       {"timestamp", "When the check finished (UTC)."},
       {"host", "The machine's host name."},
-      {"compiler_version", "First half of the version pair that names the file (for canrun: canrun-<version>)."},
+      {"compiler_version", "First half of the version pair that names the file (for canrun: canrun-<version>; for "
+                           "the torch runner: torch-<version>+<compile backend or eager>-<device>)."},
       {"library_version", "Second half of the version pair (for canrun: <tested backend>-<ISA its kernels ran with>, "
-                         "e.g. cpu-x86_64-avx2-fma)."},
+                          "e.g. cpu-x86_64-avx2-fma; for the torch runner: transformers-<version>)."},
   };
   return kDescriptions;
 }

@@ -8,6 +8,7 @@
 
 #include "hub/hub_ref.h"
 #include "lab/software_stack.h"
+#include "util/json.h"
 
 namespace canrun {
 
@@ -111,6 +112,88 @@ std::string reproduce_script(const ReproduceInputs& in) {
          "result=$(python3 -c 'import json; print(json.load(open(\"row.json\"))[\"result\"])')\n"
          "echo \"result: $result (expected $expected)\"\n"
          "test \"$result\" = \"$expected\"\n";
+}
+
+}  // namespace canrun
+
+namespace canrun {
+namespace {
+
+constexpr const char* kTorchVenv = ".venv-canrun-torch";
+
+// The lines that set $model_dir to the weights a torch row checked.
+std::string torch_weights_step(const ReproduceInputs& in) {
+  const std::string python = std::string(kTorchVenv) + "/bin/python";
+  switch (in.origin) {
+    case WeightsOrigin::kHub:
+      return "# Real weights: the Hub snapshot the row checked, into the Hugging Face cache ($HF_HUB_CACHE).\n"
+             "model_dir=$(" + python + " -c 'import sys; from huggingface_hub import snapshot_download; "
+             "print(snapshot_download(sys.argv[1], revision=sys.argv[2] or None))' " +
+             shell_quote(in.model_id) + " " + (in.revision.empty() ? std::string("''") : shell_quote(in.revision)) + ")\n";
+    case WeightsOrigin::kSynthetic: {
+      const std::string leaf = std::filesystem::path(in.folder).filename().string();
+      return "# Synthetic weights: made by canrun from the catalog's config with its fixed seed (its check\n"
+             "# leaves them in its synthetic cache).\n"
+             "git clone \"${CANRUN_REPO:?set CANRUN_REPO to the canrun git URL}\" canrun\n"
+             "(cd canrun && git checkout " + source_commit() + " && bash scripts/install_deps.sh && "
+             "bash scripts/build.sh build && build/canrun check " + shell_quote(in.model_id) +
+             " --synthetic --json > /dev/null)\n"
+             "model_dir=\"${XDG_CACHE_HOME:-$HOME/.cache}/canrun/synthetic/\"" + shell_quote(leaf) + "\n";
+    }
+    case WeightsOrigin::kUnavailable:
+      return "echo 'no weights could be had when the row was made' >&2\nexit 1\n";
+    case WeightsOrigin::kLocalFolder:
+      break;
+  }
+  std::string how = "# " + comment_text(in.folder) + " is a local folder of " + comment_text(in.host) +
+                    (in.folder_source.empty() ? ": copy it here first.\n"
+                                              : "; canrun's repository makes it with: " + in.folder_source + "\n");
+  return how + "model_dir=" + shell_quote(in.folder) + "\n" + "test -d \"$model_dir\" || { echo " +
+         shell_quote(in.folder + ": the folder the row checked is not here") + " >&2; exit 1; }\n";
+}
+
+std::string python_list(const std::vector<int32_t>& ids) {
+  std::string text = "[";
+  for (size_t i = 0; i < ids.size(); ++i) text += (i ? ", " : "") + std::to_string(ids[i]);
+  return text + "]";
+}
+
+}  // namespace
+
+std::string torch_reproduce_script(const ReproduceInputs& in, const TorchReproduceInputs& torch) {
+  const std::string weights = in.weights.empty() ? "no" : in.weights;
+  std::string pins;
+  for (const std::string& package : torch.packages) pins += " " + shell_quote(package);
+  const std::string expectation = torch.expected_tokens ? "the tested run's tokens as the row recorded them"
+                                  : torch.expected_error.empty() ? "run.py printing a result"
+                                                                 : "run.py failing in its " + torch.expected_error + " stage";
+  const std::string python = std::string(kTorchVenv) + "/bin/python";
+  return "#!/usr/bin/env bash\n"
+         "# Reproduces one canrun support-lab row: " + comment_text(in.model_id) + " (" + comment_text(weights) +
+         " weights) on " + comment_text(in.version_pair) + ".\n"
+         "# Expected result: " + comment_text(in.expected_result) + " (" + comment_text(expectation) + ")\n"
+         "set -euo pipefail\n"
+         "python3 -m venv " + kTorchVenv + "\n" +
+         python + " -m pip install --quiet" + pins + "\n" + torch_weights_step(in) +
+         "cat > run.py <<'CANRUN_RUN_PY'\n" + torch.run_py + (torch.run_py.ends_with('\n') ? "" : "\n") +
+         "CANRUN_RUN_PY\n" +
+         python + " run.py \"$model_dir\" > run.json\n" +
+         python + " - <<'CANRUN_COMPARE'\n"
+         "import json, sys\n"
+         "run = json.loads(open('run.json').read().strip().splitlines()[-1])\n"
+         "expected_tokens = " + (torch.expected_tokens ? python_list(*torch.expected_tokens) : "None") + "\n"
+         "expected_error = " + Json(torch.expected_error).dump() + "\n"
+         "if expected_tokens is not None:\n"
+         "    same = run.get('tokens') == expected_tokens\n"
+         "    print('tokens: ' + ('the same as the row recorded' if same else 'differ: %s' % run.get('tokens', run.get('error'))))\n"
+         "elif expected_error:\n"
+         "    stage = run.get('error', {}).get('stage')\n"
+         "    same = stage == expected_error\n"
+         "    print('failed in stage %s (the row: %s): %s' % (stage, expected_error, run.get('error', {}).get('message')))\n"
+         "else:\n"
+         "    same = True\n"
+         "sys.exit(0 if same else 1)\n"
+         "CANRUN_COMPARE\n";
 }
 
 }  // namespace canrun

@@ -2,7 +2,10 @@
 // the row, and compare the result with the one recorded.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace canrun {
 
@@ -20,7 +23,7 @@ struct ReproduceInputs {
   std::string weights;          // "real", "synthetic", or "" when none were had
   std::string revision;         // empty when unknown
   WeightsOrigin origin = WeightsOrigin::kHub;
-  std::string folder;           // kLocalFolder: the folder as the check was given it
+  std::string folder;           // kLocalFolder: the folder as the check was given it; kSynthetic: where it is made
   std::string folder_source;    // kLocalFolder: the command that makes it (folder_source_command), or ""
   std::string host;             // the machine that made the row
   std::string expected_result;  // the row's status
@@ -28,6 +31,20 @@ struct ReproduceInputs {
 };
 
 std::string reproduce_script(const ReproduceInputs& inputs);
+
+// What a torch runner row's script needs besides ReproduceInputs (whose check_arguments it
+// does not use).
+struct TorchReproduceInputs {
+  std::string run_py;                 // the exact run.py of the row
+  std::vector<std::string> packages;  // pip pins: "torch==2.15.0", ...
+  std::optional<std::vector<int32_t>> expected_tokens;  // the row's generated tokens
+  std::string expected_error;         // else the stage run.py failed in ("" when none)
+};
+
+// A torch row's script: a fresh venv with the row's packages, the row's weights, its run.py,
+// run as `python run.py MODEL_DIR`, its tokens (or failing stage) compared with the row's.
+// Synthetic weights are made by canrun (cloned and built at the row's commit).
+std::string torch_reproduce_script(const ReproduceInputs& inputs, const TorchReproduceInputs& torch);
 
 // The command that makes `folder`, as the committed script that made it recorded it in
 // <folder>/.canrun-source ("bash tools/NAME.sh", run from the repository root); "" when there is

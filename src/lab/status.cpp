@@ -15,6 +15,10 @@ const std::vector<StatusInfo>& all_statuses() {
        "Generated, and the sequences differ, but at the first differing position each side's token is among the "
        "other side's 5 most likely tokens (the rule of vLLM's model tests); matching_prefix_length says where they "
        "part."},
+      {Status::kPassJudge, "PASS_JUDGE",
+       "A run on real weights whose tokens cannot be compared with the reference exactly (sharded, or in "
+       "bfloat16 on a device) failed the top-5 rule, and the judge model scores its text as fluent "
+       "(judge_score at or above the threshold in `judge`)."},
       {Status::kFailLoad, "FAIL_LOAD",
        "The checkpoint could not be read or built into a model (missing or malformed config, weights or "
        "tokenizer, an unsupported config option)."},
@@ -25,6 +29,8 @@ const std::vector<StatusInfo>& all_statuses() {
       {Status::kFailMismatch, "FAIL_MISMATCH",
        "Generated, but the tokens differ from the reference and fail the top-5 rule at the first differing "
        "position."},
+      {Status::kFailJudge, "FAIL_JUDGE",
+       "Such a run (see PASS_JUDGE), and the judge model scores its text below the threshold: not fluent."},
       {Status::kTimeout, "TIMEOUT", "The check did not finish within the sweep's wall-time limit and was killed."},
       {Status::kOom, "OOM",
        "The check ran out of memory: an allocation failed under the sweep's memory limit, or the kernel killed "

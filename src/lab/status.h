@@ -14,10 +14,12 @@ namespace canrun {
 enum class Status {
   kPass,
   kPassTop5,
+  kPassJudge,
   kFailLoad,
   kFailCompile,
   kFailRuntime,
   kFailMismatch,
+  kFailJudge,
   kTimeout,
   kOom,
   kUnsupportedArchitecture,

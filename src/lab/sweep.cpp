@@ -53,7 +53,10 @@ class Sweep {
     if (options_.limit > 0 && static_cast<int64_t>(selection.size()) > options_.limit) selection.resize(options_.limit);
     // The newest row of each model, in the pair's file or a shard's part, says whether it is done.
     std::set<std::string> recorded;
-    for (const ResultRow& row : read_pair(find_dataset_pair(options_.out_dir, engine_version_pair())))
+    CheckOptions stack;
+    stack.runner = options_.runner;
+    stack.torch = options_.torch;
+    for (const ResultRow& row : read_pair(find_dataset_pair(options_.out_dir, check_version_pair(stack))))
       if (!options_.redo_results.count(row.result)) recorded.insert(row.model_id);
 
     share_cores_between_jobs();
@@ -109,6 +112,8 @@ class Sweep {
     check.profiles_file = options_.profiles_file;
     check.catalog = options_.catalog;
     check.plan_cache = keeps_plans(source);
+    check.runner = options_.runner;
+    check.torch = options_.torch;
     if (check.plan_cache) check.cache_dir = options_.cache_dir;
     return check;
   }
@@ -137,6 +142,9 @@ class Sweep {
     if (source.synthetic()) argv.push_back("--synthetic");  // a sweep never downloads
     if (!options_.catalog.empty()) argv.insert(argv.end(), {"--catalog", options_.catalog});
     if (!options_.profiles_file.empty()) argv.insert(argv.end(), {"--profiles", options_.profiles_file});
+    if (options_.runner == Runner::kTorch)
+      argv.insert(argv.end(), {"--runner", "torch", "--device", options_.torch.device, "--compile",
+                               options_.torch.compile, "--python", options_.torch.python});
     if (!keeps_plans(source))
       argv.push_back("--no-plan-cache");
     else if (!options_.cache_dir.empty())
@@ -210,6 +218,7 @@ ChildVerdict classify_child_exit(const ChildOutcome& outcome, double timeout_s) 
 
 SweepSummary run_sweep(const SweepOptions& options) {
   if (options.jobs < 1) fail(ErrorKind::kUsage, "--jobs must be at least 1");
+  if (options.runner == Runner::kTorch) validate_torch_options(options.torch);
   if (options.timeout_s <= 0) fail(ErrorKind::kUsage, "--timeout must be positive");
   return Sweep(options).run();
 }

@@ -14,6 +14,7 @@
 #include "lab/dataset.h"
 #include "lab/status.h"
 #include "lab/sweep_shard.h"
+#include "lab/torch_runner.h"
 
 namespace canrun {
 
@@ -29,9 +30,11 @@ struct SweepOptions {
   double timeout_s = 600;
   int64_t memory_limit_bytes = 0;  // RLIMIT_AS of each child; 0: none
   int64_t jobs = 1;
-  bool keep_synthetic = false;
-  std::set<std::string> redo_results;  // models recorded with one of these results are checked again  // keep each synthetic checkpoint on disk after its check
+  bool keep_synthetic = false;  // keep each synthetic checkpoint on disk after its check
+  std::set<std::string> redo_results;  // models recorded with one of these results are checked again
   std::string canrun_binary;  // the binary to run checks with; empty: this one (/proc/self/exe)
+  Runner runner = Runner::kCanrun;  // the engine each check tests, as canrun check --runner
+  TorchOptions torch;
 };
 
 struct SweepSummary {

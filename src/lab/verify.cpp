@@ -36,4 +36,6 @@ Verdict compare_generations(const GenerationTrace& tested, const GenerationTrace
   return verdict;
 }
 
+std::string verification_of(const Verdict& verdict) { return verdict.status == Status::kPass ? "exact" : "top-5"; }
+
 }  // namespace canrun

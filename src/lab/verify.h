@@ -31,4 +31,8 @@ struct Verdict {
 // fail: one side stopped where the other did not.
 Verdict compare_generations(const GenerationTrace& tested, const GenerationTrace& reference);
 
+// The row's `verification`: "exact" when the tokens were equal, "top-5" when the top-5 rule
+// decided (PASS_TOP5 or FAIL_MISMATCH).
+std::string verification_of(const Verdict& verdict);
+
 }  // namespace canrun

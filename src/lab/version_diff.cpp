@@ -72,7 +72,7 @@ DatasetFile find_pair(const std::vector<DatasetFile>& files, const VersionPair& 
 
 bool row_passes(const ResultRow& row) {
   const std::optional<Status> status = parse_status(row.result);
-  return status == Status::kPass || status == Status::kPassTop5;
+  return status == Status::kPass || status == Status::kPassTop5 || status == Status::kPassJudge;
 }
 
 VersionPair parse_version_pair(const std::string& text, const std::string& option) {

@@ -16,11 +16,11 @@ namespace {
 // Reasons longer than this are cut in the list; /api/model has the whole message.
 constexpr size_t kReasonLength = 300;
 
-Json or_null(const std::optional<int64_t>& value) { return value ? Json(*value) : Json(nullptr); }
-Json or_null(const std::optional<int32_t>& value) { return value ? Json(*value) : Json(nullptr); }
-Json or_null(const std::optional<double>& value) { return value ? Json(*value) : Json(nullptr); }
+template <typename T>
+Json or_null(const std::optional<T>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
 Json or_null(const std::string& text) { return text.empty() ? Json(nullptr) : Json(text); }
-Json or_null(const std::optional<std::string>& text) { return text ? Json(*text) : Json(nullptr); }
 
 std::string cut_utf8(const std::string& text, size_t length) {
   if (text.size() <= length) return text;
@@ -113,6 +113,9 @@ Json item_json(const DatasetSnapshot& snapshot, ListItem item, const PairRows* p
                  {"peak_device_memory_bytes", nullptr},
                  {"peak_host_memory_bytes", nullptr},
                  {"weights", nullptr},
+                 {"verification", nullptr},
+                 {"graph_breaks", nullptr},
+                 {"eager_fallback", nullptr},
                  {"architecture", item.entry ? Json(item.entry->model_type) : Json(nullptr)}});
     return json;
   }
@@ -125,6 +128,9 @@ Json item_json(const DatasetSnapshot& snapshot, ListItem item, const PairRows* p
                {"peak_device_memory_bytes", or_null(row.peak_device_memory_bytes)},
                {"peak_host_memory_bytes", or_null(row.peak_host_memory_bytes)},
                {"weights", or_null(row.weights)},
+               {"verification", or_null(row.verification)},
+               {"graph_breaks", or_null(row.graph_breaks)},
+               {"eager_fallback", or_null(row.eager_fallback)},
                {"architecture", row.architecture}});
   return json;
 }

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The torch runner's interpreter for the tests: a venv at .venv-torch with
+# tests/requirements-torch.txt, made once (about 80 s and 5.6 GB on this project's machines).
+# Prints the interpreter's path; scripts/test.sh passes it on as CANRUN_TORCH_PYTHON.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=.venv-torch
+if ! "$venv/bin/python" -c 'import torch, transformers' >/dev/null 2>&1; then
+  python3 -m venv "$venv" >&2
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r tests/requirements-torch.txt >&2
+fi
+echo "$PWD/$venv/bin/python"

@@ -1,0 +1,40 @@
+#include "cli/runner_options.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace canrun {
+
+void add_runner_options(CLI::App& command, Runner& runner, TorchOptions& torch) {
+  command
+      .add_option_function<std::string>(
+          "--runner", [&runner](const std::string& name) { runner = parse_runner(name); },
+                  "The engine of the tested run: canrun (default: its compiled cpu backend, verified against its "
+                  "ref backend), or torch: a standalone run.py on PyTorch/Transformers (from_pretrained, static "
+                  "cache, torch.compile), verified against torch's cpu eager float32; its rows go to the stack's "
+                  "own version pair, e.g. torch-2.15.0+inductor-cpu__transformers-5.23.0")
+      ->type_name("canrun|torch");
+  command.add_option("--device", torch.device, "With --runner torch: cpu (default, float32), cuda or neuron (bfloat16)")
+      ->check(CLI::IsMember({"cpu", "cuda", "neuron"}));
+  command
+      .add_option("--compile", torch.compile,
+                  "With --runner torch: torch.compile backend none (default: eager), inductor, or neuron (with "
+                  "--device neuron)")
+      ->check(CLI::IsMember({"none", "inductor", "neuron"}));
+  const char* python = std::getenv("CANRUN_TORCH_PYTHON");
+  if (python && *python) torch.python = python;
+  command.add_option("--python", torch.python,
+                     "With --runner torch: the Python interpreter with torch and transformers (default: "
+                     "$CANRUN_TORCH_PYTHON, else python3)");
+}
+
+void check_runner_options(const CLI::App& command, Runner runner, const TorchOptions& torch) {
+  if (runner == Runner::kTorch) {
+    validate_torch_options(torch);
+    return;
+  }
+  for (const char* option : {"--device", "--compile", "--python"})
+    if (command.count(option) > 0) fail(ErrorKind::kUsage, std::string(option) + " needs --runner torch");
+}
+
+}  // namespace canrun

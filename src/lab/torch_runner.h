@@ -1,0 +1,85 @@
+// The torch runner: a check of a checkpoint on PyTorch and Transformers instead of canrun's own
+// engine. canrun writes a standalone run.py (runners/torch_run.py with this row's parameters),
+// runs it with the chosen Python, and reads the JSON it prints into a row of the usual schema,
+// in a version pair named after the stack (torch-2.15.0+inductor-cpu__transformers-5.23.0).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lab/dataset.h"
+#include "lab/verify.h"
+
+namespace canrun {
+
+// Which engine a check runs the tested half on.
+enum class Runner { kCanrun, kTorch };
+
+// --runner: "canrun" or "torch"; a usage error naming the option otherwise.
+Runner parse_runner(const std::string& name);
+
+struct TorchOptions {
+  std::string device = "cpu";    // cpu | cuda | neuron
+  std::string compile = "none";  // none | inductor | neuron (torch.compile's backend)
+  std::string python = "python3";  // the interpreter with torch and transformers
+};
+
+// Usage errors naming --device or --compile for a value not in its list or a pair that does
+// not go together (the neuron backend compiles only for the neuron device).
+void validate_torch_options(const TorchOptions& options);
+
+// "float32" on cpu; "bfloat16" on cuda and neuron, as those devices are used.
+std::string torch_dtype(const TorchOptions& options);
+
+// The Python packages the runner found, with their versions ("torch" -> "2.15.0+cu132").
+struct TorchStack {
+  std::string python_version;
+  std::map<std::string, std::string> packages;  // torch, transformers, tokenizers, safetensors, huggingface_hub
+};
+
+// Asks `python` for its versions (once per interpreter and process); a usage error naming
+// --python when it cannot import torch or transformers.
+const TorchStack& probe_torch_stack(const std::string& python);
+
+// torch-<version without its local part>+<backend>-<device> / transformers-<version>; the
+// backend "none" is named "eager".
+VersionPair torch_version_pair(const TorchStack& stack, const TorchOptions& options);
+
+// The row's software_stack for a torch run.
+std::vector<StackComponent> torch_software_stack(const TorchStack& stack, const TorchOptions& options);
+
+struct TorchScriptParameters {
+  std::string model_dir;
+  TorchOptions options;
+  int cores = 1;
+};
+
+// run.py for these parameters: runners/torch_run.py with its PARAMETERS filled in.
+std::string torch_run_script(const TorchScriptParameters& parameters);
+
+// What run.py printed.
+struct TorchRunOutput {
+  struct Failure {
+    std::string stage;  // device, load, compile, generate, reference (or import)
+    std::string type;   // the exception's class name
+    std::string message;
+  };
+  std::optional<Failure> failure;
+  GenerationTrace tested;
+  GenerationTrace reference;
+  std::optional<std::string> text;
+  std::optional<double> load_time_s;
+  std::optional<double> compile_time_s;
+  std::optional<int32_t> recompilations;
+  std::optional<int32_t> graph_breaks;
+  std::optional<bool> eager_fallback;
+  std::optional<int64_t> peak_device_memory_bytes;
+};
+
+// Reads the last line of run.py's standard output; throws Error(kRuntime) naming what is
+// missing or malformed: no JSON, JSON that is not an object, a field absent or of the wrong type.
+TorchRunOutput parse_torch_output(const std::string& output);
+
+}  // namespace canrun
