@@ -5,8 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.venv-torch
-if ! "$venv/bin/python" -c 'import torch, transformers' >/dev/null 2>&1; then
-  python3 -m venv "$venv" >&2
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r tests/requirements-torch.txt >&2
-fi
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv" >&2
+# Quick when everything is there already.
+"$venv/bin/python" -m pip install -q --disable-pip-version-check -r tests/requirements-torch.txt >&2
 echo "$PWD/$venv/bin/python"

@@ -16,8 +16,8 @@ echo "== ctest (release)"
 ctest --test-dir build --output-on-failure -j2
 echo "== ctest (AddressSanitizer + UBSan)"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j2
-echo "== fuzz targets, 10 s each from their corpora (scripts/fuzz.sh TARGET SECONDS for a long run)"
-bash scripts/fuzz.sh all 10
+echo "== fuzz targets, 5 s each from their corpora (scripts/fuzz.sh TARGET SECONDS for a long run)"
+bash scripts/fuzz.sh all 5
 echo "== pytest"
 CANRUN_TORCH_PYTHON=$(bash scripts/install_torch.sh)
 export CANRUN_TORCH_PYTHON

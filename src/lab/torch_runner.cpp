@@ -15,8 +15,9 @@ namespace {
 
 const std::vector<std::string> kDevices = {"cpu", "cuda", "neuron"};
 const std::vector<std::string> kCompileBackends = {"none", "inductor", "neuron"};
-const std::vector<std::string> kProbedPackages = {"torch", "transformers", "tokenizers", "safetensors",
-                                                  "huggingface_hub"};
+// What run.py imports, directly or through transformers (accelerate: for a sharded load).
+const std::vector<std::string> kProbedPackages = {"torch",           "transformers", "tokenizers", "safetensors",
+                                                  "huggingface_hub", "accelerate"};
 
 std::string joined(const std::vector<std::string>& items) {
   std::string text;

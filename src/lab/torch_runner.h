@@ -36,7 +36,8 @@ std::string torch_dtype(const TorchOptions& options);
 // The Python packages the runner found, with their versions ("torch" -> "2.15.0+cu132").
 struct TorchStack {
   std::string python_version;
-  std::map<std::string, std::string> packages;  // torch, transformers, tokenizers, safetensors, huggingface_hub
+  // torch, transformers and, those installed, tokenizers, safetensors, huggingface_hub, accelerate
+  std::map<std::string, std::string> packages;
 };
 
 // Asks `python` for its versions (once per interpreter and process); a usage error naming

@@ -76,6 +76,26 @@ TEST(TorchRunner, RunScriptIsPythonWithTheRowsParameters) {
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
 }
 
+// The neuron path cannot run here: its run.py is read instead. It asks for the Neuron device in
+// bfloat16, compiles with the neuron backend, and imports torch_neuronx, which registers both.
+TEST(TorchRunner, NeuronRunScriptAsksForTheNeuronDeviceAndBackend) {
+  TorchScriptParameters parameters;
+  parameters.model_dir = "/models/m";
+  parameters.options.device = "neuron";
+  parameters.options.compile = "neuron";
+  parameters.cores = 2;
+  const std::string script = torch_run_script(parameters);
+  EXPECT_NE(script.find("\"device\": \"neuron\""), std::string::npos);
+  EXPECT_NE(script.find("\"compile\": \"neuron\""), std::string::npos);
+  EXPECT_NE(script.find("\"dtype\": \"bfloat16\""), std::string::npos);
+  EXPECT_NE(script.find("import torch_neuronx"), std::string::npos);
+  EXPECT_NE(script.find("torch.compile(model.forward, backend=params[\"compile\"]"), std::string::npos);
+  EXPECT_NE(script.find("DistributedConfig(tp_plan=\"auto\")"), std::string::npos);
+  TorchStack stack;
+  stack.packages = {{"torch", "2.9.0"}, {"transformers", "5.23.0"}};
+  EXPECT_EQ(torch_version_pair(stack, parameters.options).compiler, "torch-2.9.0+neuron-neuron");
+}
+
 TEST(TorchRunner, ReadsTokensTopIdsAndMeasures) {
   const TorchRunOutput run = parse_torch_output(
       "Loading weights\n{\"tokens\": [5, 6], \"top_ids\": [[5, 1], [6, 2]], \"reference_tokens\": [5, 7], "
