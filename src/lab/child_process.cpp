@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "util/error.h"
 
@@ -90,6 +91,20 @@ bool ChildProcess::poll() {
   outcome_.out = read_all(out_);
   outcome_.err = read_all(err_);
   return true;
+}
+
+ChildOutcome run_to_end(const std::vector<std::string>& argv, double timeout_s, int64_t memory_limit_bytes) {
+  ChildProcess child(argv, timeout_s, memory_limit_bytes);
+  while (!child.poll()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return child.outcome();
+}
+
+std::string last_line(const std::string& text) {
+  const size_t end = text.find_last_not_of("\n\r ");
+  if (end == std::string::npos) return "";
+  const size_t begin = text.rfind('\n', end);
+  const size_t first = begin == std::string::npos ? 0 : begin + 1;
+  return text.substr(first, end - first + 1);
 }
 
 }  // namespace canrun

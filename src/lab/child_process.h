@@ -50,4 +50,10 @@ class ChildProcess {
 // "SIGSEGV" for SIGSEGV.
 std::string signal_name(int signal);
 
+// Starts `argv` as ChildProcess does and waits for its end (at most `timeout_s`).
+ChildOutcome run_to_end(const std::vector<std::string>& argv, double timeout_s, int64_t memory_limit_bytes = 0);
+
+// The last non-empty line of a child's output (its error or its result), without the line break.
+std::string last_line(const std::string& text);
+
 }  // namespace canrun

@@ -23,14 +23,6 @@
 namespace canrun {
 namespace {
 
-// The last non-empty line of a child's stderr: its error, if it printed one.
-std::string last_line(const std::string& text) {
-  size_t end = text.find_last_not_of("\n ");
-  if (end == std::string::npos) return "";
-  const size_t begin = text.rfind('\n', end);
-  return text.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
-}
-
 struct Job {
   ModelSource source;
   std::unique_ptr<ChildProcess> child;

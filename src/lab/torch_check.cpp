@@ -1,9 +1,7 @@
 #include "lab/torch_check.h"
 
-#include <chrono>
 #include <fstream>
 #include <limits>
-#include <thread>
 
 #include "lab/child_process.h"
 #include "lab/status.h"
@@ -37,9 +35,8 @@ void run_torch_check(const ModelSource& source, const CheckOptions& options, int
     if (!script) fail(ErrorKind::kIo, script_path + ": cannot write run.py");
   }
   // No limit of its own: the sweep limits the check, and run.py dies with it.
-  ChildProcess child({options.torch.python, script_path, source.dir}, std::numeric_limits<double>::infinity(), 0);
-  while (!child.poll()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  const ChildOutcome& outcome = child.outcome();
+  const ChildOutcome outcome =
+      run_to_end({options.torch.python, script_path, source.dir}, std::numeric_limits<double>::infinity());
   row.peak_host_memory_bytes = outcome.peak_rss_bytes;
   if (outcome.exit_code != 0)
     fail(ErrorKind::kRuntime, "run.py " + (outcome.signal ? "was killed by " + signal_name(outcome.signal)

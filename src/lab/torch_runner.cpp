@@ -1,9 +1,7 @@
 #include "lab/torch_runner.h"
 
 #include <algorithm>
-#include <chrono>
 #include <mutex>
-#include <thread>
 
 #include "lab/check.h"
 #include "lab/child_process.h"
@@ -27,20 +25,6 @@ std::string joined(const std::vector<std::string>& items) {
 
 bool contains(const std::vector<std::string>& items, const std::string& item) {
   return std::find(items.begin(), items.end(), item) != items.end();
-}
-
-// Runs `argv` to its end (at most `timeout_s`), as the sweep runs a check.
-ChildOutcome run_to_end(const std::vector<std::string>& argv, double timeout_s) {
-  ChildProcess child(argv, timeout_s, 0);
-  while (!child.poll()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  return child.outcome();
-}
-
-std::string last_line(const std::string& text) {
-  const size_t end = text.find_last_not_of("\n\r ");
-  if (end == std::string::npos) return "";
-  const size_t begin = text.rfind('\n', end);
-  return text.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
 }
 
 TorchStack probe(const std::string& python) {
@@ -76,9 +60,6 @@ TorchStack probe(const std::string& python) {
   }
   return stack;
 }
-
-// The version without its local part: 2.15.0 for 2.15.0+cu132.
-std::string public_version(const std::string& version) { return version.substr(0, version.find('+')); }
 
 template <typename T>
 std::optional<T> optional_field(const Json& json, const std::string& key, const char* type_name) {
@@ -130,6 +111,8 @@ void validate_torch_options(const TorchOptions& options) {
     fail(ErrorKind::kUsage, "--compile neuron compiles for the Neuron device only: add --device neuron");
   if (options.python.empty()) fail(ErrorKind::kUsage, "--python: empty interpreter path");
 }
+
+std::string public_version(const std::string& version) { return version.substr(0, version.find('+')); }
 
 std::string torch_dtype(const TorchOptions& options) { return options.device == "cpu" ? "float32" : "bfloat16"; }
 

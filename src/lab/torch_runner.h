@@ -44,6 +44,9 @@ struct TorchStack {
 // --python when it cannot import torch or transformers.
 const TorchStack& probe_torch_stack(const std::string& python);
 
+// The version without its local part (PEP 440): 2.15.0 for 2.15.0+cu132; what pip installs by.
+std::string public_version(const std::string& version);
+
 // torch-<version without its local part>+<backend>-<device> / transformers-<version>; the
 // backend "none" is named "eager".
 VersionPair torch_version_pair(const TorchStack& stack, const TorchOptions& options);
