@@ -10,6 +10,7 @@ APT_PACKAGES=(
   libpcre2-dev libicu-dev nlohmann-json3-dev libcli11-dev libgtest-dev
   libcpp-httplib-dev                  # canrun serve's HTTP server, canrun cache pull/push
   libxxhash-dev                       # plan cache keys and checksums
+  libjpeg62-turbo-dev libpng-dev libwebp-dev  # image files for image-text-to-text models
   libcurl4-openssl-dev libssl-dev     # canrun pull: the Hub client (HTTP(S), sha256 of blobs)
   libdnnl-dev                         # oneDNN: the prefill matrix products where its matmul is faster
   libopenmpi-dev openmpi-bin          # collectives between the workers of a sharded run (--cores N)

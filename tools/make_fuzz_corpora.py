@@ -97,6 +97,7 @@ def main():
         json.dumps({"metadata": {"total_size": 8}, "weight_map": {"w": "model-00001-of-00001.safetensors"}}).encode(),
         json.dumps({"weight_map": {"w": "model-00001-of-00001.safetensors", "x": "../model.safetensors"}}).encode(),
     ] + [p.read_bytes() for p in sorted((FIXTURES / "models").glob("*/model.safetensors.index.json"))])
+    write_seeds("image_file", [p.read_bytes() for p in sorted((FIXTURES / "images").iterdir())])
     write_seeds("model_config", [p.read_bytes() for p in fixture_files("config.json")])
     write_seeds("generation_config", sorted({p.read_bytes() for p in fixture_files("generation_config.json")}))
     write_seeds("tokenizer_json", [p.read_bytes() for p in sorted((FIXTURES / "tokenizers").glob("*/tokenizer.json"))])

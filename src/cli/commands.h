@@ -21,5 +21,6 @@ void add_report_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
 void add_dataset_command(CLI::App& app);
 void add_pull_command(CLI::App& app);
+void add_preprocess_command(CLI::App& app);
 
 }  // namespace canrun

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   canrun::add_cache_command(app);
   canrun::add_dataset_command(app);
   canrun::add_pull_command(app);
+  canrun::add_preprocess_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

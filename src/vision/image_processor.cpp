@@ -1,0 +1,305 @@
+#include "vision/image_processor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "util/error.h"
+#include "util/json.h"
+
+namespace canrun {
+
+namespace {
+
+constexpr std::array<float, 3> kClipMean{0.48145466f, 0.4578275f, 0.40821073f};
+constexpr std::array<float, 3> kClipStd{0.26862954f, 0.26130258f, 0.27577711f};
+constexpr std::array<float, 3> kImagenetStandard{0.5f, 0.5f, 0.5f};
+
+[[noreturn]] void bad_field(const ImageProcessorConfig& config, const std::string& field, const std::string& why) {
+  fail(ErrorKind::kCheckpoint, config.source + ": " + field + " " + why);
+}
+
+bool read_bool(const Json& json, const ImageProcessorConfig& config, const char* field, bool fallback) {
+  if (!json.contains(field) || json[field].is_null()) return fallback;
+  if (!json[field].is_boolean()) bad_field(config, field, "must be true or false");
+  return json[field].get<bool>();
+}
+
+int64_t read_positive(const Json& json, const ImageProcessorConfig& config, const std::string& field,
+                      int64_t fallback) {
+  if (!json.contains(field) || json[field].is_null()) return fallback;
+  if (!json[field].is_number_integer() || json[field].get<int64_t>() <= 0 || json[field].get<int64_t>() > (1LL << 40))
+    bad_field(config, field, "must be a positive whole number");
+  return json[field].get<int64_t>();
+}
+
+std::array<float, 3> read_triple(const Json& json, const ImageProcessorConfig& config, const char* field,
+                                 std::array<float, 3> fallback) {
+  if (!json.contains(field) || json[field].is_null()) return fallback;
+  const Json& value = json[field];
+  if (value.is_number()) return {value.get<float>(), value.get<float>(), value.get<float>()};
+  if (!value.is_array() || value.size() != 3 || !value[0].is_number() || !value[1].is_number() ||
+      !value[2].is_number())
+    bad_field(config, field, "must be a number or a list of 3 numbers (one per RGB channel)");
+  return {value[0].get<float>(), value[1].get<float>(), value[2].get<float>()};
+}
+
+Json processor_json(const std::string& model_dir, std::string* source) {
+  const std::filesystem::path folder(model_dir);
+  if (std::filesystem::exists(folder / "preprocessor_config.json")) {
+    *source = (folder / "preprocessor_config.json").string();
+    return read_json_file(*source, ErrorKind::kCheckpoint);
+  }
+  if (std::filesystem::exists(folder / "processor_config.json")) {
+    *source = (folder / "processor_config.json").string();
+    Json json = read_json_file(*source, ErrorKind::kCheckpoint);
+    if (json.is_object() && json.contains("image_processor") && json["image_processor"].is_object())
+      return json["image_processor"];
+    fail(ErrorKind::kCheckpoint, *source + ": has no \"image_processor\" object");
+  }
+  fail(ErrorKind::kIo, model_dir + ": has no preprocessor_config.json or processor_config.json, so no image "
+                                   "processor (is it an image-text-to-text model?)");
+}
+
+// transformers' per-class defaults, for fields a config leaves out.
+void apply_class_defaults(ImageProcessorConfig& config) {
+  if (config.kind == ImageProcessorKind::kQwen2Vl) {
+    config.image_mean = kClipMean;
+    config.image_std = kClipStd;
+    config.resample = Resampling::kBicubic;
+    config.min_pixels = 56 * 56;
+    config.max_pixels = 28 * 28 * 1280;
+  } else if (config.class_name == "CLIPImageProcessor") {
+    config.image_mean = kClipMean;
+    config.image_std = kClipStd;
+    config.shortest_edge = 224;
+    config.do_center_crop = true;
+  } else {
+    config.image_mean = config.image_std = kImagenetStandard;
+    config.resample = config.class_name == "Gemma3ImageProcessor" ? Resampling::kBilinear : Resampling::kBicubic;
+  }
+}
+
+void read_size(const Json& json, ImageProcessorConfig& config) {
+  if (!json.contains("size") || json["size"].is_null()) return;
+  const Json& size = json["size"];
+  if (config.kind == ImageProcessorKind::kQwen2Vl) {
+    if (!size.is_object()) bad_field(config, "size", "must be an object");
+    config.min_pixels = read_positive(size, config, "shortest_edge", config.min_pixels);
+    config.max_pixels = read_positive(size, config, "longest_edge", config.max_pixels);
+    return;
+  }
+  // A bare number is a square for Gemma 3 and the short side for CLIP and SigLIP, as
+  // transformers' get_size_dict reads it with each class's default_to_square.
+  if (size.is_number()) {
+    const int value = static_cast<int>(read_positive(json, config, "size", 0));
+    if (config.class_name == "Gemma3ImageProcessor") config.height = config.width = value, config.shortest_edge = 0;
+    else config.shortest_edge = value;
+    return;
+  }
+  if (!size.is_object()) bad_field(config, "size", "must be a number or an object");
+  if (size.contains("height") && size.contains("width")) {
+    config.height = static_cast<int>(read_positive(size, config, "height", config.height));
+    config.width = static_cast<int>(read_positive(size, config, "width", config.width));
+    config.shortest_edge = 0;
+  } else if (size.contains("shortest_edge") && !size.contains("longest_edge")) {
+    config.shortest_edge = static_cast<int>(read_positive(size, config, "shortest_edge", 0));
+  } else {
+    fail(ErrorKind::kUnsupportedOption, config.source + ": size " + size.dump() + " is not supported for " +
+                                            config.class_name + " ({\"height\", \"width\"} and {\"shortest_edge\"} are)");
+  }
+}
+
+void read_crop_size(const Json& json, ImageProcessorConfig& config) {
+  config.do_center_crop = read_bool(json, config, "do_center_crop", config.do_center_crop);
+  if (!json.contains("crop_size") || json["crop_size"].is_null()) return;
+  const Json& crop = json["crop_size"];
+  if (crop.is_number()) {
+    config.crop_height = config.crop_width = static_cast<int>(read_positive(json, config, "crop_size", 0));
+  } else if (crop.is_object() && crop.contains("height") && crop.contains("width")) {
+    config.crop_height = static_cast<int>(read_positive(crop, config, "height", 0));
+    config.crop_width = static_cast<int>(read_positive(crop, config, "width", 0));
+  } else {
+    bad_field(config, "crop_size", "must be a number or {\"height\", \"width\"}");
+  }
+}
+
+// transformers' get_resize_output_image_size without max_size: the short side becomes `edge`,
+// the long side edge * long / short, cut to a whole number.
+std::pair<int, int> shortest_edge_size(int height, int width, int edge) {
+  const int short_side = std::min(height, width), long_side = std::max(height, width);
+  const int new_long = static_cast<int>(static_cast<double>(int64_t{edge} * long_side) / short_side);
+  return width <= height ? std::pair{new_long, edge} : std::pair{edge, new_long};
+}
+
+// torchvision's center crop: zero padding first where the crop is larger than the image.
+RgbImage center_crop(const RgbImage& image, int crop_height, int crop_width) {
+  int pad_left = 0, pad_top = 0;
+  if (crop_width > image.width) pad_left = (crop_width - image.width) / 2;
+  if (crop_height > image.height) pad_top = (crop_height - image.height) / 2;
+  const int padded_width = std::max(image.width, crop_width), padded_height = std::max(image.height, crop_height);
+  const int top = static_cast<int>((padded_height - crop_height) / 2.0);
+  const int left = static_cast<int>((padded_width - crop_width) / 2.0);
+  RgbImage out(crop_width, crop_height);  // zero-filled: the padding
+  for (int y = 0; y < crop_height; ++y)
+    for (int x = 0; x < crop_width; ++x) {
+      const int sx = left + x - pad_left, sy = top + y - pad_top;
+      if (sx >= 0 && sy >= 0 && sx < image.width && sy < image.height) std::copy_n(image.at(sx, sy), 3, out.at(x, y));
+    }
+  return out;
+}
+
+// Row-major float32 values of one resized image, rescaled and normalised as torch does it:
+// mean and std scaled by 1/rescale_factor in float32, then (x - mean) / std in float32.
+std::vector<float> normalized_planes(const ImageProcessorConfig& config, const RgbImage& image) {
+  std::array<float, 3> mean = config.image_mean, std = config.image_std;
+  const bool fused = config.do_rescale && config.do_normalize;
+  if (fused) {
+    const float inverse = static_cast<float>(1.0 / config.rescale_factor);
+    for (int c = 0; c < 3; ++c) {
+      mean[c] *= inverse;
+      std[c] *= inverse;
+    }
+  }
+  const float scale = static_cast<float>(config.rescale_factor);
+  const size_t plane = static_cast<size_t>(image.width) * image.height;
+  std::vector<float> values(plane * 3);
+  for (int c = 0; c < 3; ++c)
+    for (size_t index = 0; index < plane; ++index) {
+      float value = image.pixels[index * 3 + c];
+      if (config.do_normalize) value = (value - mean[c]) / std[c];
+      else if (config.do_rescale) value *= scale;
+      values[c * plane + index] = value;
+    }
+  return values;
+}
+
+// Qwen2-VL's patchify: patches in (merge block row, merge block column, row in block, column in
+// block) order, each holding (channel, temporal copy, y, x).
+void append_patches(const ImageProcessorConfig& config, const std::vector<float>& planes, int height, int width,
+                    PixelValues& out) {
+  const int p = config.patch_size, m = config.merge_size, t = config.temporal_patch_size;
+  const int grid_h = height / p, grid_w = width / p;
+  const size_t plane = static_cast<size_t>(height) * width;
+  for (int block_y = 0; block_y < grid_h / m; ++block_y)
+    for (int block_x = 0; block_x < grid_w / m; ++block_x)
+      for (int in_y = 0; in_y < m; ++in_y)
+        for (int in_x = 0; in_x < m; ++in_x) {
+          const int top = (block_y * m + in_y) * p, left = (block_x * m + in_x) * p;
+          for (int c = 0; c < 3; ++c)
+            for (int copy = 0; copy < t; ++copy)
+              for (int y = 0; y < p; ++y) {
+                const float* row = planes.data() + c * plane + static_cast<size_t>(top + y) * width + left;
+                out.values.insert(out.values.end(), row, row + p);
+              }
+        }
+  out.rows += static_cast<int64_t>(grid_h) * grid_w;
+  out.grid_thw.push_back({1, grid_h, grid_w});
+}
+
+}  // namespace
+
+ImageProcessorConfig read_image_processor_config(const std::string& model_dir) {
+  ImageProcessorConfig config;
+  const Json json = processor_json(model_dir, &config.source);
+  if (!json.is_object()) fail(ErrorKind::kCheckpoint, config.source + ": must be a JSON object");
+  std::string type = string_or(json, "image_processor_type", "");
+  if (type.size() > 4 && type.ends_with("Fast")) type.resize(type.size() - 4);
+  config.class_name = type;
+  if (type == "Qwen2VLImageProcessor") config.kind = ImageProcessorKind::kQwen2Vl;
+  else if (type == "CLIPImageProcessor" || type == "SiglipImageProcessor" || type == "Gemma3ImageProcessor")
+    config.kind = ImageProcessorKind::kResizeCrop;
+  else
+    fail(ErrorKind::kUnsupportedOption,
+         config.source + ": image_processor_type \"" + string_or(json, "image_processor_type", "") +
+             "\" is not supported (Qwen2VLImageProcessor, CLIPImageProcessor, SiglipImageProcessor and "
+             "Gemma3ImageProcessor are)");
+  apply_class_defaults(config);
+
+  config.do_resize = read_bool(json, config, "do_resize", true);
+  config.do_rescale = read_bool(json, config, "do_rescale", true);
+  config.do_normalize = read_bool(json, config, "do_normalize", true);
+  if (json.contains("rescale_factor") && !json["rescale_factor"].is_null()) {
+    if (!json["rescale_factor"].is_number() || json["rescale_factor"].get<double>() <= 0)
+      bad_field(config, "rescale_factor", "must be a positive number");
+    config.rescale_factor = json["rescale_factor"].get<double>();
+  }
+  config.image_mean = read_triple(json, config, "image_mean", config.image_mean);
+  config.image_std = read_triple(json, config, "image_std", config.image_std);
+  for (float value : config.image_std)
+    if (value == 0.0f) bad_field(config, "image_std", "must not be 0");
+  if (json.contains("resample") && !json["resample"].is_null()) {
+    if (!json["resample"].is_number_integer()) bad_field(config, "resample", "must be a PIL resampling number");
+    config.resample = resampling_from_pil(json["resample"].get<int>(), config.source + ": resample");
+  }
+  if (read_bool(json, config, "do_pan_and_scan", false))
+    fail(ErrorKind::kUnsupportedOption, config.source + ": do_pan_and_scan = true is not supported yet");
+  read_size(json, config);
+  if (config.kind == ImageProcessorKind::kResizeCrop) read_crop_size(json, config);
+  if (config.kind == ImageProcessorKind::kQwen2Vl) {
+    config.min_pixels = read_positive(json, config, "min_pixels", config.min_pixels);
+    config.max_pixels = read_positive(json, config, "max_pixels", config.max_pixels);
+    config.patch_size = static_cast<int>(read_positive(json, config, "patch_size", config.patch_size));
+    config.temporal_patch_size =
+        static_cast<int>(read_positive(json, config, "temporal_patch_size", config.temporal_patch_size));
+    config.merge_size = static_cast<int>(read_positive(json, config, "merge_size", config.merge_size));
+  }
+  return config;
+}
+
+std::pair<int, int> smart_resize(int height, int width, int factor, int64_t min_pixels, int64_t max_pixels) {
+  const double ratio = static_cast<double>(std::max(height, width)) / std::min(height, width);
+  if (ratio > 200)
+    fail(ErrorKind::kUsage, "an image of " + std::to_string(width) + "x" + std::to_string(height) +
+                                " has an aspect ratio above 200, which Qwen's image processor refuses");
+  // Python's round() rounds halves to even, as nearbyint does in the default rounding mode.
+  int64_t h_bar = static_cast<int64_t>(std::nearbyint(static_cast<double>(height) / factor)) * factor;
+  int64_t w_bar = static_cast<int64_t>(std::nearbyint(static_cast<double>(width) / factor)) * factor;
+  if (h_bar * w_bar > max_pixels) {
+    const double beta = std::sqrt(static_cast<double>(height) * width / static_cast<double>(max_pixels));
+    h_bar = std::max<int64_t>(factor, static_cast<int64_t>(std::floor(height / beta / factor)) * factor);
+    w_bar = std::max<int64_t>(factor, static_cast<int64_t>(std::floor(width / beta / factor)) * factor);
+  } else if (h_bar * w_bar < min_pixels) {
+    const double beta = std::sqrt(static_cast<double>(min_pixels) / (static_cast<double>(height) * width));
+    h_bar = static_cast<int64_t>(std::ceil(height * beta / factor)) * factor;
+    w_bar = static_cast<int64_t>(std::ceil(width * beta / factor)) * factor;
+  }
+  return {static_cast<int>(h_bar), static_cast<int>(w_bar)};
+}
+
+PixelValues preprocess_images(const ImageProcessorConfig& config, const std::vector<RgbImage>& images) {
+  PixelValues out;
+  for (const RgbImage& image : images) {
+    int height = image.height, width = image.width;
+    if (config.kind == ImageProcessorKind::kQwen2Vl) {
+      if (config.do_resize)
+        std::tie(height, width) = smart_resize(image.height, image.width, config.patch_size * config.merge_size,
+                                               config.min_pixels, config.max_pixels);
+      const int factor = config.patch_size * config.merge_size;
+      if (height % factor != 0 || width % factor != 0)
+        fail(ErrorKind::kUsage, "an image of " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                                    " is not a multiple of " + std::to_string(factor) + " pixels and do_resize is off");
+    } else if (config.do_resize) {
+      std::tie(height, width) = config.shortest_edge > 0
+                                    ? shortest_edge_size(image.height, image.width, config.shortest_edge)
+                                    : std::pair{config.height, config.width};
+    }
+    RgbImage resized = resize_image(image, width, height, config.resample);
+    if (config.kind == ImageProcessorKind::kResizeCrop && config.do_center_crop)
+      resized = center_crop(resized, config.crop_height, config.crop_width);
+    const std::vector<float> planes = normalized_planes(config, resized);
+    if (config.kind == ImageProcessorKind::kQwen2Vl) {
+      out.cols = int64_t{3} * config.temporal_patch_size * config.patch_size * config.patch_size;
+      append_patches(config, planes, height, width, out);
+    } else {
+      if (out.rows > 0 && out.cols != static_cast<int64_t>(planes.size()))
+        fail(ErrorKind::kUsage, "images of different sizes with do_resize off cannot be stacked");
+      out.cols = static_cast<int64_t>(planes.size());
+      out.values.insert(out.values.end(), planes.begin(), planes.end());
+      out.rows += 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace canrun

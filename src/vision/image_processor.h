@@ -1,0 +1,61 @@
+// A model's image processor as transformers 5.23.0 runs it by default (its torchvision
+// backend), read from the folder's preprocessor_config.json (or the "image_processor" object of
+// processor_config.json): Qwen2-VL's (also Qwen2.5-VL's, Qwen3-VL's and Qwen3.5's) smart resize
+// into patches, and the resize-then-crop of CLIP (LLaVA), SigLIP and Gemma 3 (without pan-and-scan).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vision/resample.h"
+#include "vision/rgb_image.h"
+
+namespace canrun {
+
+enum class ImageProcessorKind {
+  kQwen2Vl,    // Qwen2VLImageProcessor: smart_resize, then patches of (C, T, P, P) in merge order
+  kResizeCrop,  // CLIP, SigLIP, Gemma 3: resize, center crop, one (C, H, W) array per image
+};
+
+struct ImageProcessorConfig {
+  std::string source;      // the file it was read from, for errors
+  std::string class_name;  // image_processor_type, without "Fast"
+  ImageProcessorKind kind = ImageProcessorKind::kResizeCrop;
+  bool do_resize = true;
+  bool do_rescale = true;
+  bool do_normalize = true;
+  double rescale_factor = 1.0 / 255.0;
+  std::array<float, 3> image_mean{};
+  std::array<float, 3> image_std{};
+  Resampling resample = Resampling::kBicubic;
+  int height = 224, width = 224;  // kResizeCrop: size {height, width}, unless shortest_edge is set
+  int shortest_edge = 0;          // kResizeCrop: the short side becomes this, the aspect ratio kept
+  bool do_center_crop = false;
+  int crop_height = 224, crop_width = 224;
+  int64_t min_pixels = 0, max_pixels = 0;  // kQwen2Vl: size.shortest_edge / longest_edge
+  int patch_size = 14, temporal_patch_size = 2, merge_size = 2;
+};
+
+// Throws Error(kIo) when the folder has no processor config, Error(kCheckpoint) naming the field
+// for a malformed one, and Error(kUnsupportedOption) for a processor class canrun lacks.
+ImageProcessorConfig read_image_processor_config(const std::string& model_dir);
+
+// The processor's output for a list of images, as transformers returns `pixel_values`: a 2-D
+// row-major array (Qwen: one row per patch, all images' patches in order; resize-crop: one row
+// per image, C*H*W), and for Qwen each image's (t, h, w) patch grid.
+struct PixelValues {
+  std::vector<float> values;
+  int64_t rows = 0, cols = 0;
+  std::vector<std::array<int64_t, 3>> grid_thw;
+};
+
+PixelValues preprocess_images(const ImageProcessorConfig& config, const std::vector<RgbImage>& images);
+
+// Qwen2-VL's smart_resize: (height, width) rounded to multiples of `factor` with the pixel count
+// brought within [min_pixels, max_pixels]. Throws Error(kUsage) for an aspect ratio above 200.
+std::pair<int, int> smart_resize(int height, int width, int factor, int64_t min_pixels, int64_t max_pixels);
+
+}  // namespace canrun
