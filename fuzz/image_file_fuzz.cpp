@@ -10,6 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     qwen.kind = canrun::ImageProcessorKind::kQwen2Vl;
     qwen.min_pixels = 28 * 28;
     qwen.max_pixels = 28 * 28 * 16;
+    qwen.image_mean = qwen.image_std = {0.5f, 0.5f, 0.5f};
     return qwen;
   }();
   canrun::fuzz::refuse_only_with_canrun_errors([&] {

@@ -39,9 +39,10 @@ CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
 
 # Folder name -> preprocessor_config.json. Qwen2-VL's and Qwen3-VL's are the published ones
 # with smaller pixel bounds; SigLIP's is Gemma 3's kind with a smaller square size.
-# Qwen's goldens are large (two temporal copies of every patch), so they take three images: one
-# scaled up, one scaled down to its extreme aspect ratio, one with alpha; the others take all.
-QWEN_IMAGES = ["rgb_37x53.jpg", "wide_300x7.png", "rgba_61x23.png"]
+# Qwen's goldens (two temporal copies of every patch) and Idefics3's (many tiles an image) are
+# large, so they take three images: one scaled up, one scaled down to its extreme aspect ratio,
+# one with alpha; the others take all.
+FEW_IMAGES = ["rgb_37x53.jpg", "wide_300x7.png", "rgba_61x23.png"]
 PROCESSORS = {
     "qwen2_vl": {
         "image_processor_type": "Qwen2VLImageProcessor",
@@ -70,6 +71,14 @@ PROCESSORS = {
         "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "do_convert_rgb": True,
         "do_pan_and_scan": False,
     },
+    "gemma3_pan_and_scan": {
+        "image_processor_type": "Gemma3ImageProcessor",
+        "do_resize": True, "size": {"height": 16, "width": 16}, "resample": 2,
+        "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
+        "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "do_convert_rgb": True,
+        "do_pan_and_scan": True, "pan_and_scan_min_crop_size": 8, "pan_and_scan_max_num_crops": 3,
+        "pan_and_scan_min_ratio_to_activate": 1.2,
+    },
     "siglip_lanczos": {
         "image_processor_type": "SiglipImageProcessor",
         "do_resize": True, "size": {"height": 40, "width": 17}, "resample": 1,
@@ -83,6 +92,14 @@ PROCESSORS = {
         "do_center_crop": True, "crop_size": {"height": 21, "width": 27},
         "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
         "image_mean": CLIP_MEAN, "image_std": CLIP_STD, "do_convert_rgb": True,
+    },
+    # SmolVLM's kind: the long side to 40, then tiles of 16 and the whole image (Lanczos).
+    "idefics3": {
+        "image_processor_type": "Idefics3ImageProcessor",
+        "do_resize": True, "size": {"longest_edge": 40}, "max_image_size": {"longest_edge": 16},
+        "do_image_splitting": True, "resample": 1, "do_rescale": True, "rescale_factor": 1 / 255,
+        "do_normalize": True, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
+        "do_convert_rgb": True, "do_pad": True,
     },
     "siglip_bicubic": {
         "image_processor_type": "SiglipImageProcessor",
@@ -196,15 +213,19 @@ def make_goldens():
     decoded = {name: load_image(str(IMAGES_DIR / name)) for name in image_names()}
     write_decoded_golden(decoded)
     for processor_name, config in PROCESSORS.items():
-        names = QWEN_IMAGES if processor_name.startswith("qwen") else list(decoded)
+        names = FEW_IMAGES if processor_name.startswith(("qwen", "idefics3")) else list(decoded)
         images = [decoded[name] for name in names]
         folder = PROCESSORS_DIR / processor_name
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "preprocessor_config.json").write_text(json.dumps(config, indent=2) + "\n")
         processor = AutoImageProcessor.from_pretrained(folder)
-        output = processor(images=images, return_tensors="pt")
+        if processor_name.startswith("idefics3"):  # all images in one prompt, not one prompt each
+            output = processor(images=[images], return_tensors="pt", return_row_col_info=True)
+        else:
+            output = processor(images=images, return_tensors="pt")
         pixel_values = output["pixel_values"].to(torch.float32).numpy()
-        pixel_values = pixel_values.reshape(pixel_values.shape[0], -1)
+        if pixel_values.ndim > 2:  # one row per image (or tile) of (C, H, W)
+            pixel_values = pixel_values.reshape(-1, int(np.prod(pixel_values.shape[-3:])))
         np.save(GOLDENS_DIR / f"{processor_name}.npy", np.ascontiguousarray(pixel_values))
         golden = {
             "made_by": "tools/make_image_goldens.py",
@@ -218,6 +239,10 @@ def make_goldens():
         }
         if "image_grid_thw" in output:
             golden["image_grid_thw"] = output["image_grid_thw"].tolist()
+        if "rows" in output:
+            golden["tile_rows_cols"] = [list(pair) for pair in zip(output["rows"][0], output["cols"][0])]
+        if "num_crops" in output:
+            golden["num_crops"] = output["num_crops"].tolist()
         (GOLDENS_DIR / f"{processor_name}.json").write_text(json.dumps(golden, indent=1) + "\n")
         print(f"{processor_name}: {type(processor).__name__} {list(output['pixel_values'].shape)}")
 

@@ -35,6 +35,8 @@ void run_preprocess(const PreprocessArgs& args) {
   for (size_t index = 0; index < images.size(); ++index) {
     Json image{{"file", args.images[index]}, {"width", images[index].width}, {"height", images[index].height}};
     if (!pixels.grid_thw.empty()) image["grid_thw"] = pixels.grid_thw[index];
+    if (!pixels.num_crops.empty()) image["num_crops"] = pixels.num_crops[index];
+    if (!pixels.tile_rows_cols.empty()) image["tile_rows_cols"] = pixels.tile_rows_cols[index];
     report["images"].push_back(image);
   }
   if (args.json) {
@@ -47,6 +49,9 @@ void run_preprocess(const PreprocessArgs& args) {
     if (image.contains("grid_thw"))
       std::cout << ", patch grid (t, h, w) = (" << image["grid_thw"][0] << ", " << image["grid_thw"][1] << ", "
                 << image["grid_thw"][2] << ")";
+    if (image.contains("num_crops")) std::cout << ", " << image["num_crops"] << " pan-and-scan crops";
+    if (image.contains("tile_rows_cols"))
+      std::cout << ", tiles " << image["tile_rows_cols"][0] << " x " << image["tile_rows_cols"][1];
     std::cout << "\n";
   }
   if (!args.npy.empty()) std::cout << "wrote " << args.npy << "\n";

@@ -36,6 +36,18 @@ struct Decoded {
   fail(ErrorKind::kIo, "image " + name + ": not a readable " + format + " file (" + why + ")");
 }
 
+// How a decoder that must not throw (it holds libjpeg's or libpng's state, or their jump buffer)
+// ended: an error of the library, or a header naming a size above the cap, for its caller to raise.
+struct DecodeEnd {
+  std::string library_error;
+  bool over_cap = false;
+  int64_t width = 0, height = 0;
+};
+
+bool within_cap(int64_t width, int64_t height, int64_t max_pixels) {
+  return width > 0 && height > 0 && width * height <= max_pixels;
+}
+
 void check_size(const std::string& name, int64_t width, int64_t height, int64_t max_pixels) {
   if (width <= 0 || height <= 0) fail(ErrorKind::kIo, "image " + name + ": it has no pixels");
   if (width * height > max_pixels)
@@ -70,10 +82,10 @@ void jpeg_warning(j_common_ptr info, int level) {
   if (level == -1 && info->err->msg_code == JWRN_JPEG_EOF) jpeg_error_exit(info);
 }
 
-// Fills `out`; returns an empty string, or libjpeg's message. The jump buffer lives in this frame,
-// which holds no object with a destructor.
-std::string decode_jpeg_into(std::span<const uint8_t> bytes, const std::string& name, int64_t max_pixels,
-                             Decoded* out, std::vector<uint8_t>* row) {
+// Fills `out`, or says why not. The jump buffer lives in this frame, which holds no object with a
+// destructor and throws nothing (an exception would leave libjpeg's memory behind).
+DecodeEnd decode_jpeg_into(std::span<const uint8_t> bytes, int64_t max_pixels, Decoded* out,
+                           std::vector<uint8_t>* row) {
   jpeg_decompress_struct info;
   JpegErrorManager errors;
   info.err = jpeg_std_error(&errors.base);
@@ -81,13 +93,16 @@ std::string decode_jpeg_into(std::span<const uint8_t> bytes, const std::string& 
   errors.base.emit_message = jpeg_warning;
   if (setjmp(errors.jump)) {
     jpeg_destroy_decompress(&info);
-    return errors.message;
+    return {errors.message};
   }
   jpeg_create_decompress(&info);
   jpeg_mem_src(&info, bytes.data(), static_cast<unsigned long>(bytes.size()));
   jpeg_save_markers(&info, JPEG_APP0 + 1, 0xFFFF);
   jpeg_read_header(&info, TRUE);
-  check_size(name, info.image_width, info.image_height, max_pixels);
+  if (!within_cap(info.image_width, info.image_height, max_pixels)) {
+    jpeg_destroy_decompress(&info);
+    return {"", true, info.image_width, info.image_height};
+  }
   const bool cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
   info.out_color_space = cmyk ? JCS_CMYK : info.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
   for (jpeg_saved_marker_ptr marker = info.marker_list; marker; marker = marker->next)
@@ -119,14 +134,15 @@ std::string decode_jpeg_into(std::span<const uint8_t> bytes, const std::string& 
   }
   jpeg_finish_decompress(&info);
   jpeg_destroy_decompress(&info);
-  return "";
+  return {};
 }
 
 Decoded decode_jpeg(std::span<const uint8_t> bytes, const std::string& name, int64_t max_pixels) {
   Decoded out;
   std::vector<uint8_t> row;
-  const std::string why = decode_jpeg_into(bytes, name, max_pixels, &out, &row);
-  if (!why.empty()) fail_decode(name, "JPEG", why);
+  const DecodeEnd end = decode_jpeg_into(bytes, max_pixels, &out, &row);
+  if (!end.library_error.empty()) fail_decode(name, "JPEG", end.library_error);
+  if (end.over_cap) check_size(name, end.width, end.height, max_pixels);
   return out;
 }
 
@@ -187,19 +203,22 @@ std::optional<std::array<int, 3>> transparent_color(png_structp png, png_infop i
   return std::nullopt;
 }
 
-std::string decode_png_into(std::span<const uint8_t> bytes, const std::string& name, int64_t max_pixels,
-                            Decoded* out, std::vector<uint8_t>* buffer, std::vector<png_bytep>* rows) {
+DecodeEnd decode_png_into(std::span<const uint8_t> bytes, int64_t max_pixels, Decoded* out,
+                          std::vector<uint8_t>* buffer, std::vector<png_bytep>* rows) {
   PngSource source{bytes};
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &source, png_error_handler, png_warning_handler);
   png_infop info = png_create_info_struct(png);
   if (setjmp(png_jmpbuf(png))) {
     png_destroy_read_struct(&png, &info, nullptr);
-    return source.message;
+    return {source.message};
   }
   png_set_read_fn(png, &source, png_read_from_memory);
   png_read_info(png, info);
   const png_uint_32 width = png_get_image_width(png, info), height = png_get_image_height(png, info);
-  check_size(name, width, height, max_pixels);
+  if (!within_cap(width, height, max_pixels)) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return {"", true, width, height};
+  }
   const int color_type = png_get_color_type(png, info), bit_depth = png_get_bit_depth(png, info);
   // Gray 16-bit is PIL mode "I;16", whose conversion clips at 255; elsewhere PIL keeps the high byte.
   const bool gray16 = bit_depth == 16 && (color_type & PNG_COLOR_MASK_COLOR) == 0;
@@ -245,15 +264,16 @@ std::string decode_png_into(std::span<const uint8_t> bytes, const std::string& n
         pixel[0] = pixel[1] = pixel[2] = 255;
     }
   }
-  return "";
+  return {};
 }
 
 Decoded decode_png(std::span<const uint8_t> bytes, const std::string& name, int64_t max_pixels) {
   Decoded out;
   std::vector<uint8_t> buffer;
   std::vector<png_bytep> rows;
-  const std::string why = decode_png_into(bytes, name, max_pixels, &out, &buffer, &rows);
-  if (!why.empty()) fail_decode(name, "PNG", why);
+  const DecodeEnd end = decode_png_into(bytes, max_pixels, &out, &buffer, &rows);
+  if (!end.library_error.empty()) fail_decode(name, "PNG", end.library_error);
+  if (end.over_cap) check_size(name, end.width, end.height, max_pixels);
   return out;
 }
 

@@ -69,6 +69,9 @@ void apply_class_defaults(ImageProcessorConfig& config) {
     config.resample = Resampling::kBicubic;
     config.min_pixels = 56 * 56;
     config.max_pixels = 28 * 28 * 1280;
+  } else if (config.kind == ImageProcessorKind::kIdefics3) {
+    config.image_mean = config.image_std = kImagenetStandard;
+    config.resample = Resampling::kLanczos;
   } else if (config.class_name == "CLIPImageProcessor") {
     config.image_mean = kClipMean;
     config.image_std = kClipStd;
@@ -87,6 +90,13 @@ void read_size(const Json& json, ImageProcessorConfig& config) {
     if (!size.is_object()) bad_field(config, "size", "must be an object");
     config.min_pixels = read_positive(size, config, "shortest_edge", config.min_pixels);
     config.max_pixels = read_positive(size, config, "longest_edge", config.max_pixels);
+    return;
+  }
+  if (config.kind == ImageProcessorKind::kIdefics3) {
+    if (!size.is_object() || !size.contains("longest_edge"))
+      fail(ErrorKind::kUnsupportedOption, config.source + ": size " + size.dump() + " is not supported for " +
+                                              config.class_name + " (only {\"longest_edge\"} is)");
+    config.longest_edge = static_cast<int>(read_positive(size, config, "longest_edge", 0));
     return;
   }
   // A bare number is a square for Gemma 3 and the short side for CLIP and SigLIP, as
@@ -122,6 +132,94 @@ void read_crop_size(const Json& json, ImageProcessorConfig& config) {
   } else {
     bad_field(config, "crop_size", "must be a number or {\"height\", \"width\"}");
   }
+}
+
+void read_pan_and_scan(const Json& json, ImageProcessorConfig& config) {
+  config.do_pan_and_scan = read_bool(json, config, "do_pan_and_scan", false);
+  if (!config.do_pan_and_scan) return;
+  for (const char* field : {"pan_and_scan_min_crop_size", "pan_and_scan_max_num_crops",
+                            "pan_and_scan_min_ratio_to_activate"})
+    if (!json.contains(field) || !json[field].is_number())
+      bad_field(config, field, "must be a number when do_pan_and_scan is true");
+  config.pan_and_scan_min_crop_size = static_cast<int>(read_positive(json, config, "pan_and_scan_min_crop_size", 0));
+  config.pan_and_scan_max_num_crops = static_cast<int>(read_positive(json, config, "pan_and_scan_max_num_crops", 0));
+  config.pan_and_scan_min_ratio = json["pan_and_scan_min_ratio_to_activate"].get<double>();
+}
+
+void read_image_splitting(const Json& json, ImageProcessorConfig& config) {
+  config.do_image_splitting = read_bool(json, config, "do_image_splitting", true);
+  if (!json.contains("max_image_size") || json["max_image_size"].is_null()) return;
+  const Json& max_size = json["max_image_size"];
+  if (!max_size.is_object() || !max_size.contains("longest_edge"))
+    bad_field(config, "max_image_size", "must be {\"longest_edge\": N}");
+  config.max_image_size = static_cast<int>(read_positive(max_size, config, "longest_edge", 0));
+}
+
+// Idefics3's get_resize_output_image_size: the long side becomes `longest`, the other follows the
+// aspect ratio rounded up to even, then both are brought under 4096.
+std::pair<int, int> idefics3_resized_size(int height, int width, int longest) {
+  const double aspect = static_cast<double>(width) / height;
+  if (width >= height) {
+    width = longest;
+    height = static_cast<int>(width / aspect);
+    height += height % 2;
+  } else {
+    height = longest;
+    width = static_cast<int>(height * aspect);
+    width += width % 2;
+  }
+  height = std::max(height, 1);
+  width = std::max(width, 1);
+  constexpr int kMaxImageSize = 4096;
+  const double bounded_aspect = static_cast<double>(width) / height;
+  if (width >= height && width > kMaxImageSize) {
+    width = kMaxImageSize;
+    height = static_cast<int>(width / bounded_aspect);
+  } else if (height > width && height > kMaxImageSize) {
+    height = kMaxImageSize;
+    width = static_cast<int>(height * bounded_aspect);
+  }
+  return {std::max(height, 1), std::max(width, 1)};
+}
+
+// Idefics3's resize_for_vision_encoder: both sides up to multiples of the tile size.
+std::pair<int, int> tile_multiple_size(int height, int width, int tile) {
+  const double aspect = static_cast<double>(width) / height;
+  const auto round_up = [tile](double value) { return static_cast<int>(std::ceil(value / tile)) * tile; };
+  if (width >= height) {
+    width = round_up(width);
+    height = round_up(static_cast<int>(width / aspect));
+  } else {
+    height = round_up(height);
+    width = round_up(static_cast<int>(height * aspect));
+  }
+  return {height, width};
+}
+
+// Gemma 3's pan_and_scan_batched: equal crops along the long side (the last one cut by the
+// image's edge), or none when the image is not elongated enough or a crop would be too small.
+std::vector<RgbImage> pan_and_scan_crops(const ImageProcessorConfig& config, const RgbImage& image) {
+  const int width = image.width, height = image.height;
+  const bool landscape = width >= height;
+  const double ratio = landscape ? static_cast<double>(width) / height : static_cast<double>(height) / width;
+  if (ratio < config.pan_and_scan_min_ratio) return {};
+  int crops = static_cast<int>(std::floor(ratio + 0.5));
+  crops = std::min(crops, static_cast<int>(std::floor(static_cast<double>(landscape ? width : height) /
+                                                      config.pan_and_scan_min_crop_size)));
+  crops = std::min(config.pan_and_scan_max_num_crops, std::max(2, crops));
+  const int crops_w = landscape ? crops : 1, crops_h = landscape ? 1 : crops;
+  const int crop_w = static_cast<int>(std::ceil(static_cast<double>(width) / crops_w));
+  const int crop_h = static_cast<int>(std::ceil(static_cast<double>(height) / crops_h));
+  if (std::min(crop_w, crop_h) < config.pan_and_scan_min_crop_size) return {};
+  std::vector<RgbImage> out;
+  for (int row = 0; row < crops_h; ++row)
+    for (int column = 0; column < crops_w; ++column) {
+      const int top = row * crop_h, left = column * crop_w;
+      RgbImage crop(std::min(crop_w, width - left), std::min(crop_h, height - top));
+      for (int y = 0; y < crop.height; ++y) std::copy_n(image.at(left, top + y), crop.width * 3, crop.at(0, y));
+      out.push_back(std::move(crop));
+    }
+  return out;
 }
 
 // transformers' get_resize_output_image_size without max_size: the short side becomes `edge`,
@@ -209,11 +307,13 @@ ImageProcessorConfig read_image_processor_config(const std::string& model_dir) {
   if (type == "Qwen2VLImageProcessor") config.kind = ImageProcessorKind::kQwen2Vl;
   else if (type == "CLIPImageProcessor" || type == "SiglipImageProcessor" || type == "Gemma3ImageProcessor")
     config.kind = ImageProcessorKind::kResizeCrop;
+  else if (type == "Idefics3ImageProcessor" || type == "SmolVLMImageProcessor")
+    config.kind = ImageProcessorKind::kIdefics3;
   else
     fail(ErrorKind::kUnsupportedOption,
          config.source + ": image_processor_type \"" + string_or(json, "image_processor_type", "") +
-             "\" is not supported (Qwen2VLImageProcessor, CLIPImageProcessor, SiglipImageProcessor and "
-             "Gemma3ImageProcessor are)");
+             "\" is not supported (Qwen2VLImageProcessor, CLIPImageProcessor, SiglipImageProcessor, "
+             "Gemma3ImageProcessor, Idefics3ImageProcessor and SmolVLMImageProcessor are)");
   apply_class_defaults(config);
 
   config.do_resize = read_bool(json, config, "do_resize", true);
@@ -232,8 +332,8 @@ ImageProcessorConfig read_image_processor_config(const std::string& model_dir) {
     if (!json["resample"].is_number_integer()) bad_field(config, "resample", "must be a PIL resampling number");
     config.resample = resampling_from_pil(json["resample"].get<int>(), config.source + ": resample");
   }
-  if (read_bool(json, config, "do_pan_and_scan", false))
-    fail(ErrorKind::kUnsupportedOption, config.source + ": do_pan_and_scan = true is not supported yet");
+  if (config.class_name == "Gemma3ImageProcessor") read_pan_and_scan(json, config);
+  if (config.kind == ImageProcessorKind::kIdefics3) read_image_splitting(json, config);
   read_size(json, config);
   if (config.kind == ImageProcessorKind::kResizeCrop) read_crop_size(json, config);
   if (config.kind == ImageProcessorKind::kQwen2Vl) {
@@ -267,36 +367,95 @@ std::pair<int, int> smart_resize(int height, int width, int factor, int64_t min_
   return {static_cast<int>(h_bar), static_cast<int>(w_bar)};
 }
 
+namespace {
+
+void append_qwen_image(const ImageProcessorConfig& config, const RgbImage& image, PixelValues& out) {
+  int height = image.height, width = image.width;
+  const int factor = config.patch_size * config.merge_size;
+  if (config.do_resize)
+    std::tie(height, width) = smart_resize(image.height, image.width, factor, config.min_pixels, config.max_pixels);
+  if (height % factor != 0 || width % factor != 0)
+    fail(ErrorKind::kUsage, "an image of " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                                " is not a multiple of " + std::to_string(factor) + " pixels and do_resize is off");
+  const std::vector<float> planes = normalized_planes(config, resize_image(image, width, height, config.resample));
+  out.cols = int64_t{3} * config.temporal_patch_size * config.patch_size * config.patch_size;
+  append_patches(config, planes, height, width, out);
+}
+
+// One row: the image (or one of its crops) resized, center-cropped and normalised.
+void append_resized_view(const ImageProcessorConfig& config, const RgbImage& view, bool resize, PixelValues& out) {
+  int height = view.height, width = view.width;
+  if (resize)
+    std::tie(height, width) = config.shortest_edge > 0 ? shortest_edge_size(view.height, view.width, config.shortest_edge)
+                                                       : std::pair{config.height, config.width};
+  RgbImage resized = resize_image(view, width, height, config.resample);
+  if (config.do_center_crop) resized = center_crop(resized, config.crop_height, config.crop_width);
+  const std::vector<float> planes = normalized_planes(config, resized);
+  if (out.rows > 0 && out.cols != static_cast<int64_t>(planes.size()))
+    fail(ErrorKind::kUsage, "images of different sizes with do_resize off cannot be stacked");
+  out.cols = static_cast<int64_t>(planes.size());
+  out.values.insert(out.values.end(), planes.begin(), planes.end());
+  out.rows += 1;
+}
+
+// Idefics3's split_images after its two resizes: tiles of max_image_size in row-major order, then
+// the whole image squeezed to one tile; an image of one tile stays as it is.
+void append_idefics3_image(const ImageProcessorConfig& config, const RgbImage& image, PixelValues& out) {
+  RgbImage resized = image;
+  if (config.do_resize) {
+    const auto [height, width] = idefics3_resized_size(image.height, image.width, config.longest_edge);
+    resized = resize_image(image, width, height, config.resample);
+  }
+  const int tile = config.max_image_size;
+  std::vector<RgbImage> views;
+  int64_t rows = 0, cols = 0;
+  if (!config.do_image_splitting) {
+    views.push_back(resize_image(resized, tile, tile, config.resample));
+  } else {
+    const auto [height, width] = tile_multiple_size(resized.height, resized.width, tile);
+    const RgbImage multiple = resize_image(resized, width, height, config.resample);
+    if (height > tile || width > tile) {
+      rows = height / tile;
+      cols = width / tile;
+      for (int row = 0; row < rows; ++row)
+        for (int col = 0; col < cols; ++col) {
+          RgbImage piece(tile, tile);
+          for (int y = 0; y < tile; ++y)
+            std::copy_n(multiple.at(col * tile, row * tile + y), tile * 3, piece.at(0, y));
+          views.push_back(std::move(piece));
+        }
+      views.push_back(resize_image(multiple, tile, tile, config.resample));
+    } else {
+      views.push_back(multiple);
+    }
+  }
+  for (const RgbImage& view : views) {
+    const std::vector<float> planes = normalized_planes(config, view);
+    out.cols = static_cast<int64_t>(planes.size());
+    out.values.insert(out.values.end(), planes.begin(), planes.end());
+    out.rows += 1;
+  }
+  out.tile_rows_cols.push_back({rows, cols});
+}
+
+}  // namespace
+
 PixelValues preprocess_images(const ImageProcessorConfig& config, const std::vector<RgbImage>& images) {
   PixelValues out;
   for (const RgbImage& image : images) {
-    int height = image.height, width = image.width;
     if (config.kind == ImageProcessorKind::kQwen2Vl) {
-      if (config.do_resize)
-        std::tie(height, width) = smart_resize(image.height, image.width, config.patch_size * config.merge_size,
-                                               config.min_pixels, config.max_pixels);
-      const int factor = config.patch_size * config.merge_size;
-      if (height % factor != 0 || width % factor != 0)
-        fail(ErrorKind::kUsage, "an image of " + std::to_string(image.width) + "x" + std::to_string(image.height) +
-                                    " is not a multiple of " + std::to_string(factor) + " pixels and do_resize is off");
-    } else if (config.do_resize) {
-      std::tie(height, width) = config.shortest_edge > 0
-                                    ? shortest_edge_size(image.height, image.width, config.shortest_edge)
-                                    : std::pair{config.height, config.width};
-    }
-    RgbImage resized = resize_image(image, width, height, config.resample);
-    if (config.kind == ImageProcessorKind::kResizeCrop && config.do_center_crop)
-      resized = center_crop(resized, config.crop_height, config.crop_width);
-    const std::vector<float> planes = normalized_planes(config, resized);
-    if (config.kind == ImageProcessorKind::kQwen2Vl) {
-      out.cols = int64_t{3} * config.temporal_patch_size * config.patch_size * config.patch_size;
-      append_patches(config, planes, height, width, out);
+      append_qwen_image(config, image, out);
+    } else if (config.kind == ImageProcessorKind::kIdefics3) {
+      append_idefics3_image(config, image, out);
+    } else if (config.do_pan_and_scan) {
+      // The whole image first, then its crops; all resized, whatever do_resize says.
+      const std::vector<RgbImage> crops = pan_and_scan_crops(config, image);
+      append_resized_view(config, image, true, out);
+      for (const RgbImage& crop : crops) append_resized_view(config, crop, true, out);
+      out.num_crops.push_back(static_cast<int64_t>(crops.size()));
     } else {
-      if (out.rows > 0 && out.cols != static_cast<int64_t>(planes.size()))
-        fail(ErrorKind::kUsage, "images of different sizes with do_resize off cannot be stacked");
-      out.cols = static_cast<int64_t>(planes.size());
-      out.values.insert(out.values.end(), planes.begin(), planes.end());
-      out.rows += 1;
+      append_resized_view(config, image, config.do_resize, out);
+      if (config.class_name == "Gemma3ImageProcessor") out.num_crops.push_back(0);  // it always says
     }
   }
   return out;

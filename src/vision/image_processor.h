@@ -1,7 +1,8 @@
 // A model's image processor as transformers 5.23.0 runs it by default (its torchvision
 // backend), read from the folder's preprocessor_config.json (or the "image_processor" object of
 // processor_config.json): Qwen2-VL's (also Qwen2.5-VL's, Qwen3-VL's and Qwen3.5's) smart resize
-// into patches, and the resize-then-crop of CLIP (LLaVA), SigLIP and Gemma 3 (without pan-and-scan).
+// into patches, the resize-then-crop of CLIP (LLaVA), SigLIP and Gemma 3 (with its pan-and-scan),
+// and Idefics3's (SmolVLM's) splitting into square tiles.
 #pragma once
 
 #include <array>
@@ -18,6 +19,7 @@ namespace canrun {
 enum class ImageProcessorKind {
   kQwen2Vl,    // Qwen2VLImageProcessor: smart_resize, then patches of (C, T, P, P) in merge order
   kResizeCrop,  // CLIP, SigLIP, Gemma 3: resize, center crop, one (C, H, W) array per image
+  kIdefics3,    // Idefics3, SmolVLM: tiles of max_image_size and the whole image, each (C, M, M)
 };
 
 struct ImageProcessorConfig {
@@ -35,6 +37,14 @@ struct ImageProcessorConfig {
   int shortest_edge = 0;          // kResizeCrop: the short side becomes this, the aspect ratio kept
   bool do_center_crop = false;
   int crop_height = 224, crop_width = 224;
+  // Gemma 3's pan-and-scan: an image whose aspect ratio reaches min_ratio also gives 2 to
+  // max_num_crops crops along its long side (none smaller than min_crop_size), each resized too.
+  bool do_pan_and_scan = false;
+  int pan_and_scan_min_crop_size = 0, pan_and_scan_max_num_crops = 0;
+  double pan_and_scan_min_ratio = 0.0;
+  // Idefics3: the long side first resized to longest_edge, then tiles of max_image_size.
+  int longest_edge = 4 * 364, max_image_size = 364;
+  bool do_image_splitting = true;
   int64_t min_pixels = 0, max_pixels = 0;  // kQwen2Vl: size.shortest_edge / longest_edge
   int patch_size = 14, temporal_patch_size = 2, merge_size = 2;
 };
@@ -45,11 +55,15 @@ ImageProcessorConfig read_image_processor_config(const std::string& model_dir);
 
 // The processor's output for a list of images, as transformers returns `pixel_values`: a 2-D
 // row-major array (Qwen: one row per patch, all images' patches in order; resize-crop: one row
-// per image, C*H*W), and for Qwen each image's (t, h, w) patch grid.
+// per image, C*H*W, each image followed by its pan-and-scan crops; Idefics3: one row per tile,
+// each image's tiles then the image itself), for Qwen each image's (t, h, w) patch grid, with
+// pan-and-scan each image's number of crops, and for Idefics3 each image's tile (rows, cols).
 struct PixelValues {
   std::vector<float> values;
   int64_t rows = 0, cols = 0;
   std::vector<std::array<int64_t, 3>> grid_thw;
+  std::vector<int64_t> num_crops;
+  std::vector<std::array<int64_t, 2>> tile_rows_cols;
 };
 
 PixelValues preprocess_images(const ImageProcessorConfig& config, const std::vector<RgbImage>& images);

@@ -13,7 +13,7 @@ PROCESSORS = REPO_ROOT / "tests" / "fixtures" / "image_processors"
 GOLDENS = REPO_ROOT / "tests" / "goldens" / "images"
 
 
-@pytest.mark.parametrize("processor", ["qwen2_vl", "siglip"])
+@pytest.mark.parametrize("processor", ["qwen2_vl", "siglip", "gemma3_pan_and_scan", "idefics3"])
 def test_pixel_values_match_transformers(run_canrun, tmp_path, processor):
     golden = json.loads((GOLDENS / f"{processor}.json").read_text())
     images = [arg for name in golden["images"] for arg in ("--image", IMAGES / name)]
@@ -26,15 +26,23 @@ def test_pixel_values_match_transformers(run_canrun, tmp_path, processor):
     assert [image["width"] for image in report["images"]] == [size[0] for size in golden["image_sizes"]]
     if "image_grid_thw" in golden:
         assert [image["grid_thw"] for image in report["images"]] == golden["image_grid_thw"]
+    if "num_crops" in golden:
+        assert [image["num_crops"] for image in report["images"]] == golden["num_crops"]
+    if "tile_rows_cols" in golden:
+        assert [image["tile_rows_cols"] for image in report["images"]] == golden["tile_rows_cols"]
     assert np.abs(np.load(out) - expected).max() <= 1e-5
 
 
 def test_text_report_names_sizes_and_grids(run_canrun):
-    # The grid is the golden's: tests/goldens/images/qwen3_vl.json
+    # Grids and tiles are the goldens': tests/goldens/images/qwen3_vl.json and idefics3.json
     result = run_canrun("preprocess", PROCESSORS / "qwen3_vl", "--image", IMAGES / "wide_300x7.png")
     assert result.returncode == 0, result.stderr
     assert "Qwen2VLImageProcessor: pixel_values 40 x 1536" in result.stdout
     assert "wide_300x7.png: 300x7, patch grid (t, h, w) = (1, 2, 20)" in result.stdout
+    result = run_canrun("preprocess", PROCESSORS / "idefics3", "--image", IMAGES / "rgb_37x53.jpg")
+    assert result.returncode == 0, result.stderr
+    assert "Idefics3ImageProcessor: pixel_values 10 x 768" in result.stdout
+    assert "rgb_37x53.jpg: 37x53, tiles 3 x 3" in result.stdout
 
 
 @pytest.mark.parametrize("image, fragment", [

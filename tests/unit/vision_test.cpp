@@ -70,6 +70,14 @@ TEST_P(ProcessorParity, PixelValuesAndGridsMatchTransformers) {
       for (int axis = 0; axis < 3; ++axis)
         EXPECT_EQ(golden["image_grid_thw"][index][axis].get<int64_t>(), pixels.grid_thw[index][axis]) << index;
   }
+  if (golden.contains("tile_rows_cols")) {
+    ASSERT_EQ(golden["tile_rows_cols"].size(), pixels.tile_rows_cols.size());
+    for (size_t index = 0; index < pixels.tile_rows_cols.size(); ++index)
+      EXPECT_EQ(golden["tile_rows_cols"][index].get<std::vector<int64_t>>(),
+                std::vector<int64_t>(pixels.tile_rows_cols[index].begin(), pixels.tile_rows_cols[index].end()));
+  }
+  if (golden.contains("num_crops"))
+    EXPECT_EQ(golden["num_crops"].get<std::vector<int64_t>>(), pixels.num_crops);
   double largest = 0.0;
   for (size_t index = 0; index < pixels.values.size(); ++index)
     largest = std::max(largest, static_cast<double>(std::abs(pixels.values[index] - expected.values[index])));
@@ -80,7 +88,7 @@ TEST_P(ProcessorParity, PixelValuesAndGridsMatchTransformers) {
 
 INSTANTIATE_TEST_SUITE_P(Goldens, ProcessorParity,
                          ::testing::Values("qwen2_vl", "qwen3_vl", "siglip", "siglip_bicubic", "siglip_lanczos", "clip",
-                                           "gemma3"));
+                                           "gemma3", "gemma3_pan_and_scan", "idefics3"));
 
 TEST(SmartResize, FollowsTransformersRounding) {
   // round() of 2.5 is 2 in Python (half to even): 70/28 = 2.5 -> 56, 98/28 = 3.5 -> 112.
@@ -185,8 +193,10 @@ void expect_config_error(const std::string& json, ErrorKind kind, const std::str
 }
 
 TEST(ImageProcessorConfig, BadOrUnsupportedFieldsAreNamed) {
-  expect_config_error(R"({"image_processor_type": "Idefics3ImageProcessor"})", ErrorKind::kUnsupportedOption,
-                      "\"Idefics3ImageProcessor\" is not supported");
+  expect_config_error(R"({"image_processor_type": "Llama4ImageProcessor"})", ErrorKind::kUnsupportedOption,
+                      "\"Llama4ImageProcessor\" is not supported");
+  expect_config_error(R"({"image_processor_type": "Idefics3ImageProcessor", "max_image_size": 364})",
+                      ErrorKind::kCheckpoint, "max_image_size must be {\"longest_edge\": N}");
   expect_config_error(R"({"image_processor_type": "Qwen2VLImageProcessorFast", "patch_size": 0})",
                       ErrorKind::kCheckpoint, "patch_size must be a positive whole number");
   expect_config_error(R"({"image_processor_type": "SiglipImageProcessor", "image_mean": [0.5, 0.5]})",
@@ -194,7 +204,7 @@ TEST(ImageProcessorConfig, BadOrUnsupportedFieldsAreNamed) {
   expect_config_error(R"({"image_processor_type": "SiglipImageProcessor", "resample": 4})",
                       ErrorKind::kUnsupportedOption, "resample = 4 is not supported");
   expect_config_error(R"({"image_processor_type": "Gemma3ImageProcessor", "do_pan_and_scan": true})",
-                      ErrorKind::kUnsupportedOption, "do_pan_and_scan");
+                      ErrorKind::kCheckpoint, "pan_and_scan_min_crop_size must be a number when do_pan_and_scan");
   expect_config_error(R"({"image_processor_type": "SiglipImageProcessor", "size": {"longest_edge": 224}})",
                       ErrorKind::kUnsupportedOption, "size {\"longest_edge\":224} is not supported");
   TemporaryDirectory empty("canrun-processor");
