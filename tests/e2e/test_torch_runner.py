@@ -6,6 +6,7 @@ FAIL_RUNTIME naming what was missing; a torch sweep and a canrun sweep side by s
 `canrun diff`."""
 import json
 import os
+import shutil
 import stat
 import subprocess
 import urllib.parse
@@ -55,6 +56,24 @@ def test_eager_run_matches_canrun_and_the_reference(canrun_bin, env):
     script = row["reproduce_script"]
     assert "pip install --quiet" in script and "torch==2.15.0" in script
     assert "PARAMETERS = {" in script and f"expected_tokens = {row['generated_token_ids']}" in script
+
+
+def test_the_reproduce_script_of_a_torch_row_runs_as_printed_on_a_fresh_venv(canrun_bin, env, tmp_path):
+    """The script makes its own venv and installs the row's pins into it: about 95 s and 5.6 GB here,
+    from pip's cache, which scripts/install_torch.sh has filled (the script itself is unchanged)."""
+    row = check(canrun_bin, env, "--runner", "torch")
+    folder = tmp_path / "reproduce"
+    folder.mkdir()
+    (folder / "reproduce.sh").write_text(row["reproduce_script"])
+    pip_cache = os.environ.get("PIP_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "pip")
+    try:
+        result = subprocess.run(["bash", "reproduce.sh"], cwd=folder, capture_output=True, text=True, timeout=900,
+                                env=dict(env, PIP_CACHE_DIR=pip_cache, PIP_DISABLE_PIP_VERSION_CHECK="1"))
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        assert "tokens: the same as the row recorded" in result.stdout
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # the venv's 5.6 GB
 
 
 def test_inductor_compiles_without_graph_breaks(canrun_bin, env):
