@@ -101,6 +101,13 @@ PROCESSORS = {
         "do_normalize": True, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
         "do_convert_rgb": True, "do_pad": True,
     },
+    # Gemma 4's, with 2-pixel patches so that its 630 padded patches an image stay small.
+    "gemma4": {
+        "image_processor_type": "Gemma4ImageProcessor",
+        "do_resize": True, "resample": 3, "do_rescale": True, "rescale_factor": 1 / 255,
+        "do_normalize": False, "image_mean": [0.0, 0.0, 0.0], "image_std": [1.0, 1.0, 1.0],
+        "do_convert_rgb": True, "patch_size": 2, "max_soft_tokens": 70, "pooling_kernel_size": 3,
+    },
     "siglip_bicubic": {
         "image_processor_type": "SiglipImageProcessor",
         "do_resize": True, "size": {"height": 19, "width": 45}, "resample": 3,
@@ -213,7 +220,7 @@ def make_goldens():
     decoded = {name: load_image(str(IMAGES_DIR / name)) for name in image_names()}
     write_decoded_golden(decoded)
     for processor_name, config in PROCESSORS.items():
-        names = FEW_IMAGES if processor_name.startswith(("qwen", "idefics3")) else list(decoded)
+        names = FEW_IMAGES if processor_name.startswith(("qwen", "idefics3", "gemma4")) else list(decoded)
         images = [decoded[name] for name in names]
         folder = PROCESSORS_DIR / processor_name
         folder.mkdir(parents=True, exist_ok=True)
@@ -224,7 +231,9 @@ def make_goldens():
         else:
             output = processor(images=images, return_tensors="pt")
         pixel_values = output["pixel_values"].to(torch.float32).numpy()
-        if pixel_values.ndim > 2:  # one row per image (or tile) of (C, H, W)
+        if pixel_values.ndim == 3:  # Gemma 4: (image, patch, patch values)
+            pixel_values = pixel_values.reshape(-1, pixel_values.shape[-1])
+        elif pixel_values.ndim > 3:  # one row per image (or tile) of (C, H, W)
             pixel_values = pixel_values.reshape(-1, int(np.prod(pixel_values.shape[-3:])))
         np.save(GOLDENS_DIR / f"{processor_name}.npy", np.ascontiguousarray(pixel_values))
         golden = {
@@ -241,6 +250,9 @@ def make_goldens():
             golden["image_grid_thw"] = output["image_grid_thw"].tolist()
         if "rows" in output:
             golden["tile_rows_cols"] = [list(pair) for pair in zip(output["rows"][0], output["cols"][0])]
+        if "image_position_ids" in output:
+            golden["image_position_ids"] = output["image_position_ids"].reshape(-1, 2).tolist()
+            golden["num_soft_tokens_per_image"] = [int(n) for n in output["num_soft_tokens_per_image"]]
         if "num_crops" in output:
             golden["num_crops"] = output["num_crops"].tolist()
         (GOLDENS_DIR / f"{processor_name}.json").write_text(json.dumps(golden, indent=1) + "\n")

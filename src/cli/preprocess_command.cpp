@@ -37,6 +37,7 @@ void run_preprocess(const PreprocessArgs& args) {
     if (!pixels.grid_thw.empty()) image["grid_thw"] = pixels.grid_thw[index];
     if (!pixels.num_crops.empty()) image["num_crops"] = pixels.num_crops[index];
     if (!pixels.tile_rows_cols.empty()) image["tile_rows_cols"] = pixels.tile_rows_cols[index];
+    if (!pixels.num_soft_tokens.empty()) image["num_soft_tokens"] = pixels.num_soft_tokens[index];
     report["images"].push_back(image);
   }
   if (args.json) {
@@ -52,6 +53,7 @@ void run_preprocess(const PreprocessArgs& args) {
     if (image.contains("num_crops")) std::cout << ", " << image["num_crops"] << " pan-and-scan crops";
     if (image.contains("tile_rows_cols"))
       std::cout << ", tiles " << image["tile_rows_cols"][0] << " x " << image["tile_rows_cols"][1];
+    if (image.contains("num_soft_tokens")) std::cout << ", " << image["num_soft_tokens"] << " soft tokens";
     std::cout << "\n";
   }
   if (!args.npy.empty()) std::cout << "wrote " << args.npy << "\n";

@@ -72,6 +72,11 @@ void apply_class_defaults(ImageProcessorConfig& config) {
   } else if (config.kind == ImageProcessorKind::kIdefics3) {
     config.image_mean = config.image_std = kImagenetStandard;
     config.resample = Resampling::kLanczos;
+  } else if (config.kind == ImageProcessorKind::kGemma4) {
+    config.image_mean = {0.0f, 0.0f, 0.0f};
+    config.image_std = {1.0f, 1.0f, 1.0f};
+    config.do_normalize = false;
+    config.patch_size = 16;
   } else if (config.class_name == "CLIPImageProcessor") {
     config.image_mean = kClipMean;
     config.image_std = kClipStd;
@@ -153,6 +158,41 @@ void read_image_splitting(const Json& json, ImageProcessorConfig& config) {
   if (!max_size.is_object() || !max_size.contains("longest_edge"))
     bad_field(config, "max_image_size", "must be {\"longest_edge\": N}");
   config.max_image_size = static_cast<int>(read_positive(max_size, config, "longest_edge", 0));
+}
+
+void read_soft_tokens(const Json& json, ImageProcessorConfig& config) {
+  config.patch_size = static_cast<int>(read_positive(json, config, "patch_size", config.patch_size));
+  config.pooling_kernel_size = static_cast<int>(read_positive(json, config, "pooling_kernel_size", 3));
+  config.max_soft_tokens = static_cast<int>(read_positive(json, config, "max_soft_tokens", 280));
+  if (config.max_soft_tokens != 70 && config.max_soft_tokens != 140 && config.max_soft_tokens != 280 &&
+      config.max_soft_tokens != 560 && config.max_soft_tokens != 1120)
+    bad_field(config, "max_soft_tokens", "must be one of 70, 140, 280, 560 and 1120 (as transformers checks)");
+}
+
+// Gemma 4's get_aspect_ratio_preserving_size: the largest size with at most max_patches patches
+// whose sides are multiples of pooling * patch, keeping the aspect ratio.
+std::pair<int, int> gemma4_size(const ImageProcessorConfig& config, int height, int width) {
+  const int64_t max_patches = int64_t{config.max_soft_tokens} * config.pooling_kernel_size * config.pooling_kernel_size;
+  const double target_px = static_cast<double>(max_patches) * config.patch_size * config.patch_size;
+  const double factor = std::sqrt(target_px / (static_cast<double>(height) * width));
+  const int side = config.pooling_kernel_size * config.patch_size;
+  int target_height = static_cast<int>(std::floor(factor * height / side)) * side;
+  int target_width = static_cast<int>(std::floor(factor * width / side)) * side;
+  const int max_side = static_cast<int>(max_patches / (config.pooling_kernel_size * config.pooling_kernel_size)) * side;
+  if (target_height == 0 && target_width == 0)
+    fail(ErrorKind::kUsage, "an image of " + std::to_string(width) + "x" + std::to_string(height) +
+                                " would be resized to 0x0 by Gemma 4's image processor");
+  if (target_height == 0) {
+    target_height = side;
+    target_width = std::min(static_cast<int>(std::floor(static_cast<double>(width) / height)) * side, max_side);
+  } else if (target_width == 0) {
+    target_width = side;
+    target_height = std::min(static_cast<int>(std::floor(static_cast<double>(height) / width)) * side, max_side);
+  }
+  if (static_cast<double>(target_height) * target_width > target_px)
+    fail(ErrorKind::kUsage, "an image of " + std::to_string(width) + "x" + std::to_string(height) + " would need " +
+                                "more than " + std::to_string(max_patches) + " patches in Gemma 4's image processor");
+  return {target_height, target_width};
 }
 
 // Idefics3's get_resize_output_image_size: the long side becomes `longest`, the other follows the
@@ -309,16 +349,18 @@ ImageProcessorConfig read_image_processor_config(const std::string& model_dir) {
     config.kind = ImageProcessorKind::kResizeCrop;
   else if (type == "Idefics3ImageProcessor" || type == "SmolVLMImageProcessor")
     config.kind = ImageProcessorKind::kIdefics3;
+  else if (type == "Gemma4ImageProcessor")
+    config.kind = ImageProcessorKind::kGemma4;
   else
     fail(ErrorKind::kUnsupportedOption,
          config.source + ": image_processor_type \"" + string_or(json, "image_processor_type", "") +
              "\" is not supported (Qwen2VLImageProcessor, CLIPImageProcessor, SiglipImageProcessor, "
-             "Gemma3ImageProcessor, Idefics3ImageProcessor and SmolVLMImageProcessor are)");
+             "Gemma3ImageProcessor, Gemma4ImageProcessor, Idefics3ImageProcessor and SmolVLMImageProcessor are)");
   apply_class_defaults(config);
 
   config.do_resize = read_bool(json, config, "do_resize", true);
   config.do_rescale = read_bool(json, config, "do_rescale", true);
-  config.do_normalize = read_bool(json, config, "do_normalize", true);
+  config.do_normalize = read_bool(json, config, "do_normalize", config.do_normalize);
   if (json.contains("rescale_factor") && !json["rescale_factor"].is_null()) {
     if (!json["rescale_factor"].is_number() || json["rescale_factor"].get<double>() <= 0)
       bad_field(config, "rescale_factor", "must be a positive number");
@@ -334,6 +376,7 @@ ImageProcessorConfig read_image_processor_config(const std::string& model_dir) {
   }
   if (config.class_name == "Gemma3ImageProcessor") read_pan_and_scan(json, config);
   if (config.kind == ImageProcessorKind::kIdefics3) read_image_splitting(json, config);
+  if (config.kind == ImageProcessorKind::kGemma4) read_soft_tokens(json, config);
   read_size(json, config);
   if (config.kind == ImageProcessorKind::kResizeCrop) read_crop_size(json, config);
   if (config.kind == ImageProcessorKind::kQwen2Vl) {
@@ -440,6 +483,36 @@ void append_idefics3_image(const ImageProcessorConfig& config, const RgbImage& i
 
 }  // namespace
 
+// Gemma 4: patches of (y, x, channel) in row-major patch order, then zero rows up to the most
+// patches an image may have; positions (x, y), (-1, -1) for padding.
+void append_gemma4_image(const ImageProcessorConfig& config, const RgbImage& image, PixelValues& out) {
+  RgbImage resized = image;
+  if (config.do_resize) {
+    const auto [height, width] = gemma4_size(config, image.height, image.width);
+    resized = resize_image(image, width, height, config.resample);
+  }
+  const std::vector<float> planes = normalized_planes(config, resized);
+  const int p = config.patch_size;
+  const int patches_h = resized.height / p, patches_w = resized.width / p;
+  const int64_t max_patches =
+      int64_t{config.max_soft_tokens} * config.pooling_kernel_size * config.pooling_kernel_size;
+  const size_t plane = static_cast<size_t>(resized.width) * resized.height;
+  out.cols = int64_t{3} * p * p;
+  for (int py = 0; py < patches_h; ++py)
+    for (int px = 0; px < patches_w; ++px) {
+      for (int y = 0; y < p; ++y)
+        for (int x = 0; x < p; ++x)
+          for (int c = 0; c < 3; ++c)
+            out.values.push_back(planes[c * plane + static_cast<size_t>(py * p + y) * resized.width + px * p + x]);
+      out.patch_positions.push_back({px, py});
+    }
+  const int64_t patches = int64_t{patches_h} * patches_w;
+  out.values.resize(out.values.size() + static_cast<size_t>((max_patches - patches) * out.cols), 0.0f);
+  out.patch_positions.resize(out.patch_positions.size() + static_cast<size_t>(max_patches - patches), {-1, -1});
+  out.rows += max_patches;
+  out.num_soft_tokens.push_back(patches / (config.pooling_kernel_size * config.pooling_kernel_size));
+}
+
 PixelValues preprocess_images(const ImageProcessorConfig& config, const std::vector<RgbImage>& images) {
   PixelValues out;
   for (const RgbImage& image : images) {
@@ -447,6 +520,8 @@ PixelValues preprocess_images(const ImageProcessorConfig& config, const std::vec
       append_qwen_image(config, image, out);
     } else if (config.kind == ImageProcessorKind::kIdefics3) {
       append_idefics3_image(config, image, out);
+    } else if (config.kind == ImageProcessorKind::kGemma4) {
+      append_gemma4_image(config, image, out);
     } else if (config.do_pan_and_scan) {
       // The whole image first, then its crops; all resized, whatever do_resize says.
       const std::vector<RgbImage> crops = pan_and_scan_crops(config, image);

@@ -2,7 +2,7 @@
 // backend), read from the folder's preprocessor_config.json (or the "image_processor" object of
 // processor_config.json): Qwen2-VL's (also Qwen2.5-VL's, Qwen3-VL's and Qwen3.5's) smart resize
 // into patches, the resize-then-crop of CLIP (LLaVA), SigLIP and Gemma 3 (with its pan-and-scan),
-// and Idefics3's (SmolVLM's) splitting into square tiles.
+// Idefics3's (SmolVLM's) splitting into square tiles, and Gemma 4's patches with positions.
 #pragma once
 
 #include <array>
@@ -20,6 +20,7 @@ enum class ImageProcessorKind {
   kQwen2Vl,    // Qwen2VLImageProcessor: smart_resize, then patches of (C, T, P, P) in merge order
   kResizeCrop,  // CLIP, SigLIP, Gemma 3: resize, center crop, one (C, H, W) array per image
   kIdefics3,    // Idefics3, SmolVLM: tiles of max_image_size and the whole image, each (C, M, M)
+  kGemma4,      // Gemma 4: patches of (y, x, C), padded to max_soft_tokens * pooling^2, (x, y) positions
 };
 
 struct ImageProcessorConfig {
@@ -45,6 +46,8 @@ struct ImageProcessorConfig {
   // Idefics3: the long side first resized to longest_edge, then tiles of max_image_size.
   int longest_edge = 4 * 364, max_image_size = 364;
   bool do_image_splitting = true;
+  // Gemma 4 (patch_size above): at most max_soft_tokens * pooling_kernel_size^2 patches an image.
+  int max_soft_tokens = 280, pooling_kernel_size = 3;
   int64_t min_pixels = 0, max_pixels = 0;  // kQwen2Vl: size.shortest_edge / longest_edge
   int patch_size = 14, temporal_patch_size = 2, merge_size = 2;
 };
@@ -56,14 +59,18 @@ ImageProcessorConfig read_image_processor_config(const std::string& model_dir);
 // The processor's output for a list of images, as transformers returns `pixel_values`: a 2-D
 // row-major array (Qwen: one row per patch, all images' patches in order; resize-crop: one row
 // per image, C*H*W, each image followed by its pan-and-scan crops; Idefics3: one row per tile,
-// each image's tiles then the image itself), for Qwen each image's (t, h, w) patch grid, with
-// pan-and-scan each image's number of crops, and for Idefics3 each image's tile (rows, cols).
+// each image's tiles then the image itself; Gemma 4: max patches rows per image, zero rows after
+// its own), for Qwen each image's (t, h, w) patch grid, with pan-and-scan each image's number of
+// crops, for Idefics3 each image's tile (rows, cols), and for Gemma 4 each row's (x, y) patch
+// position ((-1, -1) for padding) and each image's number of soft tokens.
 struct PixelValues {
   std::vector<float> values;
   int64_t rows = 0, cols = 0;
   std::vector<std::array<int64_t, 3>> grid_thw;
   std::vector<int64_t> num_crops;
   std::vector<std::array<int64_t, 2>> tile_rows_cols;
+  std::vector<std::array<int64_t, 2>> patch_positions;
+  std::vector<int64_t> num_soft_tokens;
 };
 
 PixelValues preprocess_images(const ImageProcessorConfig& config, const std::vector<RgbImage>& images);

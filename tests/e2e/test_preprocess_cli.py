@@ -13,7 +13,7 @@ PROCESSORS = REPO_ROOT / "tests" / "fixtures" / "image_processors"
 GOLDENS = REPO_ROOT / "tests" / "goldens" / "images"
 
 
-@pytest.mark.parametrize("processor", ["qwen2_vl", "siglip", "gemma3_pan_and_scan", "idefics3"])
+@pytest.mark.parametrize("processor", ["qwen2_vl", "siglip", "gemma3_pan_and_scan", "idefics3", "gemma4"])
 def test_pixel_values_match_transformers(run_canrun, tmp_path, processor):
     golden = json.loads((GOLDENS / f"{processor}.json").read_text())
     images = [arg for name in golden["images"] for arg in ("--image", IMAGES / name)]
@@ -28,6 +28,8 @@ def test_pixel_values_match_transformers(run_canrun, tmp_path, processor):
         assert [image["grid_thw"] for image in report["images"]] == golden["image_grid_thw"]
     if "num_crops" in golden:
         assert [image["num_crops"] for image in report["images"]] == golden["num_crops"]
+    if "num_soft_tokens_per_image" in golden:
+        assert [image["num_soft_tokens"] for image in report["images"]] == golden["num_soft_tokens_per_image"]
     if "tile_rows_cols" in golden:
         assert [image["tile_rows_cols"] for image in report["images"]] == golden["tile_rows_cols"]
     assert np.abs(np.load(out) - expected).max() <= 1e-5

@@ -76,6 +76,14 @@ TEST_P(ProcessorParity, PixelValuesAndGridsMatchTransformers) {
       EXPECT_EQ(golden["tile_rows_cols"][index].get<std::vector<int64_t>>(),
                 std::vector<int64_t>(pixels.tile_rows_cols[index].begin(), pixels.tile_rows_cols[index].end()));
   }
+  if (golden.contains("image_position_ids")) {
+    ASSERT_EQ(golden["image_position_ids"].size(), pixels.patch_positions.size());
+    for (size_t index = 0; index < pixels.patch_positions.size(); ++index)
+      ASSERT_EQ(golden["image_position_ids"][index].get<std::vector<int64_t>>(),
+                std::vector<int64_t>(pixels.patch_positions[index].begin(), pixels.patch_positions[index].end()))
+          << "row " << index;
+    EXPECT_EQ(golden["num_soft_tokens_per_image"].get<std::vector<int64_t>>(), pixels.num_soft_tokens);
+  }
   if (golden.contains("num_crops"))
     EXPECT_EQ(golden["num_crops"].get<std::vector<int64_t>>(), pixels.num_crops);
   double largest = 0.0;
@@ -88,7 +96,7 @@ TEST_P(ProcessorParity, PixelValuesAndGridsMatchTransformers) {
 
 INSTANTIATE_TEST_SUITE_P(Goldens, ProcessorParity,
                          ::testing::Values("qwen2_vl", "qwen3_vl", "siglip", "siglip_bicubic", "siglip_lanczos", "clip",
-                                           "gemma3", "gemma3_pan_and_scan", "idefics3"));
+                                           "gemma3", "gemma3_pan_and_scan", "idefics3", "gemma4"));
 
 TEST(SmartResize, FollowsTransformersRounding) {
   // round() of 2.5 is 2 in Python (half to even): 70/28 = 2.5 -> 56, 98/28 = 3.5 -> 112.
@@ -195,6 +203,8 @@ void expect_config_error(const std::string& json, ErrorKind kind, const std::str
 TEST(ImageProcessorConfig, BadOrUnsupportedFieldsAreNamed) {
   expect_config_error(R"({"image_processor_type": "Llama4ImageProcessor"})", ErrorKind::kUnsupportedOption,
                       "\"Llama4ImageProcessor\" is not supported");
+  expect_config_error(R"({"image_processor_type": "Gemma4ImageProcessor", "max_soft_tokens": 100})",
+                      ErrorKind::kCheckpoint, "max_soft_tokens must be one of 70, 140, 280, 560 and 1120");
   expect_config_error(R"({"image_processor_type": "Idefics3ImageProcessor", "max_image_size": 364})",
                       ErrorKind::kCheckpoint, "max_image_size must be {\"longest_edge\": N}");
   expect_config_error(R"({"image_processor_type": "Qwen2VLImageProcessorFast", "patch_size": 0})",
