@@ -108,6 +108,14 @@ PROCESSORS = {
         "do_normalize": False, "image_mean": [0.0, 0.0, 0.0], "image_std": [1.0, 1.0, 1.0],
         "do_convert_rgb": True, "patch_size": 2, "max_soft_tokens": 70, "pooling_kernel_size": 3,
     },
+    # Llama 4's with 8-pixel tiles and canvases of up to 6 of them.
+    "llama4": {
+        "image_processor_type": "Llama4ImageProcessor",
+        "do_resize": True, "size": {"height": 8, "width": 8}, "resample": 2, "max_patches": 6,
+        "resize_to_max_canvas": False, "do_rescale": True, "rescale_factor": 1 / 255,
+        "do_normalize": True, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
+        "do_convert_rgb": True,
+    },
     "siglip_bicubic": {
         "image_processor_type": "SiglipImageProcessor",
         "do_resize": True, "size": {"height": 19, "width": 45}, "resample": 3,
@@ -248,6 +256,8 @@ def make_goldens():
         }
         if "image_grid_thw" in output:
             golden["image_grid_thw"] = output["image_grid_thw"].tolist()
+        if "aspect_ratios" in output:
+            golden["tile_rows_cols"] = output["aspect_ratios"].tolist()
         if "rows" in output:
             golden["tile_rows_cols"] = [list(pair) for pair in zip(output["rows"][0], output["cols"][0])]
         if "image_position_ids" in output:

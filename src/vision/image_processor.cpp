@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "util/error.h"
+#include "tensor/dtype.h"
 #include "util/json.h"
 
 namespace canrun {
@@ -72,6 +73,10 @@ void apply_class_defaults(ImageProcessorConfig& config) {
   } else if (config.kind == ImageProcessorKind::kIdefics3) {
     config.image_mean = config.image_std = kImagenetStandard;
     config.resample = Resampling::kLanczos;
+  } else if (config.kind == ImageProcessorKind::kLlama4) {
+    config.image_mean = config.image_std = kImagenetStandard;
+    config.resample = Resampling::kBilinear;
+    config.height = config.width = 336;
   } else if (config.kind == ImageProcessorKind::kGemma4) {
     config.image_mean = {0.0f, 0.0f, 0.0f};
     config.image_std = {1.0f, 1.0f, 1.0f};
@@ -193,6 +198,62 @@ std::pair<int, int> gemma4_size(const ImageProcessorConfig& config, int height, 
     fail(ErrorKind::kUsage, "an image of " + std::to_string(width) + "x" + std::to_string(height) + " would need " +
                                 "more than " + std::to_string(max_patches) + " patches in Gemma 4's image processor");
   return {target_height, target_width};
+}
+
+// Llama 4's find_supported_resolutions: every (rows, cols) of at most max_patches tiles, grouped
+// by aspect ratio in the order the ratios first appear from the most tiles down, in pixels.
+std::vector<std::pair<int, int>> llama4_canvases(int max_patches, int tile) {
+  std::vector<std::pair<double, std::vector<std::pair<int, int>>>> by_ratio;
+  for (int tiles = max_patches; tiles >= 1; --tiles)
+    for (int rows = 1; rows <= tiles; ++rows) {
+      if (tiles % rows != 0) continue;
+      const int cols = tiles / rows;
+      const double ratio = static_cast<double>(rows) / cols;
+      auto found = std::find_if(by_ratio.begin(), by_ratio.end(), [&](const auto& entry) { return entry.first == ratio; });
+      if (found == by_ratio.end()) found = by_ratio.insert(by_ratio.end(), {ratio, {}});
+      found->second.push_back({rows * tile, cols * tile});
+    }
+  std::vector<std::pair<int, int>> canvases;
+  for (const auto& [ratio, sizes] : by_ratio) canvases.insert(canvases.end(), sizes.begin(), sizes.end());
+  return canvases;
+}
+
+// Llama 4's get_best_fit, with its float32 scales: the least upscaling canvas (or the most, with
+// resize_to_max_canvas), else the least downscaling one; the smallest area among equals.
+std::pair<int, int> llama4_best_canvas(const ImageProcessorConfig& config, int height, int width) {
+  const std::vector<std::pair<int, int>> canvases = llama4_canvases(config.max_patches, config.height);
+  std::vector<float> scales;
+  for (const auto& [canvas_h, canvas_w] : canvases)
+    scales.push_back(std::min(static_cast<float>(canvas_h) / static_cast<float>(height),
+                              static_cast<float>(canvas_w) / static_cast<float>(width)));
+  bool upscaling = false;
+  float chosen = 0.0f;
+  for (float scale : scales)
+    if (scale >= 1.0f) {
+      chosen = !upscaling ? scale : config.resize_to_max_canvas ? std::max(chosen, scale) : std::min(chosen, scale);
+      upscaling = true;
+    }
+  if (!upscaling) {
+    chosen = -1.0f;
+    for (float scale : scales) chosen = std::max(chosen, scale);
+  }
+  std::pair<int, int> best{0, 0};
+  for (size_t index = 0; index < canvases.size(); ++index)
+    if (scales[index] == chosen &&
+        (best.first == 0 ||
+         int64_t{canvases[index].first} * canvases[index].second < int64_t{best.first} * best.second))
+      best = canvases[index];
+  return best;
+}
+
+// Llama 4's get_max_res_without_distortion: the largest size fitting `target` with the aspect ratio.
+std::pair<int, int> llama4_undistorted_size(int height, int width, int target_height, int target_width) {
+  const double scale_w = static_cast<double>(target_width) / width;
+  const double scale_h = static_cast<double>(target_height) / height;
+  if (scale_w < scale_h)
+    return {std::max(1, std::min(static_cast<int>(std::floor(height * scale_w)), target_height)),
+            std::max(1, target_width)};
+  return {std::max(1, target_height), std::max(1, std::min(static_cast<int>(std::floor(width * scale_h)), target_width))};
 }
 
 // Idefics3's get_resize_output_image_size: the long side becomes `longest`, the other follows the
@@ -351,11 +412,14 @@ ImageProcessorConfig read_image_processor_config(const std::string& model_dir) {
     config.kind = ImageProcessorKind::kIdefics3;
   else if (type == "Gemma4ImageProcessor")
     config.kind = ImageProcessorKind::kGemma4;
+  else if (type == "Llama4ImageProcessor")
+    config.kind = ImageProcessorKind::kLlama4;
   else
     fail(ErrorKind::kUnsupportedOption,
          config.source + ": image_processor_type \"" + string_or(json, "image_processor_type", "") +
              "\" is not supported (Qwen2VLImageProcessor, CLIPImageProcessor, SiglipImageProcessor, "
-             "Gemma3ImageProcessor, Gemma4ImageProcessor, Idefics3ImageProcessor and SmolVLMImageProcessor are)");
+             "Gemma3ImageProcessor, Gemma4ImageProcessor, Idefics3ImageProcessor, SmolVLMImageProcessor and "
+             "Llama4ImageProcessor are)");
   apply_class_defaults(config);
 
   config.do_resize = read_bool(json, config, "do_resize", true);
@@ -377,6 +441,14 @@ ImageProcessorConfig read_image_processor_config(const std::string& model_dir) {
   if (config.class_name == "Gemma3ImageProcessor") read_pan_and_scan(json, config);
   if (config.kind == ImageProcessorKind::kIdefics3) read_image_splitting(json, config);
   if (config.kind == ImageProcessorKind::kGemma4) read_soft_tokens(json, config);
+  if (config.kind == ImageProcessorKind::kLlama4) {
+    config.max_patches = static_cast<int>(read_positive(json, config, "max_patches", config.max_patches));
+    config.resize_to_max_canvas = read_bool(json, config, "resize_to_max_canvas", false);
+    if (config.height != config.width) bad_field(config, "size", "must be square for Llama4ImageProcessor");
+    if (!config.do_resize)
+      fail(ErrorKind::kUnsupportedOption, config.source + ": do_resize = false is not supported by Llama 4 (nor by "
+                                                          "transformers)");
+  }
   read_size(json, config);
   if (config.kind == ImageProcessorKind::kResizeCrop) read_crop_size(json, config);
   if (config.kind == ImageProcessorKind::kQwen2Vl) {
@@ -513,6 +585,62 @@ void append_gemma4_image(const ImageProcessorConfig& config, const RgbImage& ima
   out.num_soft_tokens.push_back(patches / (config.pooling_kernel_size * config.pooling_kernel_size));
 }
 
+// Llama 4 rescales and normalises in bfloat16, each operation rounded to it, as its processor does.
+std::vector<float> bf16_normalized_planes(const ImageProcessorConfig& config, const RgbImage& image) {
+  if (!config.do_rescale || !config.do_normalize) return normalized_planes(config, image);
+  const auto round = [](float value) { return bf16_to_f32(f32_to_bf16(value)); };
+  const float scale = static_cast<float>(config.rescale_factor);
+  std::array<float, 3> mean{}, std{};
+  for (int c = 0; c < 3; ++c) {
+    mean[c] = round(config.image_mean[c]);
+    std[c] = round(config.image_std[c]);
+  }
+  const size_t plane = static_cast<size_t>(image.width) * image.height;
+  std::vector<float> values(plane * 3);
+  for (int c = 0; c < 3; ++c)
+    for (size_t index = 0; index < plane; ++index)
+      values[c * plane + index] = round(round(round(image.pixels[index * 3 + c] * scale) - mean[c]) / std[c]);
+  return values;
+}
+
+void append_planes(const std::vector<float>& planes, PixelValues& out) {
+  out.cols = static_cast<int64_t>(planes.size());
+  out.values.insert(out.values.end(), planes.begin(), planes.end());
+  out.rows += 1;
+}
+
+// Llama 4: resized without distortion onto its best canvas (padded with black), cut into tiles
+// row by row, and with more than one tile the whole image resized to one tile after them.
+void append_llama4_image(const ImageProcessorConfig& config, const RgbImage& image, PixelValues& out) {
+  const int tile = config.height;
+  const auto [canvas_h, canvas_w] = llama4_best_canvas(config, image.height, image.width);
+  int limit_h = canvas_h, limit_w = canvas_w;
+  if (!config.resize_to_max_canvas) {  // upscaling at most to one tile
+    limit_h = std::min(std::max(image.height, tile), canvas_h);
+    limit_w = std::min(std::max(image.width, tile), canvas_w);
+  }
+  const auto [height, width] = llama4_undistorted_size(image.height, image.width, limit_h, limit_w);
+  const RgbImage resized = resize_image(image, width, height, config.resample);
+  RgbImage canvas(canvas_w, canvas_h);
+  for (int y = 0; y < height; ++y) std::copy_n(resized.at(0, y), width * 3, canvas.at(0, y));
+  const std::vector<float> planes = bf16_normalized_planes(config, canvas);
+  const int rows = canvas_h / tile, cols = canvas_w / tile;
+  const size_t plane = static_cast<size_t>(canvas_w) * canvas_h;
+  for (int row = 0; row < rows; ++row)
+    for (int col = 0; col < cols; ++col) {
+      std::vector<float> piece;
+      piece.reserve(static_cast<size_t>(3) * tile * tile);
+      for (int c = 0; c < 3; ++c)
+        for (int y = 0; y < tile; ++y) {
+          const float* start = planes.data() + c * plane + static_cast<size_t>(row * tile + y) * canvas_w + col * tile;
+          piece.insert(piece.end(), start, start + tile);
+        }
+      append_planes(piece, out);
+    }
+  if (rows * cols > 1) append_planes(bf16_normalized_planes(config, resize_image(image, tile, tile, config.resample)), out);
+  out.tile_rows_cols.push_back({rows, cols});
+}
+
 PixelValues preprocess_images(const ImageProcessorConfig& config, const std::vector<RgbImage>& images) {
   PixelValues out;
   for (const RgbImage& image : images) {
@@ -522,6 +650,8 @@ PixelValues preprocess_images(const ImageProcessorConfig& config, const std::vec
       append_idefics3_image(config, image, out);
     } else if (config.kind == ImageProcessorKind::kGemma4) {
       append_gemma4_image(config, image, out);
+    } else if (config.kind == ImageProcessorKind::kLlama4) {
+      append_llama4_image(config, image, out);
     } else if (config.do_pan_and_scan) {
       // The whole image first, then its crops; all resized, whatever do_resize says.
       const std::vector<RgbImage> crops = pan_and_scan_crops(config, image);

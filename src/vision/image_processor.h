@@ -2,7 +2,8 @@
 // backend), read from the folder's preprocessor_config.json (or the "image_processor" object of
 // processor_config.json): Qwen2-VL's (also Qwen2.5-VL's, Qwen3-VL's and Qwen3.5's) smart resize
 // into patches, the resize-then-crop of CLIP (LLaVA), SigLIP and Gemma 3 (with its pan-and-scan),
-// Idefics3's (SmolVLM's) splitting into square tiles, and Gemma 4's patches with positions.
+// Idefics3's (SmolVLM's) splitting into square tiles, Gemma 4's patches with positions, and
+// Llama 4's tiles on its best-fitting canvas (normalised in bfloat16, as it does).
 #pragma once
 
 #include <array>
@@ -21,6 +22,7 @@ enum class ImageProcessorKind {
   kResizeCrop,  // CLIP, SigLIP, Gemma 3: resize, center crop, one (C, H, W) array per image
   kIdefics3,    // Idefics3, SmolVLM: tiles of max_image_size and the whole image, each (C, M, M)
   kGemma4,      // Gemma 4: patches of (y, x, C), padded to max_soft_tokens * pooling^2, (x, y) positions
+  kLlama4,      // Llama 4: tiles of size on a canvas of at most max_patches tiles, and a global tile
 };
 
 struct ImageProcessorConfig {
@@ -48,6 +50,9 @@ struct ImageProcessorConfig {
   bool do_image_splitting = true;
   // Gemma 4 (patch_size above): at most max_soft_tokens * pooling_kernel_size^2 patches an image.
   int max_soft_tokens = 280, pooling_kernel_size = 3;
+  // Llama 4 (height and width above are its tile): canvases of up to max_patches tiles.
+  int max_patches = 16;
+  bool resize_to_max_canvas = false;
   int64_t min_pixels = 0, max_pixels = 0;  // kQwen2Vl: size.shortest_edge / longest_edge
   int patch_size = 14, temporal_patch_size = 2, merge_size = 2;
 };
@@ -61,8 +66,9 @@ ImageProcessorConfig read_image_processor_config(const std::string& model_dir);
 // per image, C*H*W, each image followed by its pan-and-scan crops; Idefics3: one row per tile,
 // each image's tiles then the image itself; Gemma 4: max patches rows per image, zero rows after
 // its own), for Qwen each image's (t, h, w) patch grid, with pan-and-scan each image's number of
-// crops, for Idefics3 each image's tile (rows, cols), and for Gemma 4 each row's (x, y) patch
-// position ((-1, -1) for padding) and each image's number of soft tokens.
+// crops, for Idefics3 each image's tile (rows, cols) (Llama 4: its aspect ratio in tiles), and
+// for Gemma 4 each row's (x, y) patch position ((-1, -1) for padding) and each image's number of
+// soft tokens.
 struct PixelValues {
   std::vector<float> values;
   int64_t rows = 0, cols = 0;

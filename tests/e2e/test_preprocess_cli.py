@@ -13,7 +13,7 @@ PROCESSORS = REPO_ROOT / "tests" / "fixtures" / "image_processors"
 GOLDENS = REPO_ROOT / "tests" / "goldens" / "images"
 
 
-@pytest.mark.parametrize("processor", ["qwen2_vl", "siglip", "gemma3_pan_and_scan", "idefics3", "gemma4"])
+@pytest.mark.parametrize("processor", ["qwen2_vl", "siglip", "gemma3_pan_and_scan", "idefics3", "gemma4", "llama4"])
 def test_pixel_values_match_transformers(run_canrun, tmp_path, processor):
     golden = json.loads((GOLDENS / f"{processor}.json").read_text())
     images = [arg for name in golden["images"] for arg in ("--image", IMAGES / name)]

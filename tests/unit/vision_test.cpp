@@ -96,7 +96,7 @@ TEST_P(ProcessorParity, PixelValuesAndGridsMatchTransformers) {
 
 INSTANTIATE_TEST_SUITE_P(Goldens, ProcessorParity,
                          ::testing::Values("qwen2_vl", "qwen3_vl", "siglip", "siglip_bicubic", "siglip_lanczos", "clip",
-                                           "gemma3", "gemma3_pan_and_scan", "idefics3", "gemma4"));
+                                           "gemma3", "gemma3_pan_and_scan", "idefics3", "gemma4", "llama4"));
 
 TEST(SmartResize, FollowsTransformersRounding) {
   // round() of 2.5 is 2 in Python (half to even): 70/28 = 2.5 -> 56, 98/28 = 3.5 -> 112.
