@@ -116,6 +116,13 @@ PROCESSORS = {
         "do_normalize": True, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
         "do_convert_rgb": True,
     },
+    # Mllama's with 8-pixel tiles, up to 4 an image.
+    "mllama": {
+        "image_processor_type": "MllamaImageProcessor",
+        "do_resize": True, "size": {"height": 8, "width": 8}, "resample": 2, "max_image_tiles": 4,
+        "do_pad": True, "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
+        "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "do_convert_rgb": True,
+    },
     "siglip_bicubic": {
         "image_processor_type": "SiglipImageProcessor",
         "do_resize": True, "size": {"height": 19, "width": 45}, "resample": 3,
@@ -236,10 +243,14 @@ def make_goldens():
         processor = AutoImageProcessor.from_pretrained(folder)
         if processor_name.startswith("idefics3"):  # all images in one prompt, not one prompt each
             output = processor(images=[images], return_tensors="pt", return_row_col_info=True)
+        elif processor_name.startswith("mllama"):
+            output = processor(images=[images], return_tensors="pt")
         else:
             output = processor(images=images, return_tensors="pt")
         pixel_values = output["pixel_values"].to(torch.float32).numpy()
-        if pixel_values.ndim == 3:  # Gemma 4: (image, patch, patch values)
+        if processor_name == "mllama":  # (prompt, image, tile, C, H, W)
+            pixel_values = pixel_values.reshape(-1, int(np.prod(pixel_values.shape[-3:])))
+        elif pixel_values.ndim == 3:  # Gemma 4: (image, patch, patch values)
             pixel_values = pixel_values.reshape(-1, pixel_values.shape[-1])
         elif pixel_values.ndim > 3:  # one row per image (or tile) of (C, H, W)
             pixel_values = pixel_values.reshape(-1, int(np.prod(pixel_values.shape[-3:])))
@@ -256,6 +267,9 @@ def make_goldens():
         }
         if "image_grid_thw" in output:
             golden["image_grid_thw"] = output["image_grid_thw"].tolist()
+        if "aspect_ratio_ids" in output:
+            golden["aspect_ratio_ids"] = output["aspect_ratio_ids"][0].tolist()
+            golden["num_tiles"] = output["num_tiles"][0]
         if "aspect_ratios" in output:
             golden["tile_rows_cols"] = output["aspect_ratios"].tolist()
         if "rows" in output:

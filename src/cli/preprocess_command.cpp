@@ -38,6 +38,7 @@ void run_preprocess(const PreprocessArgs& args) {
     if (!pixels.num_crops.empty()) image["num_crops"] = pixels.num_crops[index];
     if (!pixels.tile_rows_cols.empty()) image["tile_rows_cols"] = pixels.tile_rows_cols[index];
     if (!pixels.num_soft_tokens.empty()) image["num_soft_tokens"] = pixels.num_soft_tokens[index];
+    if (!pixels.aspect_ratio_ids.empty()) image["aspect_ratio_id"] = pixels.aspect_ratio_ids[index];
     report["images"].push_back(image);
   }
   if (args.json) {

@@ -73,10 +73,10 @@ void apply_class_defaults(ImageProcessorConfig& config) {
   } else if (config.kind == ImageProcessorKind::kIdefics3) {
     config.image_mean = config.image_std = kImagenetStandard;
     config.resample = Resampling::kLanczos;
-  } else if (config.kind == ImageProcessorKind::kLlama4) {
+  } else if (config.kind == ImageProcessorKind::kLlama4 || config.kind == ImageProcessorKind::kMllama) {
     config.image_mean = config.image_std = kImagenetStandard;
     config.resample = Resampling::kBilinear;
-    config.height = config.width = 336;
+    config.height = config.width = config.kind == ImageProcessorKind::kLlama4 ? 336 : 224;
   } else if (config.kind == ImageProcessorKind::kGemma4) {
     config.image_mean = {0.0f, 0.0f, 0.0f};
     config.image_std = {1.0f, 1.0f, 1.0f};
@@ -218,24 +218,30 @@ std::vector<std::pair<int, int>> llama4_canvases(int max_patches, int tile) {
   return canvases;
 }
 
-// Llama 4's get_best_fit, with its float32 scales: the least upscaling canvas (or the most, with
-// resize_to_max_canvas), else the least downscaling one; the smallest area among equals.
-std::pair<int, int> llama4_best_canvas(const ImageProcessorConfig& config, int height, int width) {
-  const std::vector<std::pair<int, int>> canvases = llama4_canvases(config.max_patches, config.height);
-  std::vector<float> scales;
-  for (const auto& [canvas_h, canvas_w] : canvases)
-    scales.push_back(std::min(static_cast<float>(canvas_h) / static_cast<float>(height),
-                              static_cast<float>(canvas_w) / static_cast<float>(width)));
+// Llama 4's get_best_fit and Mllama's get_optimal_tiled_canvas: the canvas needing the least
+// upscaling (or the most, with `largest_upscale`), else the least downscaling; the smallest area
+// among equal scales, the first among equal areas. Llama 4 computes the scales in float32 (torch),
+// Mllama in float64 (numpy); equal scales are compared at that precision.
+std::pair<int, int> best_fit_canvas(const std::vector<std::pair<int, int>>& canvases, int height, int width,
+                                    bool largest_upscale, bool float32_scales) {
+  std::vector<double> scales;
+  for (const auto& [canvas_h, canvas_w] : canvases) {
+    const double scale_h = float32_scales ? static_cast<float>(canvas_h) / static_cast<float>(height)
+                                          : static_cast<double>(canvas_h) / height;
+    const double scale_w = float32_scales ? static_cast<float>(canvas_w) / static_cast<float>(width)
+                                          : static_cast<double>(canvas_w) / width;
+    scales.push_back(std::min(scale_h, scale_w));
+  }
   bool upscaling = false;
-  float chosen = 0.0f;
-  for (float scale : scales)
-    if (scale >= 1.0f) {
-      chosen = !upscaling ? scale : config.resize_to_max_canvas ? std::max(chosen, scale) : std::min(chosen, scale);
+  double chosen = 0.0;
+  for (double scale : scales)
+    if (scale >= 1.0) {
+      chosen = !upscaling ? scale : largest_upscale ? std::max(chosen, scale) : std::min(chosen, scale);
       upscaling = true;
     }
   if (!upscaling) {
-    chosen = -1.0f;
-    for (float scale : scales) chosen = std::max(chosen, scale);
+    chosen = -1.0;
+    for (double scale : scales) chosen = std::max(chosen, scale);
   }
   std::pair<int, int> best{0, 0};
   for (size_t index = 0; index < canvases.size(); ++index)
@@ -244,6 +250,16 @@ std::pair<int, int> llama4_best_canvas(const ImageProcessorConfig& config, int h
          int64_t{canvases[index].first} * canvases[index].second < int64_t{best.first} * best.second))
       best = canvases[index];
   return best;
+}
+
+// Mllama's get_all_supported_aspect_ratios: (a, b) tile arrangements of at most max_tiles tiles,
+// a outer; Mllama reads each as (rows, cols) of the canvas.
+std::vector<std::pair<int, int>> mllama_arrangements(int max_tiles) {
+  std::vector<std::pair<int, int>> arrangements;
+  for (int a = 1; a <= max_tiles; ++a)
+    for (int b = 1; b <= max_tiles; ++b)
+      if (a * b <= max_tiles) arrangements.push_back({a, b});
+  return arrangements;
 }
 
 // Llama 4's get_max_res_without_distortion: the largest size fitting `target` with the aspect ratio.
@@ -414,12 +430,14 @@ ImageProcessorConfig read_image_processor_config(const std::string& model_dir) {
     config.kind = ImageProcessorKind::kGemma4;
   else if (type == "Llama4ImageProcessor")
     config.kind = ImageProcessorKind::kLlama4;
+  else if (type == "MllamaImageProcessor")
+    config.kind = ImageProcessorKind::kMllama;
   else
     fail(ErrorKind::kUnsupportedOption,
          config.source + ": image_processor_type \"" + string_or(json, "image_processor_type", "") +
              "\" is not supported (Qwen2VLImageProcessor, CLIPImageProcessor, SiglipImageProcessor, "
-             "Gemma3ImageProcessor, Gemma4ImageProcessor, Idefics3ImageProcessor, SmolVLMImageProcessor and "
-             "Llama4ImageProcessor are)");
+             "Gemma3ImageProcessor, Gemma4ImageProcessor, Idefics3ImageProcessor, SmolVLMImageProcessor, "
+             "Llama4ImageProcessor and MllamaImageProcessor are)");
   apply_class_defaults(config);
 
   config.do_resize = read_bool(json, config, "do_resize", true);
@@ -441,13 +459,17 @@ ImageProcessorConfig read_image_processor_config(const std::string& model_dir) {
   if (config.class_name == "Gemma3ImageProcessor") read_pan_and_scan(json, config);
   if (config.kind == ImageProcessorKind::kIdefics3) read_image_splitting(json, config);
   if (config.kind == ImageProcessorKind::kGemma4) read_soft_tokens(json, config);
-  if (config.kind == ImageProcessorKind::kLlama4) {
-    config.max_patches = static_cast<int>(read_positive(json, config, "max_patches", config.max_patches));
-    config.resize_to_max_canvas = read_bool(json, config, "resize_to_max_canvas", false);
-    if (config.height != config.width) bad_field(config, "size", "must be square for Llama4ImageProcessor");
+  if (config.kind == ImageProcessorKind::kLlama4 || config.kind == ImageProcessorKind::kMllama) {
+    if (config.kind == ImageProcessorKind::kLlama4) {
+      config.max_patches = static_cast<int>(read_positive(json, config, "max_patches", config.max_patches));
+      config.resize_to_max_canvas = read_bool(json, config, "resize_to_max_canvas", false);
+    } else {
+      config.max_image_tiles = static_cast<int>(read_positive(json, config, "max_image_tiles", config.max_image_tiles));
+    }
+    if (config.height != config.width) bad_field(config, "size", "must be square for " + config.class_name);
     if (!config.do_resize)
-      fail(ErrorKind::kUnsupportedOption, config.source + ": do_resize = false is not supported by Llama 4 (nor by "
-                                                          "transformers)");
+      fail(ErrorKind::kUnsupportedOption, config.source + ": do_resize = false is not supported by " + config.class_name +
+                                              " (nor by transformers)");
   }
   read_size(json, config);
   if (config.kind == ImageProcessorKind::kResizeCrop) read_crop_size(json, config);
@@ -609,25 +631,11 @@ void append_planes(const std::vector<float>& planes, PixelValues& out) {
   out.rows += 1;
 }
 
-// Llama 4: resized without distortion onto its best canvas (padded with black), cut into tiles
-// row by row, and with more than one tile the whole image resized to one tile after them.
-void append_llama4_image(const ImageProcessorConfig& config, const RgbImage& image, PixelValues& out) {
-  const int tile = config.height;
-  const auto [canvas_h, canvas_w] = llama4_best_canvas(config, image.height, image.width);
-  int limit_h = canvas_h, limit_w = canvas_w;
-  if (!config.resize_to_max_canvas) {  // upscaling at most to one tile
-    limit_h = std::min(std::max(image.height, tile), canvas_h);
-    limit_w = std::min(std::max(image.width, tile), canvas_w);
-  }
-  const auto [height, width] = llama4_undistorted_size(image.height, image.width, limit_h, limit_w);
-  const RgbImage resized = resize_image(image, width, height, config.resample);
-  RgbImage canvas(canvas_w, canvas_h);
-  for (int y = 0; y < height; ++y) std::copy_n(resized.at(0, y), width * 3, canvas.at(0, y));
-  const std::vector<float> planes = bf16_normalized_planes(config, canvas);
-  const int rows = canvas_h / tile, cols = canvas_w / tile;
+// The tiles of a (C, H, W) canvas, row by row, each (C, tile, tile).
+void append_tiles(const std::vector<float>& planes, int canvas_h, int canvas_w, int tile, PixelValues& out) {
   const size_t plane = static_cast<size_t>(canvas_w) * canvas_h;
-  for (int row = 0; row < rows; ++row)
-    for (int col = 0; col < cols; ++col) {
+  for (int row = 0; row < canvas_h / tile; ++row)
+    for (int col = 0; col < canvas_w / tile; ++col) {
       std::vector<float> piece;
       piece.reserve(static_cast<size_t>(3) * tile * tile);
       for (int c = 0; c < 3; ++c)
@@ -637,8 +645,50 @@ void append_llama4_image(const ImageProcessorConfig& config, const RgbImage& ima
         }
       append_planes(piece, out);
     }
+}
+
+// Llama 4: resized without distortion onto its best canvas (padded with black), cut into tiles
+// row by row, and with more than one tile the whole image resized to one tile after them.
+void append_llama4_image(const ImageProcessorConfig& config, const RgbImage& image, PixelValues& out) {
+  const int tile = config.height;
+  const auto [canvas_h, canvas_w] = best_fit_canvas(llama4_canvases(config.max_patches, tile), image.height,
+                                                    image.width, config.resize_to_max_canvas, true);
+  int limit_h = canvas_h, limit_w = canvas_w;
+  if (!config.resize_to_max_canvas) {  // upscaling at most to one tile
+    limit_h = std::min(std::max(image.height, tile), canvas_h);
+    limit_w = std::min(std::max(image.width, tile), canvas_w);
+  }
+  const auto [height, width] = llama4_undistorted_size(image.height, image.width, limit_h, limit_w);
+  const RgbImage resized = resize_image(image, width, height, config.resample);
+  RgbImage canvas(canvas_w, canvas_h);
+  for (int y = 0; y < height; ++y) std::copy_n(resized.at(0, y), width * 3, canvas.at(0, y));
+  const int rows = canvas_h / tile, cols = canvas_w / tile;
+  append_tiles(bf16_normalized_planes(config, canvas), canvas_h, canvas_w, tile, out);
   if (rows * cols > 1) append_planes(bf16_normalized_planes(config, resize_image(image, tile, tile, config.resample)), out);
   out.tile_rows_cols.push_back({rows, cols});
+}
+
+// Mllama: resized without distortion onto its best canvas, padded with black, cut into tiles row
+// by row, then zero tiles up to max_image_tiles.
+void append_mllama_image(const ImageProcessorConfig& config, const RgbImage& image, PixelValues& out) {
+  const int tile = config.height;
+  std::vector<std::pair<int, int>> canvases = mllama_arrangements(config.max_image_tiles);
+  for (auto& [rows, cols] : canvases) rows *= tile, cols *= tile;
+  const auto [canvas_h, canvas_w] = best_fit_canvas(canvases, image.height, image.width, false, false);
+  const auto [height, width] = llama4_undistorted_size(image.height, image.width,
+                                                       std::clamp(image.height, tile, canvas_h),
+                                                       std::clamp(image.width, tile, canvas_w));
+  const RgbImage resized = resize_image(image, width, height, config.resample);
+  RgbImage canvas(canvas_w, canvas_h);
+  for (int y = 0; y < height; ++y) std::copy_n(resized.at(0, y), width * 3, canvas.at(0, y));
+  const int rows = canvas_h / tile, cols = canvas_w / tile;
+  append_tiles(normalized_planes(config, canvas), canvas_h, canvas_w, tile, out);
+  for (int padding = rows * cols; padding < config.max_image_tiles; ++padding)
+    append_planes(std::vector<float>(static_cast<size_t>(3) * tile * tile, 0.0f), out);
+  out.tile_rows_cols.push_back({rows, cols});
+  const std::vector<std::pair<int, int>> arrangements = mllama_arrangements(config.max_image_tiles);
+  out.aspect_ratio_ids.push_back(
+      std::find(arrangements.begin(), arrangements.end(), std::pair{rows, cols}) - arrangements.begin() + 1);
 }
 
 PixelValues preprocess_images(const ImageProcessorConfig& config, const std::vector<RgbImage>& images) {
@@ -652,6 +702,8 @@ PixelValues preprocess_images(const ImageProcessorConfig& config, const std::vec
       append_gemma4_image(config, image, out);
     } else if (config.kind == ImageProcessorKind::kLlama4) {
       append_llama4_image(config, image, out);
+    } else if (config.kind == ImageProcessorKind::kMllama) {
+      append_mllama_image(config, image, out);
     } else if (config.do_pan_and_scan) {
       // The whole image first, then its crops; all resized, whatever do_resize says.
       const std::vector<RgbImage> crops = pan_and_scan_crops(config, image);

@@ -3,7 +3,7 @@
 // processor_config.json): Qwen2-VL's (also Qwen2.5-VL's, Qwen3-VL's and Qwen3.5's) smart resize
 // into patches, the resize-then-crop of CLIP (LLaVA), SigLIP and Gemma 3 (with its pan-and-scan),
 // Idefics3's (SmolVLM's) splitting into square tiles, Gemma 4's patches with positions, and
-// Llama 4's tiles on its best-fitting canvas (normalised in bfloat16, as it does).
+// Llama 4's and Mllama's tiles on their best-fitting canvases (Llama 4 normalising in bfloat16).
 #pragma once
 
 #include <array>
@@ -23,6 +23,7 @@ enum class ImageProcessorKind {
   kIdefics3,    // Idefics3, SmolVLM: tiles of max_image_size and the whole image, each (C, M, M)
   kGemma4,      // Gemma 4: patches of (y, x, C), padded to max_soft_tokens * pooling^2, (x, y) positions
   kLlama4,      // Llama 4: tiles of size on a canvas of at most max_patches tiles, and a global tile
+  kMllama,      // Mllama: tiles of size on a canvas of at most max_image_tiles, zero tiles after them
 };
 
 struct ImageProcessorConfig {
@@ -53,6 +54,7 @@ struct ImageProcessorConfig {
   // Llama 4 (height and width above are its tile): canvases of up to max_patches tiles.
   int max_patches = 16;
   bool resize_to_max_canvas = false;
+  int max_image_tiles = 4;  // Mllama
   int64_t min_pixels = 0, max_pixels = 0;  // kQwen2Vl: size.shortest_edge / longest_edge
   int patch_size = 14, temporal_patch_size = 2, merge_size = 2;
 };
@@ -66,7 +68,8 @@ ImageProcessorConfig read_image_processor_config(const std::string& model_dir);
 // per image, C*H*W, each image followed by its pan-and-scan crops; Idefics3: one row per tile,
 // each image's tiles then the image itself; Gemma 4: max patches rows per image, zero rows after
 // its own), for Qwen each image's (t, h, w) patch grid, with pan-and-scan each image's number of
-// crops, for Idefics3 each image's tile (rows, cols) (Llama 4: its aspect ratio in tiles), and
+// crops, for Idefics3, Llama 4 and Mllama each image's tile (rows, cols), for Mllama each image's
+// aspect ratio id (1 + the arrangement's index among those Mllama supports), and
 // for Gemma 4 each row's (x, y) patch position ((-1, -1) for padding) and each image's number of
 // soft tokens.
 struct PixelValues {
@@ -77,6 +80,7 @@ struct PixelValues {
   std::vector<std::array<int64_t, 2>> tile_rows_cols;
   std::vector<std::array<int64_t, 2>> patch_positions;
   std::vector<int64_t> num_soft_tokens;
+  std::vector<int64_t> aspect_ratio_ids;
 };
 
 PixelValues preprocess_images(const ImageProcessorConfig& config, const std::vector<RgbImage>& images);

@@ -13,7 +13,8 @@ PROCESSORS = REPO_ROOT / "tests" / "fixtures" / "image_processors"
 GOLDENS = REPO_ROOT / "tests" / "goldens" / "images"
 
 
-@pytest.mark.parametrize("processor", ["qwen2_vl", "siglip", "gemma3_pan_and_scan", "idefics3", "gemma4", "llama4"])
+@pytest.mark.parametrize("processor", ["qwen2_vl", "siglip", "gemma3_pan_and_scan", "idefics3", "gemma4", "llama4",
+                                       "mllama"])
 def test_pixel_values_match_transformers(run_canrun, tmp_path, processor):
     golden = json.loads((GOLDENS / f"{processor}.json").read_text())
     images = [arg for name in golden["images"] for arg in ("--image", IMAGES / name)]
@@ -30,6 +31,8 @@ def test_pixel_values_match_transformers(run_canrun, tmp_path, processor):
         assert [image["num_crops"] for image in report["images"]] == golden["num_crops"]
     if "num_soft_tokens_per_image" in golden:
         assert [image["num_soft_tokens"] for image in report["images"]] == golden["num_soft_tokens_per_image"]
+    if "aspect_ratio_ids" in golden:
+        assert [image["aspect_ratio_id"] for image in report["images"]] == golden["aspect_ratio_ids"]
     if "tile_rows_cols" in golden:
         assert [image["tile_rows_cols"] for image in report["images"]] == golden["tile_rows_cols"]
     assert np.abs(np.load(out) - expected).max() <= 1e-5

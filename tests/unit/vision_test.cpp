@@ -84,6 +84,12 @@ TEST_P(ProcessorParity, PixelValuesAndGridsMatchTransformers) {
           << "row " << index;
     EXPECT_EQ(golden["num_soft_tokens_per_image"].get<std::vector<int64_t>>(), pixels.num_soft_tokens);
   }
+  if (golden.contains("aspect_ratio_ids")) {
+    EXPECT_EQ(golden["aspect_ratio_ids"].get<std::vector<int64_t>>(), pixels.aspect_ratio_ids);
+    std::vector<int64_t> num_tiles;
+    for (const auto& [rows, cols] : pixels.tile_rows_cols) num_tiles.push_back(rows * cols);
+    EXPECT_EQ(golden["num_tiles"].get<std::vector<int64_t>>(), num_tiles);
+  }
   if (golden.contains("num_crops"))
     EXPECT_EQ(golden["num_crops"].get<std::vector<int64_t>>(), pixels.num_crops);
   double largest = 0.0;
@@ -96,7 +102,7 @@ TEST_P(ProcessorParity, PixelValuesAndGridsMatchTransformers) {
 
 INSTANTIATE_TEST_SUITE_P(Goldens, ProcessorParity,
                          ::testing::Values("qwen2_vl", "qwen3_vl", "siglip", "siglip_bicubic", "siglip_lanczos", "clip",
-                                           "gemma3", "gemma3_pan_and_scan", "idefics3", "gemma4", "llama4"));
+                                           "gemma3", "gemma3_pan_and_scan", "idefics3", "gemma4", "llama4", "mllama"));
 
 TEST(SmartResize, FollowsTransformersRounding) {
   // round() of 2.5 is 2 in Python (half to even): 70/28 = 2.5 -> 56, 98/28 = 3.5 -> 112.
