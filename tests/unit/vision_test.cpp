@@ -207,10 +207,14 @@ void expect_config_error(const std::string& json, ErrorKind kind, const std::str
 }
 
 TEST(ImageProcessorConfig, BadOrUnsupportedFieldsAreNamed) {
-  expect_config_error(R"({"image_processor_type": "Llama4ImageProcessor"})", ErrorKind::kUnsupportedOption,
-                      "\"Llama4ImageProcessor\" is not supported");
+  expect_config_error(R"({"image_processor_type": "PixtralImageProcessor"})", ErrorKind::kUnsupportedOption,
+                      "\"PixtralImageProcessor\" is not supported");
   expect_config_error(R"({"image_processor_type": "Gemma4ImageProcessor", "max_soft_tokens": 100})",
                       ErrorKind::kCheckpoint, "max_soft_tokens must be one of 70, 140, 280, 560 and 1120");
+  expect_config_error(R"({"image_processor_type": "MllamaImageProcessor", "size": {"height": 8, "width": 9}})",
+                      ErrorKind::kCheckpoint, "size must be square for MllamaImageProcessor");
+  expect_config_error(R"({"image_processor_type": "Llama4ImageProcessor", "do_resize": false})",
+                      ErrorKind::kUnsupportedOption, "do_resize = false is not supported by Llama4ImageProcessor");
   expect_config_error(R"({"image_processor_type": "Idefics3ImageProcessor", "max_image_size": 364})",
                       ErrorKind::kCheckpoint, "max_image_size must be {\"longest_edge\": N}");
   expect_config_error(R"({"image_processor_type": "Qwen2VLImageProcessorFast", "patch_size": 0})",
