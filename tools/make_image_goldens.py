@@ -188,6 +188,11 @@ def make_images():
     save("gray_key_25x30.png", gray_key, format="PNG", transparency=int(np.asarray(gray_key)[0, 0]))
     graded = Image.fromarray(pattern(30, 26, 18)).quantize(colors=8)
     save("palette_graded_alpha_30x26.png", graded, format="PNG", transparency=bytes([0, 128, 255, 64]))
+    # A key of 16-bit samples that are all below 256: PIL compares them with the 8-bit pixels.
+    rgb16_keyed = pattern(21, 17, 20).astype(np.uint16) * 257
+    rgb16_keyed[:4, :5] = [40 * 257, 60 * 257, 200 * 257]
+    rgb16_keyed[5, 5] = [40, 60, 200]
+    write_png16("rgb16_key_21x17.png", rgb16_keyed, color_type=2, key=(40, 60, 200))
     gray16 = (pattern(23, 19, 19)[..., 0].astype(np.uint16) * 3)  # partly above 255: PIL clips
     write_png16("gray16_23x19.png", gray16[..., None], color_type=0)
     # Broken or unsupported files for the error tests.
@@ -198,9 +203,9 @@ def make_images():
     save("bad_unsupported.gif", rgb.convert("P"), format="GIF")
 
 
-def write_png16(name, array, color_type):
+def write_png16(name, array, color_type, key=None):
     """PIL cannot write 16-bit RGB PNG; this writes one by hand (zlib, one IDAT): color_type 2
-    for RGB, 0 for gray."""
+    for RGB, 0 for gray; `key`, a tRNS transparent colour of 16-bit samples."""
     import struct
     import zlib
 
@@ -211,7 +216,9 @@ def write_png16(name, array, color_type):
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
     header = struct.pack(">IIBBBBB", width, height, 16, color_type, 0, 0, 0)
-    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+    transparency = chunk(b"tRNS", struct.pack(">" + "H" * len(key), *key)) if key else b""
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + transparency + chunk(b"IDAT", zlib.compress(raw, 9)) +
+           chunk(b"IEND", b""))
     (IMAGES_DIR / name).write_bytes(png)
 
 

@@ -173,7 +173,6 @@ void png_warning_handler(png_structp, png_const_charp) {}
 // entry and the rest opaque, or a gray or RGB key) keeps that colour as PIL's info["transparency"]
 // through convert("RGB"); transformers' processor then composites it onto white, so pixels of
 // exactly that colour become white. A palette with graded alpha loses its transparency instead.
-// 16-bit keys compare after PIL's clipping to 255.
 std::optional<std::array<int, 3>> transparent_color(png_structp png, png_infop info, int color_type, int bit_depth) {
   png_bytep alphas = nullptr;
   int count = 0;
@@ -194,12 +193,10 @@ std::optional<std::array<int, 3>> transparent_color(png_structp png, png_infop i
     return std::array<int, 3>{color.red, color.green, color.blue};
   }
   if (!key) return std::nullopt;
-  const auto clip = [bit_depth](int value) { return bit_depth == 16 ? std::min(value, 255) : value; };
-  if (color_type == PNG_COLOR_TYPE_GRAY) return std::array<int, 3>{clip(key->gray), clip(key->gray), clip(key->gray)};
-  if (color_type == PNG_COLOR_TYPE_RGB) {
-    if (bit_depth == 16) return std::nullopt;  // PIL keeps 16-bit keys that no 8-bit pixel equals
-    return std::array<int, 3>{key->red, key->green, key->blue};
-  }
+  // 16-bit gray is PIL's "I;16", whose RGB conversion keeps a key transformers cannot use.
+  if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 16) return std::array<int, 3>{key->gray, key->gray, key->gray};
+  // A 16-bit RGB key stays 16-bit in PIL and is compared with the 8-bit pixels as it is.
+  if (color_type == PNG_COLOR_TYPE_RGB) return std::array<int, 3>{key->red, key->green, key->blue};
   return std::nullopt;
 }
 
