@@ -73,7 +73,9 @@ void add_preprocess_command(CLI::App& app) {
       ->transform(hub_model_folder())
       ->check(CLI::ExistingDirectory);
   command->add_option("--image", args->images, "image file; repeat for several, in order")->required();
-  command->add_option("--npy", args->npy, "write pixel_values to this .npy file (float32, 2-D as transformers')");
+  command->add_option("--npy", args->npy,
+                      "write pixel_values to this .npy file: float32, one row per patch (Qwen, Gemma 4), tile "
+                      "or image");
   command->add_option("--max-image-pixels", args->max_image_pixels,
                       "refuse images with more pixels than this (default: PIL's decompression-bomb cap)")
       ->check(CLI::PositiveNumber);

@@ -123,8 +123,9 @@ void read_size(const Json& json, ImageProcessorConfig& config) {
   } else if (size.contains("shortest_edge") && !size.contains("longest_edge")) {
     config.shortest_edge = static_cast<int>(read_positive(size, config, "shortest_edge", 0));
   } else {
-    fail(ErrorKind::kUnsupportedOption, config.source + ": size " + size.dump() + " is not supported for " +
-                                            config.class_name + " ({\"height\", \"width\"} and {\"shortest_edge\"} are)");
+    fail(ErrorKind::kUnsupportedOption,
+         config.source + ": size " + size.dump() + " is not supported for " + config.class_name +
+             " ({\"height\", \"width\"} and {\"shortest_edge\"} are)");
   }
 }
 
@@ -229,8 +230,8 @@ ImageProcessorConfig read_image_processor_config(const std::string& model_dir) {
     }
     if (config.height != config.width) bad_field(config, "size", "must be square for " + config.class_name);
     if (!config.do_resize)
-      fail(ErrorKind::kUnsupportedOption, config.source + ": do_resize = false is not supported by " + config.class_name +
-                                              " (nor by transformers)");
+      fail(ErrorKind::kUnsupportedOption,
+           config.source + ": do_resize = false is not supported by " + config.class_name + " (nor by transformers)");
   }
   if (config.kind == ImageProcessorKind::kResizeCrop) read_crop_size(json, config);
   if (config.kind == ImageProcessorKind::kQwen2Vl) {

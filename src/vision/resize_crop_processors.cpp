@@ -51,8 +51,9 @@ std::vector<RgbImage> pan_and_scan_crops(const ImageProcessorConfig& config, con
 void append_resized_view(const ImageProcessorConfig& config, const RgbImage& view, bool resize, PixelValues& out) {
   int height = view.height, width = view.width;
   if (resize)
-    std::tie(height, width) = config.shortest_edge > 0 ? shortest_edge_size(view.height, view.width, config.shortest_edge)
-                                                       : std::pair{config.height, config.width};
+    std::tie(height, width) = config.shortest_edge > 0
+                                  ? shortest_edge_size(view.height, view.width, config.shortest_edge)
+                                  : std::pair{config.height, config.width};
   RgbImage resized = resize_image(view, width, height, config.resample);
   if (config.do_center_crop) resized = center_crop(resized, config.crop_height, config.crop_width);
   const std::vector<float> planes = normalized_planes(config, resized);

@@ -64,7 +64,8 @@ std::vector<std::pair<int, int>> llama4_canvases(int max_patches, int tile) {
       if (tiles % rows != 0) continue;
       const int cols = tiles / rows;
       const double ratio = static_cast<double>(rows) / cols;
-      auto found = std::find_if(by_ratio.begin(), by_ratio.end(), [&](const auto& entry) { return entry.first == ratio; });
+      auto found =
+          std::find_if(by_ratio.begin(), by_ratio.end(), [&](const auto& entry) { return entry.first == ratio; });
       if (found == by_ratio.end()) found = by_ratio.insert(by_ratio.end(), {ratio, {}});
       found->second.push_back({rows * tile, cols * tile});
     }
@@ -125,7 +126,8 @@ std::pair<int, int> undistorted_size(int height, int width, int target_height, i
   if (scale_w < scale_h)
     return {std::max(1, std::min(static_cast<int>(std::floor(height * scale_w)), target_height)),
             std::max(1, target_width)};
-  return {std::max(1, target_height), std::max(1, std::min(static_cast<int>(std::floor(width * scale_h)), target_width))};
+  return {std::max(1, target_height),
+          std::max(1, std::min(static_cast<int>(std::floor(width * scale_h)), target_width))};
 }
 
 }  // namespace
@@ -186,7 +188,8 @@ void append_llama4_image(const ImageProcessorConfig& config, const RgbImage& ima
   const RgbImage canvas = paste_top_left(resized, canvas_w, canvas_h);
   const int rows = canvas_h / tile, cols = canvas_w / tile;
   append_tiles(bf16_normalized_planes(config, canvas), canvas_h, canvas_w, tile, out);
-  if (rows * cols > 1) append_planes(bf16_normalized_planes(config, resize_image(image, tile, tile, config.resample)), out);
+  if (rows * cols > 1)
+    append_planes(bf16_normalized_planes(config, resize_image(image, tile, tile, config.resample)), out);
   out.tile_rows_cols.push_back({rows, cols});
 }
 
