@@ -18,7 +18,7 @@
 namespace canrun {
 
 enum class ImageProcessorKind {
-  kQwen2Vl,    // Qwen2VLImageProcessor: smart_resize, then patches of (C, T, P, P) in merge order
+  kQwen2Vl,     // Qwen2VLImageProcessor: smart_resize, then patches of (C, T, P, P) in merge order
   kResizeCrop,  // CLIP, SigLIP, Gemma 3: resize, center crop, one (C, H, W) array per image
   kIdefics3,    // Idefics3, SmolVLM: tiles of max_image_size and the whole image, each (C, M, M)
   kGemma4,      // Gemma 4: patches of (y, x, C), padded to max_soft_tokens * pooling^2, (x, y) positions
@@ -49,14 +49,14 @@ struct ImageProcessorConfig {
   // Idefics3: the long side first resized to longest_edge, then tiles of max_image_size.
   int longest_edge = 4 * 364, max_image_size = 364;
   bool do_image_splitting = true;
-  // Gemma 4 (patch_size above): at most max_soft_tokens * pooling_kernel_size^2 patches an image.
+  int64_t min_pixels = 0, max_pixels = 0;  // kQwen2Vl: size.shortest_edge / longest_edge
+  int patch_size = 14, temporal_patch_size = 2, merge_size = 2;  // kQwen2Vl (patch_size: Gemma 4 too)
+  // Gemma 4: at most max_soft_tokens * pooling_kernel_size^2 patches an image.
   int max_soft_tokens = 280, pooling_kernel_size = 3;
   // Llama 4 (height and width above are its tile): canvases of up to max_patches tiles.
   int max_patches = 16;
   bool resize_to_max_canvas = false;
   int max_image_tiles = 4;  // Mllama
-  int64_t min_pixels = 0, max_pixels = 0;  // kQwen2Vl: size.shortest_edge / longest_edge
-  int patch_size = 14, temporal_patch_size = 2, merge_size = 2;
 };
 
 // Throws Error(kIo) when the folder has no processor config, Error(kCheckpoint) naming the field
