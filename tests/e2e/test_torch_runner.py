@@ -1,6 +1,7 @@
 """`canrun check/sweep --runner torch`: run.py on PyTorch/Transformers (the interpreter in
 $CANRUN_TORCH_PYTHON, which scripts/test.sh makes from tests/requirements-torch.txt) gives rows
-in the stack's own version pair. Eager and inductor on a tiny fixture agree with canrun's tokens;
+in the stack's own version pair. Eager and inductor on a tiny fixture, and eager on the real
+SmolLM2 folder, agree with canrun's tokens; a row's reproduce script runs as printed;
 a device torch lacks is a FAIL_RUNTIME row with torch's message; output without a result is a
 FAIL_RUNTIME naming what was missing; a torch sweep and a canrun sweep side by side compare in
 `canrun diff`."""
@@ -17,6 +18,7 @@ from conftest import REPO_ROOT
 from space import Space
 
 FIXTURE = REPO_ROOT / "tests" / "fixtures" / "models" / "llama_f32"
+SMOLLM2 = REPO_ROOT / "models" / "SmolLM2-135M-Instruct"
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +58,14 @@ def test_eager_run_matches_canrun_and_the_reference(canrun_bin, env):
     script = row["reproduce_script"]
     assert "pip install --quiet" in script and "torch==2.15.0" in script
     assert "PARAMETERS = {" in script and f"expected_tokens = {row['generated_token_ids']}" in script
+
+
+def test_the_real_smollm2_folder_passes_on_torch_with_canruns_tokens(canrun_bin, env):
+    if not SMOLLM2.is_dir():
+        pytest.fail(f"{SMOLLM2} is missing: run tools/fetch_smollm2.sh (scripts/test.sh does)")
+    row = check(canrun_bin, env, "--runner", "torch", model=SMOLLM2)
+    assert (row["result"], row["verification"], row["weights"]) == ("PASS", "exact", "real"), row["error_message"]
+    assert row["generated_token_ids"] == check(canrun_bin, env, model=SMOLLM2)["generated_token_ids"]
 
 
 def test_the_reproduce_script_of_a_torch_row_runs_as_printed_on_a_fresh_venv(canrun_bin, env, tmp_path):
