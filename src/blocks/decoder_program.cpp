@@ -1,5 +1,6 @@
 #include "blocks/decoder_program.h"
 
+#include <algorithm>
 #include <string>
 
 #include "blocks/block_kind.h"
@@ -9,6 +10,7 @@
 #include "program/program_builder.h"
 #include "program/step_context.h"
 #include "util/error.h"
+#include "vision/qwen3_vision.h"
 
 namespace canrun {
 namespace {
@@ -65,6 +67,36 @@ class PositionsStep : public Step {
   const FloatBuffer& positions_;
 };
 
+// inputs {x [tokens, hidden]}, outputs {x}: the rows of a prompt's image tokens take the vision
+// tower's features, or with `deepstack_layer` >= 0 add the features that layer adds (DeepStack).
+// Rows of other tokens, and sequences without images, pass unchanged.
+class VisualFeaturesStep : public Step {
+ public:
+  VisualFeaturesStep(Info info, int64_t deepstack_layer) : Step(std::move(info)), deepstack_layer_(deepstack_layer) {}
+  std::string_view kind() const override { return "visual_features"; }
+
+  void run(StepContext& c) const override {
+    const VisualInputs* visual = c.state().visual();
+    if (visual == nullptr) return;
+    const int64_t hidden = c.width(outputs()[0]);
+    const std::vector<float>& features =
+        deepstack_layer_ < 0 ? visual->embeds : visual->deepstack[static_cast<size_t>(deepstack_layer_)];
+    float* x = c.value(outputs()[0]);
+    for (int64_t t = 0; t < c.count(); ++t) {
+      const int64_t row = visual->image_row(c.start() + t);
+      if (row < 0) continue;
+      const float* from = features.data() + row * hidden;
+      if (deepstack_layer_ < 0)
+        std::copy(from, from + hidden, x + t * hidden);
+      else
+        c.kernels().add_scaled(x + t * hidden, from, hidden, 1.0f);
+    }
+  }
+
+ private:
+  int64_t deepstack_layer_;
+};
+
 // What the decoder itself holds besides its blocks: embeddings, per-layer norms, final norm, head.
 struct LayerNorms {
   NormWeights attn, post_attn, mlp, post_mlp;
@@ -101,7 +133,8 @@ class DecoderAssembly {
     // transformers' layer 0 reads x after the last of these steps.
     const ModuleMatch layers_input{n.layers + ".0", true};
     const ValueId x = program_.value("x", hidden);
-    const bool last_is_embed = spec.embed_dim == 0 && n.positions.empty();
+    const bool images = spec.image_token_id >= 0;
+    const bool last_is_embed = spec.embed_dim == 0 && n.positions.empty() && !images;
     if (spec.embed_dim > 0) {
       const ValueId embedded = program_.value("embedded", width);
       program_.add<EmbedStep>(Step::Info{"embed", {}, {embedded}}, spec, w.embed_tokens);
@@ -113,6 +146,7 @@ class DecoderAssembly {
     }
     if (!n.positions.empty())
       program_.add<PositionsStep>(Step::Info{"positions", {x}, {x}, layers_input}, spec, w.embed_positions);
+    if (images) program_.add<VisualFeaturesStep>(Step::Info{"image_features", {x}, {x}, layers_input}, -1);
     ValueId rope = -1, local_rope = -1;
     if (spec.rotary) {
       rope = program_.value("rope", spec.rope.rotary_dim);
@@ -127,6 +161,8 @@ class DecoderAssembly {
     for (int64_t i = 0; i < spec.num_layers; ++i) {
       const bool local = spec.use_local_rope && spec.sliding_window[static_cast<size_t>(i)] > 0;
       layer(spec, shard_layout(spec, shard_, i), i, x, local ? local_rope : rope, w.norms[static_cast<size_t>(i)]);
+      if (i < deepstack_layers(spec))
+        program_.add<VisualFeaturesStep>(Step::Info{layer_steps(i) + "deepstack", {x}, {x}}, i);
     }
     w.final_norm = visit_norm(tensors_, spec.norm, n.final_norm, hidden);
     if (spec.embed_dim > 0) w.project_out = tensors_.plain_matrix(n.project_out + ".weight", width, hidden);
@@ -297,6 +333,8 @@ Program build_decoder_program(const DecoderSpec& spec, Shard shard, TensorVisito
 std::vector<TensorInfo> decoder_tensors(const DecoderSpec& spec, Shard shard) {
   TensorLister lister(spec.conv1d);
   build_decoder_program(spec, shard, lister);
+  if (spec.vision)  // every worker holds the whole tower
+    for (TensorInfo& tensor : vision_tower_tensors(*spec.vision)) lister.tensors.push_back(std::move(tensor));
   return lister.tensors;
 }
 

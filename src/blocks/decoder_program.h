@@ -1,5 +1,6 @@
 // The model program of a decoder-only transformer: the token embeddings (learned positions,
-// scale), the pass's rotary tables, then per layer its norms, its token mixer and feed-forward
+// scale; an image-text-to-text model's image features in place of its image tokens'), the
+// pass's rotary tables, then per layer its norms, its token mixer and feed-forward
 // block (block kinds named by the spec) with their residual adds and, sharded, the sums over
 // ranks after each block; then the final norm and the logits of the last position.
 #pragma once
@@ -18,7 +19,7 @@ namespace canrun {
 Program build_decoder_program(const DecoderSpec& spec, Shard shard, TensorVisitor& tensors);
 
 // The tensors a checkpoint of this spec holds, as published (names, stored shapes), with what
-// `shard`'s worker keeps of each.
+// `shard`'s worker keeps of each: the decoder's, then an image-text-to-text model's vision tower.
 std::vector<TensorInfo> decoder_tensors(const DecoderSpec& spec, Shard shard = {});
 
 // The program of `spec` without weights: for shapes, costs and memory only.

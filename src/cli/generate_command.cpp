@@ -1,6 +1,7 @@
-// canrun generate MODEL_DIR --prompt TEXT | --chat --user TEXT [--backend ref|cpu] [--cores N]: text
-// generation, greedy or sampled as generation_config.json and the sampling flags say, printed as
-// it is generated. Sharded, every worker runs the same generation and rank 0 alone prints.
+// canrun generate MODEL_DIR --prompt TEXT | --chat --user TEXT [--image FILE...] [--backend ref|cpu]
+// [--cores N]: text generation, greedy or sampled as generation_config.json and the sampling flags
+// say, printed as it is generated; an image-text-to-text model also reads the prompt's images.
+// Sharded, every worker runs the same generation and rank 0 alone prints.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <optional>
 
 #include "chat/conversation_file.h"
+#include "chat/image_parts.h"
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
 #include "cli/cores_option.h"
@@ -22,6 +24,9 @@
 #include "tokenizer/tokenizer.h"
 #include "util/json.h"
 #include "util/process_stats.h"
+#include "vision/image_loading.h"
+#include "vision/image_processor.h"
+#include "vision/multimodal_prompt.h"
 
 namespace canrun {
 namespace {
@@ -32,6 +37,8 @@ struct GenerateArgs {
   std::string prompt_file;
   bool chat = false;
   std::optional<std::string> system, user, messages_file, tools_file, chat_template;
+  std::vector<std::string> images;
+  int64_t max_image_pixels = kDefaultMaxImagePixels;
   int64_t max_new_tokens = 32;
   int64_t cache_tokens = 0;
   DType kv_dtype = DType::kF32;
@@ -51,6 +58,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Images go to image-text-to-text models only: the option that gave them is named otherwise.
+void check_takes_images(const std::string& model_dir, const std::string& option) {
+  const DecoderSpec spec = read_model_spec(model_dir);
+  if (spec.image_token_id < 0)
+    fail(ErrorKind::kUsage,
+         option + ": " + model_dir + " is a text model (" + spec.model_type + "); it takes no images");
+}
+
 void run_generate(const GenerateArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   const Backend backend = parse_backend(args.backend, "--backend");
@@ -60,15 +75,40 @@ void run_generate(const GenerateArgs& args) {
   SessionOptions options;
   options.backend = backend;
   options.compile = compile_options(args.compile, backend);
-  // The prompt before the model loads, so a bad conversation costs no load.
+  // The prompt and its images before the model loads, so a bad conversation or image costs no load.
   std::string prompt;
   std::optional<ChatTemplate> chat;
-  if (args.chat) {
-    const Conversation conversation = make_conversation(args.messages_file, args.system, args.user, args.tools_file);
+  std::vector<std::string> image_paths = args.images;
+  if (!image_paths.empty()) check_takes_images(args.model_dir, "--image");
+  if (args.chat || !args.images.empty()) {
+    Conversation conversation;
+    if (args.chat) conversation = make_conversation(args.messages_file, args.system, args.user, args.tools_file);
+    if (!args.images.empty()) {
+      if (args.messages_file)
+        fail(ErrorKind::kUsage, "--image: with --messages, give the images as the messages' image blocks");
+      // The user turn (--user, or --prompt as one) holds the images, then the text.
+      const std::string text = args.user ? *args.user : args.prompt_file.empty() ? args.prompt
+                                                                                  : read_text_file(args.prompt_file);
+      if (args.chat) conversation.messages.erase(conversation.messages.size() - 1);
+      conversation.messages.push_back(user_message_with_images(args.images.size(), text));
+      continue_or_prompt(conversation);
+    } else {
+      image_paths = image_files(conversation.messages);
+      if (!image_paths.empty()) check_takes_images(args.model_dir, "--messages: image blocks");
+    }
     chat.emplace(ChatTemplate::from_model_dir(args.model_dir, args.chat_template, conversation.tools.has_value()));
     prompt = chat->render(conversation);
   } else {
     prompt = args.prompt_file.empty() ? args.prompt : read_text_file(args.prompt_file);
+  }
+  std::vector<RgbImage> images;
+  for (const std::string& path : image_paths) images.push_back(load_image(path, args.max_image_pixels));
+  std::optional<PixelValues> pixels;
+  int64_t merge_size = 1;
+  if (!images.empty()) {
+    const ImageProcessorConfig processor = read_image_processor_config(args.model_dir);
+    merge_size = processor.merge_size;
+    pixels = preprocess_images(processor, images);
   }
   options.comm = communicator_for(args.cores, args.model_dir);
   const bool prints = options.comm->rank() == 0;
@@ -80,7 +120,21 @@ void run_generate(const GenerateArgs& args) {
   const double load_seconds = session.load_seconds() + seconds_since(tokenizer_start);
 
   // A rendered chat carries its special tokens already, as apply_chat_template encodes it.
-  const std::vector<int32_t> prompt_ids = tokenizer.encode(prompt, /*add_special_tokens=*/!chat).ids;
+  std::vector<int32_t> prompt_ids = tokenizer.encode(prompt, /*add_special_tokens=*/!chat).ids;
+  // Each image's placeholder repeated per image token, as the model's processor does; the images
+  // through the vision tower.
+  std::shared_ptr<const VisualInputs> visual;
+  double vision_seconds = 0;
+  if (session.takes_images()) {
+    prompt_ids = expand_image_placeholders(prompt_ids, session.spec().image_token_id,
+                                           pixels ? image_token_counts(pixels->grid_thw, merge_size)
+                                                  : std::vector<int64_t>{});
+    if (pixels) {
+      const auto vision_start = std::chrono::steady_clock::now();
+      visual = session.encode_images(prompt_ids, *pixels);
+      vision_seconds = seconds_since(vision_start);
+    }
+  }
   std::optional<ActivationDump> dump;
   if (!args.dump_dir.empty()) dump.emplace(args.dump_dir, session.program(), args.dump_steps, "--dump-steps");
   GenerateRequest request;
@@ -91,6 +145,7 @@ void run_generate(const GenerateArgs& args) {
   request.top_ids = args.top_logits;
   request.sampling = sampling_params(args.sampling, session.generation());
   request.prefill_observer = dump ? &*dump : nullptr;
+  request.visual = visual;
   TextStream stream(tokenizer);
   const bool streams = prints && !args.json;
   if (streams)
@@ -122,6 +177,7 @@ void run_generate(const GenerateArgs& args) {
         {"model_type", session.spec().model_type},
         {"stored_dtype", std::string(dtype_name(session.stored_dtype()))},
         {"prompt", prompt},
+        {"images", image_paths},
         {"chat_template", chat ? Json(chat->origin()) : Json(nullptr)},
         {"prompt_ids", prompt_ids},
         {"generated_ids", result.tokens},
@@ -132,6 +188,7 @@ void run_generate(const GenerateArgs& args) {
          {{"load_s", load_seconds},
           {"compile_s", compiled ? Json(compiled->stats().seconds) : Json(nullptr)},
           {"recompilations", compiled ? compiled->stats().recompilations : 0},
+          {"vision_s", visual ? Json(vision_seconds) : Json(nullptr)},
           {"start_to_first_token_s", first_token_seconds},
           {"prefill_s", result.prefill_seconds},
           {"prefill_tokens_per_s", per_second(prompt_count, result.prefill_seconds)},
@@ -160,6 +217,7 @@ void run_generate(const GenerateArgs& args) {
     std::fprintf(stderr, "compile %.2f s (%lld plan entries from the cache, %lld built) | ",
                  plan.seconds, static_cast<long long>(plan.cache_hits), static_cast<long long>(plan.compilations));
   }
+  if (visual) std::fprintf(stderr, "vision %zu images %.3f s | ", image_paths.size(), vision_seconds);
   std::fprintf(stderr,
                "load %.2f s | prefill %zu tokens %.3f s (%.1f tok/s) | decode %zu tokens %.3f s (%.2f tok/s) | "
                "peak RSS %.0f MiB%s%s\n",
@@ -207,6 +265,14 @@ void add_generate_command(CLI::App& app) {
   }
   messages->excludes(user);
   messages->excludes(system);
+  auto* image = command->add_option("--image", args->images,
+                                    "An image for an image-text-to-text model (JPEG, PNG or WebP; repeat for more): "
+                                    "the prompt becomes a user turn of the images then the text, rendered with the "
+                                    "chat template");
+  image->check(CLI::ExistingFile);
+  command->add_option("--max-image-pixels", args->max_image_pixels,
+                      "Refuse images with more pixels than this (default: PIL's decompression-bomb cap)")
+      ->check(CLI::PositiveNumber);
   command->add_option("--max-new-tokens,-n", args->max_new_tokens, "Tokens to generate (default 32)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   command->add_option("--cache-tokens", args->cache_tokens,

@@ -152,6 +152,19 @@ Json hf_config(const CatalogEntry& entry) {
   if (entry.config.contains("extra") && entry.config["extra"].is_object())
     for (const auto& [key, value] : entry.config["extra"].items())
       if (key.find('.') == std::string::npos) config[key] = value;
+  // A multimodal config's text fields come flattened to the top level, its nested ones as
+  // "text_config.x": they are also given back as the text_config its family reads, beside the
+  // vision_config.
+  if (entry.config.contains("extra") && entry.config["extra"].is_object()) {
+    Json text = Json::object();
+    for (const auto& [key, value] : entry.config["extra"].items())
+      if (key.starts_with("text_config.")) text[key.substr(12)] = value;
+    if (!text.empty()) {
+      for (const auto& [key, value] : config.items()) text.emplace(key, value);
+      config["text_config"] = text;
+      if (entry.config.contains("vision_config")) config["vision_config"] = entry.config["vision_config"];
+    }
+  }
   // The snapshot names the routed-expert count num_experts whatever the family's config calls it
   // (deepseek_v3 and nemotron_h read n_routed_experts, mixtral num_local_experts).
   if (config.contains("num_experts") && config["num_experts"].is_number_integer())

@@ -5,11 +5,13 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/activation.h"
 #include "models/rope.h"
+#include "models/vision_tower_spec.h"
 #include "tensor/fp8.h"
 
 namespace canrun {
@@ -340,7 +342,16 @@ struct DecoderSpec {
   // "none": the layer has no such block, nor its norm (nemotron_h's layers hold one block each).
   std::vector<std::string> mixer_kinds, ffn_kinds;
   WeightNames names;
+  // Image-text-to-text checkpoints (qwen3_vl, qwen3_5): the image tokens' id, whose embeddings
+  // the vision tower's features replace (-1 for text models), and the tower.
+  int32_t image_token_id = -1;
+  std::optional<VisionTowerSpec> vision;
 };
+
+// How many of the first layers add the vision tower's earlier features (DeepStack).
+inline int64_t deepstack_layers(const DecoderSpec& spec) {
+  return spec.vision ? static_cast<int64_t>(spec.vision->deepstack_indexes.size()) : 0;
+}
 
 inline bool layer_uses_rope(const DecoderSpec& spec, int64_t layer) {
   if (!spec.rotary) return false;

@@ -8,6 +8,7 @@
 #include "models/llama_like.h"
 #include "models/moe_common.h"
 #include "models/registry.h"
+#include "models/vision_language.h"
 
 namespace canrun {
 namespace {
@@ -138,6 +139,29 @@ const ArchitectureRegistration kQwen3_5MoeText(
     {"qwen3_5_moe_text",
      "Qwen3.5-MoE text: qwen3_5_text's layers with routed experts and a gated shared expert on each",
      read_qwen3_5_moe_text, moe_options(), {"Qwen3_5MoeForCausalLM"}});
+
+// Qwen3.5 and Qwen3.5-MoE as published (image-text-to-text): the text model under text_config,
+// its rotary angles over interleaved M-RoPE sections, and Qwen3-VL's vision tower without DeepStack.
+DecoderSpec read_qwen3_5(const ConfigReader& config) {
+  return read_vision_language(config, {"qwen3_5", 248056, {11, 11, 10}, false}, read_qwen3_5_text);
+}
+
+DecoderSpec read_qwen3_5_moe(const ConfigReader& config) {
+  return read_vision_language(config, {"qwen3_5_moe", 248056, {11, 11, 10}, false}, read_qwen3_5_moe_text);
+}
+
+const ArchitectureRegistration kQwen3_5(
+    {"qwen3_5", "Qwen3.5: qwen3_5_text under M-RoPE, Qwen3-VL's vision tower without DeepStack", read_qwen3_5,
+     [] {
+       std::vector<std::string> options = kHybridOptions;
+       options.back() = "rope default (mrope_section)";
+       return options;
+     }(),
+     {"Qwen3_5ForConditionalGeneration"}});
+
+const ArchitectureRegistration kQwen3_5Moe(
+    {"qwen3_5_moe", "Qwen3.5-MoE: qwen3_5_moe_text under M-RoPE, Qwen3-VL's vision tower without DeepStack",
+     read_qwen3_5_moe, moe_options(), {"Qwen3_5MoeForConditionalGeneration"}});
 
 }  // namespace
 }  // namespace canrun

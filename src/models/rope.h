@@ -26,6 +26,10 @@ struct RopeSpec {
   double beta_fast = 32.0, beta_slow = 1.0;  // yarn
   bool truncate = true;                      // yarn
   std::vector<double> short_factor, long_factor;  // longrope
+  // Interleaved M-RoPE (qwen3_vl): frequency i takes the height position when i % 3 == 1 and
+  // i < 3 * mrope_section[1], the width position when i % 3 == 2 and i < 3 * mrope_section[2],
+  // else the temporal one; empty: one position for all.
+  std::vector<int64_t> mrope_section;
 };
 
 // What a family's config class supplies when the config.json omits it.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "program/visual_inputs.h"
 #include "tensor/dtype.h"
 
 namespace canrun {
@@ -39,6 +40,9 @@ class SequenceState {
   int64_t capacity() const { return shape_.capacity; }
   const StateShape& shape() const { return shape_; }
   int64_t bytes() const;
+  // The prompt's images, for the steps that read them; null when it has none.
+  const VisualInputs* visual() const { return visual_.get(); }
+  void set_visual(std::shared_ptr<const VisualInputs> visual) { visual_ = std::move(visual); }
   // Slot `slot`'s state, of the type its block made.
   template <typename State>
   State& get(int slot) const {
@@ -48,6 +52,7 @@ class SequenceState {
  private:
   StateShape shape_;
   std::vector<std::unique_ptr<BlockState>> slots_;
+  std::shared_ptr<const VisualInputs> visual_;
 };
 
 }  // namespace canrun

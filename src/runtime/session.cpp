@@ -10,6 +10,7 @@
 #include "parallel/shard_layout.h"
 #include "program/checkpoint_loader.h"
 #include "util/error.h"
+#include "vision/multimodal_prompt.h"
 
 namespace canrun {
 namespace {
@@ -56,6 +57,7 @@ Session::Session(std::string model_dir, SessionOptions options)
   stored_dtype_ = store_->stored_dtype();
   CheckpointLoader loader(*store_, spec.conv1d, spec.fp8, /*keep_stored=*/options_.backend == Backend::kCpu);
   program_ = build_decoder_program(spec, options_.comm->shard(), loader);
+  if (spec.vision) vision_ = std::make_unique<Qwen3VisionEncoder>(*spec.vision, loader);
   load_seconds_ = seconds_since(start);
   executor_ = std::make_unique<Executor>(program_, kernels_for(options_.backend), *options_.comm);
   if (options_.compile) {
@@ -107,6 +109,12 @@ SequenceRun::SequenceRun(Session& session, std::span<const int32_t> prompt, cons
                                 std::to_string(capacity) + " (--cache-tokens)");
 
   state_.emplace(session.program_.make_state({capacity, request.kv_dtype}));
+  if (request.visual) {
+    if (!request.visual->image_positions.empty() && request.visual->image_positions.back() >= prompt_length_)
+      fail(ErrorKind::kUsage,
+           "the images' tokens lie past the prompt of " + std::to_string(prompt_length_) + " tokens");
+    state_->set_visual(request.visual);
+  }
   result_.kv_cache_bytes = state_->bytes();
   eos_ = request.eos_token_ids ? *request.eos_token_ids : session.config_.generation.eos_token_ids;
   result_.seed = sampler_.seed();
@@ -156,6 +164,14 @@ void SequenceRun::choose(std::span<const float> logits) {
     result_.decode_seconds = seconds_since(decode_start_);
     result_.activation_bytes = arena_.bytes();
   }
+}
+
+std::shared_ptr<const VisualInputs> Session::encode_images(std::span<const int32_t> prompt,
+                                                           const PixelValues& pixels) const {
+  if (!vision_)
+    fail(ErrorKind::kUsage, model_dir_ + ": " + config_.spec.model_type + " is a text model; it takes no images");
+  return qwen_visual_inputs(prompt, config_.spec.image_token_id, pixels.grid_thw, vision_->spec().merge_size,
+                            vision_->encode(pixels, kernels_for(options_.backend)), config_.spec.hidden_size);
 }
 
 std::unique_ptr<SequenceRun> Session::start(std::span<const int32_t> prompt, const GenerateRequest& request) {

@@ -22,6 +22,7 @@
 #include "program/executor.h"
 #include "runtime/model_config.h"
 #include "runtime/sampling.h"
+#include "vision/qwen3_vision.h"
 
 namespace canrun {
 
@@ -57,6 +58,8 @@ struct GenerateRequest {
   // start, so that other sequences decoding in a batch go on between them (chunked prefill);
   // 0: all at once in start.
   int64_t prefill_chunk = 0;
+  // The prompt's images as the text model reads them (Session::encode_images); null: none.
+  std::shared_ptr<const VisualInputs> visual;
 };
 
 struct GenerationResult {
@@ -135,6 +138,12 @@ class Session {
   double load_seconds() const { return load_seconds_; }
   // Null when the model runs uncompiled.
   const CompiledModel* compiled() const { return compiled_.get(); }
+  // An image-text-to-text model: it has a vision tower.
+  bool takes_images() const { return vision_ != nullptr; }
+  // The images of an expanded `prompt` (each image's placeholder repeated per image token)
+  // through the vision tower on this session's backend. Throws Error(kUsage) for a text model,
+  // or when the prompt's image tokens do not match the images.
+  std::shared_ptr<const VisualInputs> encode_images(std::span<const int32_t> prompt, const PixelValues& pixels) const;
 
   // Compiles the prompt bucket of `prompt_length` for `new_tokens` more, as generate does on first
   // use, and returns that shape (uncompiled: the prompt itself and exactly the cache it needs).
@@ -168,6 +177,7 @@ class Session {
   Program program_;
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<CompiledModel> compiled_;
+  std::unique_ptr<Qwen3VisionEncoder> vision_;
   ExecutionPlan decode_plan_;  // uncompiled: one token, default choices
   double load_seconds_ = 0;
   std::mutex compile_mutex_;
