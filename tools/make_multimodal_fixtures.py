@@ -1,24 +1,32 @@
 """Makes the tiny random vision-language checkpoints in tests/fixtures/models and their goldens.
 
 Each fixture is a Hub-style image-text-to-text folder written by transformers' own
-save_pretrained: a text model of hidden 64 under interleaved M-RoPE, a 3-block vision tower
-(patch 8, a 4x4 learned position grid that each image's grid resamples bilinearly, 2 x 2 patches
-merged into one text position), a GPT-2-style tokenizer from tools/tokenizer_styles.py with
-Qwen's chat and vision special tokens, the Qwen3.5 chat template, and the image and video
-processor configs, scaled down to the 8-pixel patches:
-  qwen3_vl     Qwen3VLForConditionalGeneration: 3 Qwen3 layers, deepstack mergers after
-               vision blocks 0 and 2 added to the first two layers' inputs
+save_pretrained: a text model of hidden 64 under M-RoPE, a vision tower of patch 8 whose 2 x 2
+patches merge into one text position, a GPT-2-style tokenizer from tools/tokenizer_styles.py
+with Qwen's chat and vision special tokens, the Qwen3.5 chat template, and the image and video
+processor configs, scaled down to the 8-pixel patches. The Qwen3 towers (3 blocks) add a 4x4
+learned position grid that each image's grid resamples bilinearly; the Qwen2 towers have none.
+  qwen3_vl     Qwen3VLForConditionalGeneration: 3 Qwen3 layers under interleaved M-RoPE,
+               deepstack mergers after vision blocks 0 and 2 added to the first two layers' inputs
   qwen3_5      Qwen3_5ForConditionalGeneration: tools/make_fixtures.py's qwen3_5_text layers
                (Gated DeltaNet 0-2, gated full attention 3, zero-centred RMSNorms) with heads
                of 32 rotating half their width, and the vision tower without DeepStack
   qwen3_5_moe  Qwen3_5MoeForConditionalGeneration: qwen3_5_moe_text's layers (alternating,
                4 experts top-2 and a gated shared expert) with qwen3_5's heads and tower
+  qwen2_vl     Qwen2VLForConditionalGeneration: 3 Qwen2 layers (q/k/v biases) under contiguous
+               M-RoPE, a 3-block LayerNorm tower (width 32, quick_gelu MLP) and its LayerNorm merger
+  qwen2_5_vl   Qwen2_5_VLForConditionalGeneration: qwen2_vl's text model, a 4-block RMSNorm tower
+               (SwiGLU MLPs with biases) whose blocks 0 and 2 attend within windows of 2 x 2
+               merged patches and blocks 1 and 3 over the whole image; its checkpoint is checked
+               to hold the transformers 4.x names the Hub's Qwen2.5-VL checkpoints have (model.X
+               for model.language_model.X, visual.X for model.visual.X), which save_pretrained
+               also gives qwen2_vl's, and to load under them to the same logits
 
 Its golden, tests/goldens/multimodal/<name>.json, records for a prompt with one image, one with
 two images and a text-only one: the messages, the rendered prompt (before the image
 placeholders are expanded), the processor's prompt ids and image grids, the M-RoPE position
 ids and rope delta, the merged vision features and deepstack features fed to the text model
-(none for Qwen3.5), the 32-token greedy generation of `model.generate` and the float32 logits
+(none but for Qwen3-VL), the 32-token greedy generation of `model.generate` and the float32 logits
 of the last prompt position. Computed as tools/make_fixtures.py computes its goldens: float32,
 CPU, eager attention, checked against sdpa and a cache-free greedy loop, and rejected when a
 step's top-1/top-2 logit gap falls below MIN_TOP2_GAP (change the fixture's seed then).
@@ -36,12 +44,17 @@ import numpy as np
 import torch
 import transformers
 from tokenizers import AddedToken, Tokenizer
-from transformers import (AutoProcessor, GenerationConfig, Qwen2VLImageProcessor, Qwen3_5Config,
+from safetensors.torch import load_file, save_file
+from transformers import (AutoProcessor, GenerationConfig, Qwen2_5_VLConfig,
+                          Qwen2_5_VLForConditionalGeneration, Qwen2VLConfig,
+                          Qwen2VLForConditionalGeneration, Qwen2VLImageProcessor, Qwen3_5Config,
                           Qwen3_5ForConditionalGeneration, Qwen3_5MoeConfig,
                           Qwen3_5MoeForConditionalGeneration, Qwen3VLConfig,
                           Qwen3VLForConditionalGeneration)
 from transformers.image_utils import load_image
+from transformers.models.qwen2_vl.video_processing_qwen2_vl import Qwen2VLVideoProcessor
 from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
+from transformers.vision_utils import get_vision_window_index
 
 from make_fixtures import (EMBED_STD, FIXTURES_DIR, MAX_NEW_TOKENS, MIN_TOP2_GAP, NORM_LIKE,
                            PLAIN_NORMS, QWEN3_5_MOE_TEXT, QWEN3_5_TEXT, ROOT, UNIT_OFFSET_NORMS,
@@ -101,6 +114,23 @@ QWEN3_5_VISION = dict(depth=3, hidden_size=16, intermediate_size=32, num_heads=2
                       num_position_embeddings=16, hidden_act="gelu_pytorch_tanh")
 
 
+# Qwen2-VL's text model: Qwen2 layers (q/k/v biases, head_dim = hidden / heads) under M-RoPE
+# whose sections are contiguous: of the 8 frequencies of head_dim 16, 0-1 rotate by the temporal
+# position, 2-4 by the height, 5-7 by the width, as [16, 24, 24] splits Qwen2-VL's 64.
+QWEN2_VL_TEXT = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=3, num_attention_heads=4,
+                     num_key_value_heads=2, rms_norm_eps=1e-6, max_position_embeddings=256,
+                     rope_parameters={"rope_type": "default", "rope_theta": 1000000.0,
+                                      "mrope_section": [2, 3, 3]})
+# Qwen2-VL's tower: embed_dim is its width, hidden_size the merger's output (the text width).
+QWEN2_VL_VISION = dict(depth=3, embed_dim=32, hidden_size=64, num_heads=2, mlp_ratio=2, patch_size=8,
+                       temporal_patch_size=2, spatial_merge_size=2, hidden_act="quick_gelu")
+# Qwen2.5-VL's tower: windows of window_size pixels, 32 // 2 // 8 = 2 merged patches a side, so
+# the test images' merged grids (3x2, 3x3, 2x3) split into 2 to 4 windows in blocks 0 and 2.
+QWEN2_5_VL_VISION = dict(depth=4, hidden_size=32, intermediate_size=64, num_heads=2, patch_size=8,
+                         temporal_patch_size=2, spatial_merge_size=2, out_hidden_size=64,
+                         window_size=32, fullatt_block_indexes=[1, 3], hidden_act="silu")
+
+
 @dataclass
 class Fixture:
     name: str
@@ -109,6 +139,9 @@ class Fixture:
     text: dict    # text_config kwargs; vocab_size is the tokenizer's
     vision: dict  # vision_config kwargs
     seed: int
+    processor: str = "Qwen3VLProcessor"  # the class AutoProcessor picks from the model_type
+    video_processor_class: type = Qwen3VLVideoProcessor
+    hub_layout: bool = False  # rewrite the checkpoint with the transformers 4.x tensor names
 
 
 FIXTURES = [
@@ -118,6 +151,11 @@ FIXTURES = [
             QWEN3_5_VISION, seed=648),
     Fixture("qwen3_5_moe", Qwen3_5MoeConfig, Qwen3_5MoeForConditionalGeneration,
             qwen3_5_text(QWEN3_5_MOE_TEXT), QWEN3_5_VISION, seed=629),
+    Fixture("qwen2_vl", Qwen2VLConfig, Qwen2VLForConditionalGeneration, QWEN2_VL_TEXT, QWEN2_VL_VISION,
+            seed=610, processor="Qwen2VLProcessor", video_processor_class=Qwen2VLVideoProcessor),
+    Fixture("qwen2_5_vl", Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, QWEN2_VL_TEXT,
+            QWEN2_5_VL_VISION, seed=607, processor="Qwen2_5_VLProcessor",
+            video_processor_class=Qwen2VLVideoProcessor, hub_layout=True),
 ]
 
 # Qwen3-VL's published processor configs with 8-pixel patches (the video pixel bounds scaled
@@ -177,7 +215,8 @@ def shift_zero_centred_norms_(text_model):
 
 def randomize_vision_language_(model, seed):
     """randomize_, the text model's (1 + w) norms lowered by 1 as randomize_ lowers them in a
-    text-only fixture, then the vision tower's learned position grid at the embedding spread.
+    text-only fixture, then the vision tower's learned position grid (where it has one) at the
+    embedding spread.
 
     randomize_ gives pos_embed (an nn.Embedding its name rules do not list) WEIGHT_STD, a tenth
     of the patch embeddings (0.3 * sqrt(3*2*8*8) times the pixels), so the resampled grid would
@@ -187,6 +226,8 @@ def randomize_vision_language_(model, seed):
     randomize_(model, seed)
     if model.config.text_config.model_type in UNIT_OFFSET_NORMS:
         shift_zero_centred_norms_(model.model.language_model)
+    if not hasattr(model.model.visual, "pos_embed"):
+        return
     gen = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
         weight = model.model.visual.pos_embed.weight
@@ -204,6 +245,11 @@ def make_fixture(fx, folder, seed):
         image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
         vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
         tie_word_embeddings=False)
+    # Qwen2-VL's text configs default their bos/eos to Qwen's vocabulary (151643 <|endoftext|>,
+    # 151645 <|im_end|>): the same tokens of this one.
+    for key, token in (("bos_token_id", "<|endoftext|>"), ("eos_token_id", "<|im_end|>")):
+        if (getattr(config.text_config, key, None) or 0) >= tok.get_vocab_size():
+            setattr(config.text_config, key, ids[token])
     torch.manual_seed(seed)  # seeds the init's draws too, though randomize_ replaces them
     model = fx.model_class(config).to(torch.float32)
     randomize_vision_language_(model, seed)
@@ -213,8 +259,49 @@ def make_fixture(fx, folder, seed):
     model.save_pretrained(folder)
     assert "lm_head.weight" in model.state_dict() and not model.config.tie_word_embeddings
     Qwen2VLImageProcessor(**IMAGE_PROCESSOR).save_pretrained(folder)
-    Qwen3VLVideoProcessor(**VIDEO_PROCESSOR).save_pretrained(folder)
+    fx.video_processor_class(**VIDEO_PROCESSOR).save_pretrained(folder)
     (folder / "chat_template.jinja").write_text(CHAT_TEMPLATE, encoding="utf-8")
+    if fx.hub_layout:
+        rewrite_hub_layout(fx, folder)
+
+
+def hub_name(name):
+    """A tensor name in the layout transformers 4.x saved and the Hub's Qwen2.5-VL checkpoints
+    have: model.X for the text model's model.language_model.X, visual.X for model.visual.X."""
+    if name.startswith("model.language_model."):
+        return "model." + name[len("model.language_model."):]
+    if name.startswith("model.visual."):
+        return name[len("model."):]
+    assert name == "lm_head.weight" or name.startswith(("model.", "visual.")), name
+    return name
+
+
+def rewrite_hub_layout(fx, folder):
+    """Writes the saved tensors under their 4.x names (transformers 5.23's save_pretrained already
+    reverts its own renaming to them), sorted by name with the metadata of save_pretrained's
+    file, and checks that transformers loads the folder, converting the old names, to the same
+    tensors and the same logits as the model it saved."""
+    processor = AutoProcessor.from_pretrained(folder)
+    saved = load(fx, folder, "eager")
+    path = folder / "model.safetensors"
+    tensors = load_file(str(path))
+    renamed = {hub_name(name): t for name, t in tensors.items()}
+    assert len(renamed) == len(tensors)
+    assert not any(name.startswith(("model.language_model.", "model.visual.")) for name in renamed)
+    save_file({name: renamed[name] for name in sorted(renamed)}, str(path), metadata={"format": "pt"})
+    model, info = fx.model_class.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager",
+                                                 output_loading_info=True)
+    model.eval()
+    assert not any(info.get(k) for k in ("missing_keys", "unexpected_keys", "mismatched_keys")), info
+    expected, loaded = saved.state_dict(), model.state_dict()
+    assert expected.keys() == loaded.keys()
+    for name, t in expected.items():
+        assert t.dtype == loaded[name].dtype == torch.float32 and torch.equal(t, loaded[name]), name
+    with torch.no_grad():
+        for messages in CASES:
+            inputs = prepare(processor, messages)[1]
+            saved.model.rope_deltas = model.model.rope_deltas = None
+            assert torch.equal(saved(**inputs).logits, model(**inputs).logits), messages
 
 
 def load(fx, folder, attn):
@@ -270,7 +357,7 @@ def prepare(processor, messages):
 
 def compute_golden(fx, folder):
     processor = AutoProcessor.from_pretrained(folder)
-    assert type(processor).__name__ == "Qwen3VLProcessor", type(processor)
+    assert type(processor).__name__ == fx.processor, type(processor)
     assert processor.image_processor.patch_size == fx.vision["patch_size"]
     tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
     eager, sdpa = load(fx, folder, "eager"), load(fx, folder, "sdpa")
@@ -320,9 +407,28 @@ def compute_golden(fx, folder):
                 assert len(deepstack) == len(fx.vision.get("deepstack_visual_indexes", []))
                 case["deepstack_embeds"] = [float32_list(torch.cat(f).flatten()) for f in deepstack]
                 case["pixel_values_sum"] = float(inputs["pixel_values"].double().sum())
+                if "fullatt_block_indexes" in fx.vision:
+                    check_windows_matter(eager, inputs, embeds)
                 check_images_matter(eager, processor, messages, inputs, new_ids)
             golden_cases.append(case)
     return golden_cases
+
+
+def check_windows_matter(model, inputs, embeds):
+    """Every image of a windowed tower splits into several windows, and attending over the whole
+    image in every block instead gives other features."""
+    visual = model.model.visual
+    for grid in inputs["image_grid_thw"]:
+        _, cu_window_seqlens = get_vision_window_index(grid[None], visual.spatial_merge_size,
+                                                       visual.window_size, visual.patch_size)
+        assert len(cu_window_seqlens) > 2, f"image grid {grid.tolist()} fits in one window"
+    windowed = visual.fullatt_block_indexes
+    visual.fullatt_block_indexes = list(range(len(visual.blocks)))
+    try:
+        full = torch.cat(model.model.get_image_features(inputs["pixel_values"], inputs["image_grid_thw"]).pooler_output)
+    finally:
+        visual.fullatt_block_indexes = windowed
+    assert (full - embeds).abs().max() > 1e-2, "window attention does not change the features"
 
 
 def check_images_matter(model, processor, messages, inputs, new_ids):

@@ -10,7 +10,7 @@
 #include "program/program_builder.h"
 #include "program/step_context.h"
 #include "util/error.h"
-#include "vision/qwen3_vision.h"
+#include "vision/qwen_vision.h"
 
 namespace canrun {
 namespace {

@@ -9,8 +9,10 @@
 namespace canrun {
 namespace {
 
-// Which of the (t, h, w) positions frequency i takes under interleaved M-RoPE.
-int mrope_axis(const std::vector<int64_t>& section, int64_t i) {
+// Which of the (t, h, w) positions frequency i takes under M-RoPE.
+int mrope_axis(const RopeSpec& rope, int64_t i) {
+  const std::vector<int64_t>& section = rope.mrope_section;
+  if (!rope.mrope_interleaved) return i < section[0] ? 0 : i < section[0] + section[1] ? 1 : 2;
   if (i % 3 == 1 && i < 3 * section[1]) return 1;
   if (i % 3 == 2 && i < 3 * section[2]) return 2;
   return 0;
@@ -26,7 +28,7 @@ void RopeTableStep::run(StepContext& c) const {
   const VisualInputs* visual = rope_.mrope_section.empty() ? nullptr : c.state().visual();
   std::vector<int> axis(static_cast<size_t>(half), 0);
   if (visual != nullptr)
-    for (int64_t i = 0; i < half; ++i) axis[static_cast<size_t>(i)] = mrope_axis(rope_.mrope_section, i);
+    for (int64_t i = 0; i < half; ++i) axis[static_cast<size_t>(i)] = mrope_axis(rope_, i);
   float* table = c.value(outputs()[0]);
   for (int64_t t = 0; t < c.count(); ++t) {
     const int64_t p = c.start() + t;

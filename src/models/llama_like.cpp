@@ -35,9 +35,10 @@ Activation read_activation(const ConfigReader& config, const std::string& key, c
   if (name == "gelu") return Activation::kGelu;
   if (name == "relu") return Activation::kRelu;
   if (name == "relu2") return Activation::kRelu2;
+  if (name == "quick_gelu") return Activation::kQuickGelu;
   fail(ErrorKind::kUnsupportedOption,
        config.path() + ": field '" + key + "': '" + name + "' is not supported for " + model_type +
-           " (supported: silu, swish, gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, relu2)");
+           " (supported: silu, swish, gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, relu2, quick_gelu)");
 }
 
 void read_quantization(const ConfigReader& config, DecoderSpec& spec) {

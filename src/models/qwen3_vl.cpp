@@ -1,7 +1,7 @@
 // Qwen3-VL (image-text-to-text): a Qwen3 text model under model.language_model whose rotary
 // angles take (t, h, w) positions in interleaved sections (M-RoPE), whose image tokens' embeddings
 // are replaced by the vision tower's features, and whose first layers each add one of the tower's
-// earlier features to them (DeepStack). The tower itself is vision/qwen3_vision.
+// earlier features to them (DeepStack). The tower itself is vision/qwen_vision.
 #include "models/families_common.h"
 #include "models/llama_like.h"
 #include "models/registry.h"

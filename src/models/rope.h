@@ -26,10 +26,13 @@ struct RopeSpec {
   double beta_fast = 32.0, beta_slow = 1.0;  // yarn
   bool truncate = true;                      // yarn
   std::vector<double> short_factor, long_factor;  // longrope
-  // Interleaved M-RoPE (qwen3_vl): frequency i takes the height position when i % 3 == 1 and
-  // i < 3 * mrope_section[1], the width position when i % 3 == 2 and i < 3 * mrope_section[2],
-  // else the temporal one; empty: one position for all.
+  // M-RoPE: the frequencies' (t, h, w) positions. Interleaved (qwen3_vl): frequency i takes the
+  // height position when i % 3 == 1 and i < 3 * mrope_section[1], the width position when
+  // i % 3 == 2 and i < 3 * mrope_section[2], else the temporal one; in sections (qwen2_vl): the
+  // first mrope_section[0] frequencies the temporal, the next [1] the height, the rest the width.
+  // Empty: one position for all.
   std::vector<int64_t> mrope_section;
+  bool mrope_interleaved = true;
 };
 
 // What a family's config class supplies when the config.json omits it.

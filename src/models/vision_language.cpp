@@ -44,38 +44,66 @@ std::vector<int64_t> read_index_list(const ConfigReader& config, const std::stri
   return values;
 }
 
-VisionTowerSpec read_vision_tower(const ConfigReader& config, bool deepstack) {
+// vision_config with the defaults of transformers' config class of `kind`.
+VisionTowerSpec read_vision_tower(const ConfigReader& config, VisionTowerKind kind, bool deepstack) {
   VisionTowerSpec spec;
-  if (!deepstack) spec.deepstack_indexes.clear();
-  spec.depth = config.integer("depth", spec.depth, 1, 1024);
-  spec.hidden = config.integer("hidden_size", spec.hidden, 1, 1 << 16);
-  spec.intermediate = config.integer("intermediate_size", spec.intermediate, 1, 1 << 20);
+  spec.kind = kind;
+  const bool qwen2 = kind == VisionTowerKind::kQwen2Vl, qwen2_5 = kind == VisionTowerKind::kQwen2_5Vl;
+  if (!deepstack || kind != VisionTowerKind::kQwen3Vl) spec.deepstack_indexes.clear();
+  spec.depth = config.integer("depth", qwen2 || qwen2_5 ? 32 : spec.depth, 1, 1024);
+  if (qwen2) {  // embed_dim wide, hidden_size out, mlp_ratio times wider inside
+    spec.hidden = config.integer("embed_dim", 1280, 1, 1 << 16);
+    spec.out_hidden = config.integer("hidden_size", 3584, 1, 1 << 20);
+    spec.intermediate = spec.hidden * config.integer("mlp_ratio", 4, 1, 64);
+  } else {
+    spec.hidden = config.integer("hidden_size", qwen2_5 ? 3584 : spec.hidden, 1, 1 << 16);
+    spec.intermediate = config.integer("intermediate_size", qwen2_5 ? 3420 : spec.intermediate, 1, 1 << 20);
+    spec.out_hidden = config.integer("out_hidden_size", spec.out_hidden, 1, 1 << 20);
+  }
   spec.heads = config.integer("num_heads", spec.heads, 1, 1024);
   if (spec.hidden % spec.heads != 0 || spec.head_dim() % 4 != 0)
-    config.reject("num_heads", "must divide hidden_size into heads of a multiple of 4 values");
+    config.reject("num_heads", "must divide the tower's width into heads of a multiple of 4 values");
   spec.in_channels = config.integer("in_channels", spec.in_channels, 3, 3);
-  spec.patch_size = config.integer("patch_size", spec.patch_size, 1, 1024);
+  spec.patch_size = config.integer("patch_size", qwen2 || qwen2_5 ? 14 : spec.patch_size, 1, 1024);
   spec.temporal_patch_size = config.integer("temporal_patch_size", spec.temporal_patch_size, 1, 64);
   spec.merge_size = config.integer("spatial_merge_size", spec.merge_size, 1, 64);
-  spec.out_hidden = config.integer("out_hidden_size", spec.out_hidden, 1, 1 << 20);
-  spec.num_position_embeddings =
-      config.integer("num_position_embeddings", spec.num_position_embeddings, 1, int64_t{1} << 24);
-  const auto side = static_cast<int64_t>(std::sqrt(static_cast<double>(spec.num_position_embeddings)));
-  if (side * side != spec.num_position_embeddings)
-    config.reject("num_position_embeddings", "must be a square number (a side x side grid)");
-  if (deepstack)
+  if (qwen2 || qwen2_5) {
+    spec.num_position_embeddings = 0;
+  } else {
+    spec.num_position_embeddings =
+        config.integer("num_position_embeddings", spec.num_position_embeddings, 1, int64_t{1} << 24);
+    const auto side = static_cast<int64_t>(std::sqrt(static_cast<double>(spec.num_position_embeddings)));
+    if (side * side != spec.num_position_embeddings)
+      config.reject("num_position_embeddings", "must be a square number (a side x side grid)");
+  }
+  if (!spec.deepstack_indexes.empty())
     spec.deepstack_indexes = read_index_list(config, "deepstack_visual_indexes", spec.deepstack_indexes, spec.depth);
-  spec.activation = read_activation(config, "hidden_act", "gelu_pytorch_tanh", "qwen3_vl");
+  spec.activation =
+      read_activation(config, "hidden_act", qwen2 ? "quick_gelu" : qwen2_5 ? "silu" : "gelu_pytorch_tanh", "vision");
   if (config.has("rope_parameters")) spec.rope_theta = config.object("rope_parameters").number("rope_theta", 10000.0);
+  if (qwen2_5) {
+    spec.window_size = config.integer("window_size", 112, 1, 1 << 20);
+    if (spec.window_size / spec.merge_size / spec.patch_size < 1)
+      config.reject("window_size", "must span at least one merged patch (spatial_merge_size x patch_size pixels)");
+    spec.full_attention_blocks = read_index_list(config, "fullatt_block_indexes", {7, 15, 23, 31}, spec.depth);
+  }
   return spec;
 }
 
 }  // namespace
 
+void follow_stored_names(DecoderSpec& spec, const std::function<bool(const std::string&)>& stored) {
+  if (!spec.vision || stored(spec.names.embed + ".weight") || !stored("model.embed_tokens.weight")) return;
+  spec.names.embed = "model.embed_tokens";
+  spec.names.layers = "model.layers";
+  spec.names.final_norm = "model.norm";
+  spec.vision->prefix = "visual.";
+}
+
 DecoderSpec read_vision_language(const ConfigReader& config, const VisionLanguageDefaults& defaults,
                                  const std::function<DecoderSpec(const ConfigReader& text)>& read_text) {
-  if (!config.has("text_config")) config.reject("text_config", "is missing: the text model's config is kept there");
-  Json text_json = config.object("text_config").json();
+  // Checkpoints saved before transformers 5 (Qwen2-VL, Qwen2.5-VL) keep the text model's fields at the top.
+  Json text_json = config.has("text_config") ? config.object("text_config").json() : config.json();
   text_json["model_type"] = defaults.model_type;
   const ConfigReader text(text_json, config.path() + ": text_config");
   DecoderSpec spec = read_text(text);
@@ -89,7 +117,8 @@ DecoderSpec read_vision_language(const ConfigReader& config, const VisionLanguag
   const ConfigReader vision = config.has("vision_config")
                                   ? config.object("vision_config")
                                   : ConfigReader(Json::object(), config.path() + ": vision_config");
-  spec.vision = read_vision_tower(vision, defaults.deepstack);
+  spec.vision = read_vision_tower(vision, defaults.tower, defaults.deepstack);
+  spec.rope.mrope_interleaved = defaults.tower == VisionTowerKind::kQwen3Vl;
   if (deepstack_layers(spec) > spec.num_layers)
     config.reject("vision_config", "lists more deepstack_visual_indexes than the text model has layers");
   return spec;

@@ -1,4 +1,5 @@
-// Reading the config of a Qwen vision-language checkpoint (qwen3_vl, qwen3_5, qwen3_5_moe): its
+// Reading the config of a Qwen vision-language checkpoint (qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_5,
+// qwen3_5_moe): its
 // text model from text_config by the text family's own reader, placed under
 // model.language_model, with M-RoPE sections and the image token; and its vision tower from
 // vision_config.
@@ -18,7 +19,15 @@ struct VisionLanguageDefaults {
   int32_t image_token_id = 0;
   std::vector<int64_t> mrope_section;  // transformers' default
   bool deepstack = true;               // the tower has DeepStack mergers (Qwen3-VL's, not Qwen3.5's)
+  // The tower's kind; Qwen2-VL's and Qwen2.5-VL's text models take their M-RoPE frequencies in
+  // sections, the others interleaved.
+  VisionTowerKind tower = VisionTowerKind::kQwen3Vl;
 };
+
+// Checkpoints saved before transformers 5 (Qwen2-VL's and Qwen2.5-VL's on the Hub) name the text
+// model model.* and the tower visual.*: `spec`'s names follow the checkpoint's when `stored`
+// (whether it holds a tensor) says it is one of those.
+void follow_stored_names(DecoderSpec& spec, const std::function<bool(const std::string&)>& stored);
 
 DecoderSpec read_vision_language(const ConfigReader& config, const VisionLanguageDefaults& defaults,
                                  const std::function<DecoderSpec(const ConfigReader& text)>& read_text);

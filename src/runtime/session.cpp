@@ -7,6 +7,7 @@
 
 #include "blocks/decoder_program.h"
 #include "kernels/top_k.h"
+#include "models/vision_language.h"
 #include "parallel/shard_layout.h"
 #include "program/checkpoint_loader.h"
 #include "util/error.h"
@@ -55,9 +56,10 @@ Session::Session(std::string model_dir, SessionOptions options)
   // plan cache has them packed already.
   store_ = std::make_unique<WeightStore>(WeightStore::open_folder(model_dir_, /*populate=*/!options_.compile));
   stored_dtype_ = store_->stored_dtype();
+  follow_stored_names(config_.spec, [this](const std::string& name) { return store_->contains(name); });
   CheckpointLoader loader(*store_, spec.conv1d, spec.fp8, /*keep_stored=*/options_.backend == Backend::kCpu);
   program_ = build_decoder_program(spec, options_.comm->shard(), loader);
-  if (spec.vision) vision_ = std::make_unique<Qwen3VisionEncoder>(*spec.vision, loader);
+  if (spec.vision) vision_ = std::make_unique<QwenVisionEncoder>(*spec.vision, loader);
   load_seconds_ = seconds_since(start);
   executor_ = std::make_unique<Executor>(program_, kernels_for(options_.backend), *options_.comm);
   if (options_.compile) {

@@ -22,7 +22,7 @@
 #include "program/executor.h"
 #include "runtime/model_config.h"
 #include "runtime/sampling.h"
-#include "vision/qwen3_vision.h"
+#include "vision/qwen_vision.h"
 
 namespace canrun {
 
@@ -177,7 +177,7 @@ class Session {
   Program program_;
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<CompiledModel> compiled_;
-  std::unique_ptr<Qwen3VisionEncoder> vision_;
+  std::unique_ptr<QwenVisionEncoder> vision_;
   ExecutionPlan decode_plan_;  // uncompiled: one token, default choices
   double load_seconds_ = 0;
   std::mutex compile_mutex_;

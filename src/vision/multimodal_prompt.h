@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "program/visual_inputs.h"
-#include "vision/qwen3_vision.h"
+#include "vision/qwen_vision.h"
 
 namespace canrun {
 

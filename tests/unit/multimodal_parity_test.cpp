@@ -39,6 +39,12 @@ PixelValues pixels_of(const fs::path& model, const Json& c) {
   return preprocess_images(read_image_processor_config(model.string()), images);
 }
 
+float max_magnitude(const std::vector<float>& values) {
+  float largest = 0;
+  for (float v : values) largest = std::max(largest, std::abs(v));
+  return largest;
+}
+
 float max_difference(const std::vector<float>& a, const std::vector<float>& b) {
   EXPECT_EQ(a.size(), b.size());
   float worst = 0;
@@ -70,11 +76,11 @@ TEST_P(MultimodalParity, ImagesAndTextGiveTransformersTokensAndLogits) {
   const fs::path model = kSourceDir / "tests/fixtures/models" / name;
   Session session(model.string(), options_for(engine));
   ASSERT_TRUE(session.takes_images());
-  // Measured on ref: features within 2e-6, logits within 1e-5 of transformers; cpu sums in
-  // another order.
+  // Logits: the golden parity test's tolerances. Features (up to ~30 here) are compared relative
+  // to the largest: f32 sums in another order than torch's move them by ~3e-6 of it.
   const float tolerance = engine == Engine::kRef ? 1e-4f : 2e-4f;
   int image_cases = 0, exact = 0;
-  float worst_logits = 0, worst_features = 0;
+  float worst_logits = 0, worst_features = 0;  // features: relative to the largest
   for (const Json& c : g["cases"]) {
     SCOPED_TRACE(c["rendered"].get<std::string>());
     const std::vector<int32_t> prompt = c["prompt_ids"].get<std::vector<int32_t>>();
@@ -85,12 +91,14 @@ TEST_P(MultimodalParity, ImagesAndTextGiveTransformersTokensAndLogits) {
       const PixelValues pixels = pixels_of(model, c);
       EXPECT_EQ(Json(pixels.grid_thw), c["image_grid_thw"]);
       const std::shared_ptr<const VisualInputs> visual = session.encode_images(prompt, pixels);
-      worst_features =
-          std::max(worst_features, max_difference(visual->embeds, c["image_embeds"].get<std::vector<float>>()));
+      const auto relative = [](const std::vector<float>& actual, const std::vector<float>& expected) {
+        return max_difference(actual, expected) / std::max(1.0f, max_magnitude(expected));
+      };
+      worst_features = std::max(worst_features, relative(visual->embeds, c["image_embeds"].get<std::vector<float>>()));
       ASSERT_EQ(visual->deepstack.size(), c["deepstack_embeds"].size());
       for (size_t i = 0; i < visual->deepstack.size(); ++i)
-        worst_features = std::max(
-            worst_features, max_difference(visual->deepstack[i], c["deepstack_embeds"][i].get<std::vector<float>>()));
+        worst_features = std::max(worst_features,
+                                  relative(visual->deepstack[i], c["deepstack_embeds"][i].get<std::vector<float>>()));
       const Json positions = c["position_ids"];
       for (size_t p = 0; p < prompt.size(); ++p)
         for (size_t axis = 0; axis < 3; ++axis)
@@ -105,11 +113,11 @@ TEST_P(MultimodalParity, ImagesAndTextGiveTransformersTokensAndLogits) {
         std::max(worst_logits, max_difference(result.prompt_logits, c["last_logits"].get<std::vector<float>>()));
   }
   EXPECT_GE(image_cases, 2);
-  EXPECT_LT(worst_features, tolerance);
+  EXPECT_LT(worst_features, 2e-5f);
   EXPECT_LT(worst_logits, tolerance);
   // What was measured, for reports: --gtest_output=json keeps it.
   RecordProperty("exact_prompts", std::to_string(exact) + "/" + std::to_string(g["cases"].size()));
-  RecordProperty("max_feature_diff", std::to_string(worst_features));
+  RecordProperty("max_feature_diff_relative", std::to_string(worst_features));
   RecordProperty("max_logit_diff", std::to_string(worst_logits));
 }
 

@@ -21,6 +21,8 @@ float apply(Activation act, float x) {
       return x > 0 ? x : 0.0f;
     case Activation::kRelu2:
       return x > 0 ? x * x : 0.0f;
+    case Activation::kQuickGelu:
+      return x * (1.0f / (1.0f + std::exp(-1.702f * x)));
     case Activation::kSigmoid:
       return 1.0f / (1.0f + std::exp(-x));
     case Activation::kXielu:

@@ -1,8 +1,9 @@
-// Qwen3-VL's vision tower (also Qwen3.5's): patches embedded by a linear map (its Conv3d), learned positions
-// resampled bilinearly to each image's grid, ViT blocks with 2-D rotary attention within each
-// image, and a merger of each 2x2 group of patches into one text-width feature; the blocks named
-// by deepstack_visual_indexes also give features through mergers of their own (DeepStack).
-// Runs on a backend's kernel table.
+// The vision towers of Qwen's image-text-to-text models (models/vision_tower_spec.h): patches
+// embedded by a linear map (their Conv3d), for Qwen3-VL learned positions resampled bilinearly to
+// each image's grid, ViT blocks with 2-D rotary attention within each image (Qwen2.5-VL: within
+// windows of it, but in its full-attention blocks), and a merger of each 2x2 group of patches
+// into one text-width feature; Qwen3-VL's blocks named by deepstack_visual_indexes also give
+// features through mergers of their own (DeepStack). Runs on a backend's kernel table.
 #pragma once
 
 #include <cstdint>
@@ -26,10 +27,10 @@ struct VisionFeatures {
 // The tower's tensors as published (names, stored shapes), for synthetic checkpoints and plans.
 std::vector<TensorInfo> vision_tower_tensors(const VisionTowerSpec& spec);
 
-class Qwen3VisionEncoder {
+class QwenVisionEncoder {
  public:
-  // Visits model.visual.* in the checkpoint's order.
-  Qwen3VisionEncoder(VisionTowerSpec spec, TensorVisitor& tensors);
+  // Visits the tower's tensors (under spec.prefix) in the checkpoint's order.
+  QwenVisionEncoder(VisionTowerSpec spec, TensorVisitor& tensors);
   const VisionTowerSpec& spec() const { return spec_; }
 
   // The features of the images whose patches `pixels` holds (Qwen's processor: rows of
@@ -37,17 +38,23 @@ class Qwen3VisionEncoder {
   VisionFeatures encode(const PixelValues& pixels, const KernelTable& kernels) const;
 
  private:
+  struct Norm {
+    FloatBuffer weight, bias;  // bias empty for RMSNorm
+  };
   struct Block {
-    FloatBuffer norm1_w, norm1_b, norm2_w, norm2_b;
-    WeightMatrix qkv, proj, fc1, fc2;
-    FloatBuffer qkv_b, proj_b, fc1_b, fc2_b;
+    Norm norm1, norm2;
+    WeightMatrix qkv, proj, gate, up, down;  // gate: Qwen2.5-VL's SwiGLU only
+    FloatBuffer qkv_b, proj_b, gate_b, up_b, down_b;
   };
   struct Merger {
-    FloatBuffer norm_w, norm_b;
+    Norm norm;
     WeightMatrix fc1, fc2;
     FloatBuffer fc1_b, fc2_b;
   };
-  void visit_merger(TensorVisitor& tensors, const std::string& name, int64_t norm_width, Merger& merger);
+  Norm visit_norm(TensorVisitor& tensors, const std::string& name, int64_t width) const;
+  void visit_merger(TensorVisitor& tensors, const std::string& name, bool norm_after_shuffle, Merger& merger) const;
+  void normalize(const Norm& norm, const float* x, int64_t rows, int64_t width, float* y,
+                 const KernelTable& kernels) const;
   // [patches / merge^2, out_hidden] from [patches, hidden].
   std::vector<float> merge(const Merger& merger, bool norm_after_shuffle, const std::vector<float>& x, int64_t patches,
                            const KernelTable& kernels) const;
