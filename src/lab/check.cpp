@@ -99,11 +99,12 @@ void record_tested_run(const TestedRun& run, ResultRow& row) {
 GenerationTrace run_reference(const ModelSource& source, CheckPrompt& prompt, CheckStage& stage) {
   stage = CheckStage::kLoad;
   Session session(source.dir, uncompiled(Backend::kRef));
-  prompt = check_prompt(source, session.spec().vocab_size);
+  prompt = check_prompt(source, session.spec());
   stage = CheckStage::kGenerate;
   GenerateRequest request;
   request.max_new_tokens = kCheckNewTokens;
   request.top_ids = kTopK;
+  request.visual = check_visual_inputs(session, prompt);
   const GenerationResult result = session.generate(prompt.ids, request);
   return {result.tokens, result.top_ids};
 }
@@ -116,7 +117,10 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
                           ? source.synthetic_config
                           : read_json_file((fs::path(source.dir) / "config.json").string(), ErrorKind::kCheckpoint);
   row.architecture = ConfigReader(config, "config.json").string("model_type", std::nullopt);
-  architecture_of(ConfigReader(config, "config.json"));  // an unknown family ends here, before any planning or weights
+  // An unknown family ends here, before any planning or weights.
+  const Architecture& architecture = architecture_of(ConfigReader(config, "config.json"));
+  // A model that reads images is checked on the image-text-to-text task, with the check image.
+  if (architecture.read_spec(ConfigReader(config, "config.json")).vision) row.task = "image-text-to-text";
 
   const ModelShape shape = model_shape(config, source.entry ? published_parameters(*source.entry) : std::nullopt);
   row.parameter_count = shape.parameters;
@@ -139,7 +143,7 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
 
   if (source.synthetic()) {
     make_synthetic_checkpoint(config, kSyntheticSeed, source.dir);
-    row.prompt = check_prompt(source, read_model_spec(source.dir).vocab_size).description;
+    row.prompt = check_prompt(source, read_model_spec(source.dir)).description;
   }
   if (options.runner == Runner::kTorch) {
     stage = CheckStage::kGenerate;
@@ -167,6 +171,7 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
   }
   CheckPrompt prompt;
   const GenerationTrace reference = run_reference(source, prompt, stage);
+  row.prompt = prompt.description;
   record_verdict(tested.trace, reference, row);
   if (prompt.tokenizer) row.generated_text = prompt.tokenizer->decode(tested.trace.tokens);
   if (plan.cores > 1) judge_mismatch(row);  // sharded: its sums add up in another order

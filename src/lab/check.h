@@ -17,6 +17,8 @@ namespace canrun {
 
 // The fixed prompt of every check, and how many tokens are generated from it.
 inline constexpr const char* kCheckPrompt = "The capital of France is";
+// What an image-text-to-text check asks about its image.
+inline constexpr const char* kCheckInstruction = "Describe this image.";
 inline constexpr int64_t kCheckNewTokens = 32;
 
 // The test hook: CANRUN_CHECK_FAULT=KIND, or a comma list of KIND:MODEL_ID for some models

@@ -10,8 +10,10 @@
 #include <memory>
 #include <sstream>
 
+#include "chat/image_parts.h"
 #include "runtime/model_config.h"
 #include "runtime/session.h"
+#include "vision/multimodal_prompt.h"
 
 namespace canrun {
 namespace {
@@ -75,20 +77,86 @@ std::optional<T> optional_field(const Json& json, const char* name) {
 
 }  // namespace
 
-CheckPrompt check_prompt(const ModelSource& source, int64_t vocab_size) {
+RgbImage check_image() {
+  RgbImage image(64, 48);
+  for (int y = 0; y < image.height; ++y)
+    for (int x = 0; x < image.width; ++x) {
+      const bool square = x >= 20 && x < 36 && y >= 12 && y < 28;
+      uint8_t* pixel = image.at(x, y);
+      pixel[0] = square ? 250 : static_cast<uint8_t>(x * 4);
+      pixel[1] = square ? 240 : static_cast<uint8_t>(y * 5);
+      pixel[2] = square ? 30 : static_cast<uint8_t>(255 - x * 2 - y);
+    }
+  return image;
+}
+
+namespace {
+
+std::string ids_text(const std::vector<int32_t>& ids) {
+  std::string text;
+  for (int32_t id : ids) text += (text.empty() ? "" : " ") + std::to_string(id);
+  return text;
+}
+
+// The processor of a synthetic image-text-to-text checkpoint (it has no preprocessor_config.json):
+// Qwen's, with the tower's patch sizes and transformers' default pixel bounds.
+ImageProcessorConfig synthetic_processor(const VisionTowerSpec& tower) {
+  ImageProcessorConfig config;
+  config.source = "synthetic weights";
+  config.class_name = "Qwen2VLImageProcessor";
+  config.kind = ImageProcessorKind::kQwen2Vl;
+  config.image_mean = {0.5f, 0.5f, 0.5f};
+  config.image_std = {0.5f, 0.5f, 0.5f};
+  config.patch_size = static_cast<int>(tower.patch_size);
+  config.temporal_patch_size = static_cast<int>(tower.temporal_patch_size);
+  config.merge_size = static_cast<int>(tower.merge_size);
+  config.min_pixels = 56 * 56;
+  config.max_pixels = 28 * 28 * 1280;
+  return config;
+}
+
+}  // namespace
+
+CheckPrompt check_prompt(const ModelSource& source, const DecoderSpec& spec) {
   CheckPrompt prompt;
   prompt.description = kCheckPrompt;
+  const bool image = spec.vision.has_value();
+  const std::string text = image ? kCheckInstruction : kCheckPrompt;
+  if (image) {
+    const ImageProcessorConfig processor =
+        source.synthetic() ? synthetic_processor(*spec.vision) : read_image_processor_config(source.dir);
+    prompt.pixels = preprocess_images(processor, {check_image()});
+    const std::vector<int64_t> counts = image_token_counts(prompt.pixels->grid_thw, processor.merge_size);
+    std::vector<int32_t> ids;
+    if (source.synthetic()) {
+      ids = synthetic_prompt_ids(text, spec.vocab_size);
+      ids.insert(ids.begin(), spec.image_token_id);
+    } else {
+      Conversation conversation;
+      conversation.messages.push_back(user_message_with_images(1, text));
+      prompt.tokenizer = Tokenizer::from_file((std::filesystem::path(source.dir) / "tokenizer.json").string());
+      ids = prompt.tokenizer->encode(ChatTemplate::from_model_dir(source.dir).render(conversation), false).ids;
+    }
+    prompt.ids = expand_image_placeholders(ids, spec.image_token_id, counts);
+    prompt.description = std::string("the check image (64x48, canrun's) and \"") + text + "\" as a user turn" +
+                         (source.synthetic() ? ": token ids of the image, then the bytes of the text modulo the "
+                                               "vocabulary size (synthetic weights have no tokenizer)"
+                                             : ", rendered with the chat template");
+    return prompt;
+  }
   if (source.synthetic()) {
-    prompt.ids = synthetic_prompt_ids(kCheckPrompt, vocab_size);
-    std::string ids;
-    for (int32_t id : prompt.ids) ids += (ids.empty() ? "" : " ") + std::to_string(id);
-    prompt.description = "token ids [" + ids + "]: the bytes of \"" + kCheckPrompt +
+    prompt.ids = synthetic_prompt_ids(kCheckPrompt, spec.vocab_size);
+    prompt.description = "token ids [" + ids_text(prompt.ids) + "]: the bytes of \"" + kCheckPrompt +
                          "\" modulo the vocabulary size (synthetic weights have no tokenizer)";
   } else {
     prompt.tokenizer = Tokenizer::from_file((std::filesystem::path(source.dir) / "tokenizer.json").string());
     prompt.ids = prompt.tokenizer->encode(kCheckPrompt).ids;
   }
   return prompt;
+}
+
+std::shared_ptr<const VisualInputs> check_visual_inputs(const Session& session, const CheckPrompt& prompt) {
+  return prompt.pixels ? session.encode_images(prompt.ids, *prompt.pixels) : nullptr;
 }
 
 Json tested_run_to_json(const TestedRun& run) {
@@ -127,7 +195,7 @@ void run_tested(const ModelSource& source, const CheckOptions& options, std::sha
     if (phase == SessionPhase::kCompile) run.load_time_s = seconds_since(load_start);
   };
   // The tokenizer is read first: a bad tokenizer.json is a load failure, not a compile failure.
-  const CheckPrompt prompt = check_prompt(source, read_model_spec(source.dir).vocab_size);
+  const CheckPrompt prompt = check_prompt(source, read_model_spec(source.dir));
   Session session(source.dir, open);
   session.prepare(static_cast<int64_t>(prompt.ids.size()), kCheckNewTokens);
   const CompileStats& stats = session.compiled()->stats();
@@ -141,6 +209,7 @@ void run_tested(const ModelSource& source, const CheckOptions& options, std::sha
   GenerateRequest request;
   request.max_new_tokens = kCheckNewTokens;
   request.top_ids = kTopK;
+  request.visual = check_visual_inputs(session, prompt);
   const GenerationResult result = session.generate(prompt.ids, request);
   run.trace = {result.tokens, result.top_ids};
 }

@@ -14,7 +14,10 @@
 #include "lab/status.h"
 #include "lab/verify.h"
 #include "parallel/communicator.h"
+#include "runtime/session.h"
 #include "tokenizer/tokenizer.h"
+#include "vision/image_processor.h"
+#include "vision/rgb_image.h"
 #include "util/json.h"
 
 namespace canrun {
@@ -23,11 +26,22 @@ struct CheckPrompt {
   std::vector<int32_t> ids;
   std::optional<Tokenizer> tokenizer;  // none for synthetic weights
   std::string description;             // the row's `prompt` column
+  std::optional<PixelValues> pixels;   // an image-text-to-text model's: the check image
 };
 
 // The fixed prompt as token ids. Synthetic weights have no tokenizer: their ids are the
-// prompt's bytes modulo the vocabulary size, and the description says so.
-CheckPrompt check_prompt(const ModelSource& source, int64_t vocab_size);
+// prompt's bytes modulo the vocabulary size, and the description says so. An image-text-to-text
+// model (spec.vision) is asked kCheckInstruction about the check image instead: a user turn of
+// the image and the instruction through its chat template, the placeholder expanded (synthetic
+// weights: the image's tokens, then the instruction's bytes).
+CheckPrompt check_prompt(const ModelSource& source, const DecoderSpec& spec);
+
+// The image an image-text-to-text check asks about: 64x48 pixels of colour gradients and a
+// bright square, the same on every machine.
+RgbImage check_image();
+
+// The check image through the session's vision tower, for its request; null without one.
+std::shared_ptr<const VisualInputs> check_visual_inputs(const Session& session, const CheckPrompt& prompt);
 
 // What the tested run adds to a row; a field stays null until the run gets that far.
 struct TestedRun {

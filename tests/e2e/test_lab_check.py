@@ -234,3 +234,36 @@ def test_family_that_cannot_be_sharded_is_not_tested_when_one_core_cannot_hold_i
     assert row["result"] == "NOT_TESTED" and row["cores"] is None
     assert row["error_message"].startswith("cannot be split, and needs more than 1 core of two (")
     assert "olmo2 normalises q and k over the whole projection width" in row["error_message"]
+
+
+def write_check_image(path):
+    """canrun's check image (lab/tested_run.cpp, check_image) as an RGB PNG, written with zlib."""
+    import struct
+    import zlib
+    rows = b""
+    for y in range(48):
+        row = bytearray([0])  # filter: none
+        for x in range(64):
+            square = 20 <= x < 36 and 12 <= y < 28
+            row += bytes((250, 240, 30) if square else (x * 4 % 256, y * 5 % 256, (255 - x * 2 - y) % 256))
+        rows += bytes(row)
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 64, 48, 8, 2, 0, 0, 0)) +
+                     chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+@pytest.mark.parametrize("name", ["qwen3_vl", "qwen2_5_vl"])
+def test_image_text_to_text_check_asks_about_the_check_image(canrun_bin, lab_env, tmp_path, name):
+    row = check_json(canrun_bin, lab_env, FIXTURES / name)
+    assert row["result"] == "PASS" and row["task"] == "image-text-to-text"
+    assert row["prompt"].startswith("the check image (64x48, canrun's) and \"Describe this image.\"")
+    # The same tokens as generate with that image and instruction, on each backend.
+    image = tmp_path / "check.png"
+    write_check_image(image)
+    for backend, column in (("cpu", "generated_token_ids"), ("ref", "reference_token_ids")):
+        generated = subprocess.run([canrun_bin, "generate", FIXTURES / name, "--image", image, "--prompt",
+                                    "Describe this image.", "--backend", backend, "--json"],
+                                   capture_output=True, text=True, check=True, env=lab_env)
+        assert row[column] == json.loads(generated.stdout)["generated_ids"], backend
