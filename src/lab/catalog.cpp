@@ -144,7 +144,7 @@ Json hf_config(const CatalogEntry& entry) {
     for (const Json& key : entry.config["_fields_not_present_in_source"])
       if (key.is_string()) absent.insert(key.get<std::string>());
   for (const auto& [key, value] : entry.config.items()) {
-    if (key.starts_with("_") || key == "vision_config" || key == "extra") continue;
+    if (key.starts_with("_") || key == "extra") continue;
     if (value.is_null() && absent.count(key)) continue;
     config[key] = value;
   }
@@ -153,8 +153,7 @@ Json hf_config(const CatalogEntry& entry) {
     for (const auto& [key, value] : entry.config["extra"].items())
       if (key.find('.') == std::string::npos) config[key] = value;
   // A multimodal config's text fields come flattened to the top level, its nested ones as
-  // "text_config.x": they are also given back as the text_config its family reads, beside the
-  // vision_config.
+  // "text_config.x": they are also given back as the text_config its family reads.
   if (entry.config.contains("extra") && entry.config["extra"].is_object()) {
     Json text = Json::object();
     for (const auto& [key, value] : entry.config["extra"].items())
@@ -162,7 +161,6 @@ Json hf_config(const CatalogEntry& entry) {
     if (!text.empty()) {
       for (const auto& [key, value] : config.items()) text.emplace(key, value);
       config["text_config"] = text;
-      if (entry.config.contains("vision_config")) config["vision_config"] = entry.config["vision_config"];
     }
   }
   // The snapshot names the routed-expert count num_experts whatever the family's config calls it

@@ -14,12 +14,11 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <vector>
 
 #include "util/error.h"
+#include "util/json.h"
 #include "vision/exif_orientation.h"
 
 namespace canrun {
@@ -321,11 +320,14 @@ RgbImage decode_image(std::span<const uint8_t> bytes, const std::string& name, i
 }
 
 RgbImage load_image(const std::string& path, int64_t max_pixels) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) fail(ErrorKind::kIo, "image " + path + ": cannot be opened");
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (file.bad()) fail(ErrorKind::kIo, "image " + path + ": cannot be read");
-  return decode_image(bytes, path, max_pixels);
+  // A folder, FIFO or device is refused by name before any read.
+  std::string bytes;
+  try {
+    bytes = read_text_file(path);
+  } catch (const Error& e) {
+    fail(e.kind(), "image " + std::string(e.what()));
+  }
+  return decode_image({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, path, max_pixels);
 }
 
 }  // namespace canrun

@@ -268,3 +268,19 @@ def test_query_and_repro(canrun_bin, run_canrun, lab_env, catalog, tmp_path):
     assert other.returncode == 2 and "present: canrun-" in other.stderr
     missing = run_canrun("repro", "test/none", "--data", out)
     assert missing.returncode == 2 and "no row for model 'test/none'" in missing.stderr
+
+
+def test_image_text_to_text_task(canrun_bin, lab_env, tmp_path):
+    """A tiny Qwen3-VL config on synthetic weights: the sweep of that task checks it with the check image."""
+    row = entry("test/tiny-qwen3-vl", "qwen3_vl", json.loads((FIXTURES / "qwen3_vl" / "config.json").read_text()))
+    row["task"] = "image-text-to-text"
+    catalog = tmp_path / "catalog.jsonl"
+    catalog.write_text(json.dumps(row) + "\n")
+    out = tmp_path / "out"
+    result = sweep(canrun_bin, lab_env, catalog, out, "--task", "image-text-to-text")
+    assert result.returncode == 0, result.stderr
+    checked = read_rows(out)["test/tiny-qwen3-vl"]
+    assert checked["result"] == "PASS" and checked["task"] == "image-text-to-text"
+    assert checked["weights"] == "synthetic"
+    assert checked["prompt"].startswith("the check image (64x48, canrun's) and \"Describe this image.\"")
+    assert list(checked["generated_token_ids"]) == list(checked["reference_token_ids"])

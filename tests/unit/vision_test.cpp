@@ -179,7 +179,8 @@ TEST(ImageLoading, BadFilesAreNamedWithWhatIsWrong) {
   expect_load_error(image_path("bad_truncated.jpg"), ErrorKind::kIo, "Premature end of JPEG file");
   expect_load_error(image_path("bad_text.jpg"), ErrorKind::kIo, "not a JPEG, PNG or WebP file");
   expect_load_error(image_path("bad_unsupported.gif"), ErrorKind::kIo, "GIF, BMP and TIFF are not supported");
-  expect_load_error(image_path("no_such_image.png"), ErrorKind::kIo, "cannot be opened");
+  expect_load_error(image_path("no_such_image.png"), ErrorKind::kIo, "cannot open");
+  expect_load_error(image_path(""), ErrorKind::kIo, "not a regular file");
   expect_load_error(image_path("rgb_37x53.jpg"), ErrorKind::kUsage, "above the cap of 1000", 1000);
   // Every cut of a PNG and a WebP is refused, never decoded into garbage.
   for (const std::string name : {"rgba_61x23.png", "lossy_41x27.webp", "lossless_rgba_41x27.webp"}) {
