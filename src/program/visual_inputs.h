@@ -11,10 +11,9 @@
 namespace canrun {
 
 struct VisualInputs {
-  int64_t hidden = 0;                   // the text model's width
   std::vector<int64_t> image_positions;  // prompt positions of the image tokens, ascending
-  std::vector<float> embeds;             // [image tokens, hidden]: replace those tokens' embeddings
-  std::vector<std::vector<float>> deepstack;  // per early layer, [image tokens, hidden]: added after it
+  std::vector<float> embeds;             // [image tokens, text width]: replace those tokens' embeddings
+  std::vector<std::vector<float>> deepstack;  // per early layer, [image tokens, text width]: added after it
   // Per prompt position, the temporal, height and width positions the rotary angles take;
   // after the prompt, position p takes p + rope_delta on all three.
   std::vector<std::array<int64_t, 3>> rope_positions;

@@ -173,7 +173,7 @@ std::shared_ptr<const VisualInputs> Session::encode_images(std::span<const int32
   if (!vision_)
     fail(ErrorKind::kUsage, model_dir_ + ": " + config_.spec.model_type + " is a text model; it takes no images");
   return qwen_visual_inputs(prompt, config_.spec.image_token_id, pixels.grid_thw, vision_->spec().merge_size,
-                            vision_->encode(pixels, kernels_for(options_.backend)), config_.spec.hidden_size);
+                            vision_->encode(pixels, kernels_for(options_.backend)));
 }
 
 std::unique_ptr<SequenceRun> Session::start(std::span<const int32_t> prompt, const GenerateRequest& request) {

@@ -39,9 +39,8 @@ std::vector<int32_t> expand_image_placeholders(std::span<const int32_t> ids, int
 
 std::shared_ptr<VisualInputs> qwen_visual_inputs(std::span<const int32_t> prompt, int32_t image_token_id,
                                                  const std::vector<std::array<int64_t, 3>>& grid_thw,
-                                                 int64_t merge_size, VisionFeatures features, int64_t hidden) {
+                                                 int64_t merge_size, VisionFeatures features) {
   auto visual = std::make_shared<VisualInputs>();
-  visual->hidden = hidden;
   const std::vector<int64_t> counts = image_token_counts(grid_thw, merge_size);
   const auto length = static_cast<int64_t>(prompt.size());
   int64_t next = 0;  // the next position a token takes (text advances it by one, an image by its extent)

@@ -27,6 +27,6 @@ std::vector<int32_t> expand_image_placeholders(std::span<const int32_t> ids, int
 // Error(kUsage) when its runs of image tokens do not match the images' token counts.
 std::shared_ptr<VisualInputs> qwen_visual_inputs(std::span<const int32_t> prompt, int32_t image_token_id,
                                                  const std::vector<std::array<int64_t, 3>>& grid_thw,
-                                                 int64_t merge_size, VisionFeatures features, int64_t hidden);
+                                                 int64_t merge_size, VisionFeatures features);
 
 }  // namespace canrun

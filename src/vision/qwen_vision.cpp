@@ -256,9 +256,8 @@ VisionFeatures QwenVisionEncoder::encode(const PixelValues& pixels, const Kernel
   VisionFeatures features;
   features.tokens = patches / group;
   std::vector<float> normed(x.size()), qkv(static_cast<size_t>(patches * 3 * hidden)), context(x.size()),
-      out(x.size()), up(static_cast<size_t>(patches * s.intermediate)), gate(s.kind == VisionTowerKind::kQwen2_5Vl
-                                                                                 ? up.size()
-                                                                                 : 0);
+      out(x.size()), up(static_cast<size_t>(patches * s.intermediate));
+  std::vector<float> gate(blocks_.front().gate.empty() ? 0 : up.size());  // SwiGLU's (Qwen2.5-VL)
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   for (int64_t layer = 0; layer < s.depth; ++layer) {
     const Block& b = blocks_[static_cast<size_t>(layer)];

@@ -149,7 +149,7 @@ TEST(MultimodalPrompt, ImageTokensMustMatchTheGrid) {
   VisionFeatures features;
   features.tokens = 2;
   // One image of 2x4 patches merged 2x2 takes 2 tokens; the prompt holds 3.
-  EXPECT_THROW(qwen_visual_inputs(std::vector<int32_t>{5, 9, 9, 9, 6}, 9, {{1, 2, 4}}, 2, features, 8), Error);
+  EXPECT_THROW(qwen_visual_inputs(std::vector<int32_t>{5, 9, 9, 9, 6}, 9, {{1, 2, 4}}, 2, features), Error);
 }
 
 TEST(MultimodalPrompt, TextModelsTakeNoImages) {
