@@ -44,6 +44,10 @@ std::unique_ptr<InFlight> start_request(Session& session, const BenchRequest& re
   };
   f.start = f.previous = Clock::now();
   try {
+    if (request.pixels) {
+      options.visual = session.encode_images(request.prompt, *request.pixels);
+      measurement.vision_s = seconds_between(f.start, Clock::now());
+    }
     f.run = session.start(request.prompt, options);
   } catch (const std::exception& e) {
     measurement.error = e.what();
@@ -124,6 +128,7 @@ BenchRun run_bench(Session& session, const std::vector<BenchRequest>& requests, 
 BenchResults summarize_run(const BenchRun& run) {
   BenchResults results;
   std::vector<double> first_tokens;
+  std::vector<double> visions;
   std::vector<double> latencies;
   double prefill_s = 0;
   double decode_s = 0;
@@ -138,12 +143,14 @@ BenchResults summarize_run(const BenchRun& run) {
     results.prompt_tokens += request.prompt_tokens;
     results.generated_tokens += request.generated_tokens;
     first_tokens.push_back(request.first_token_s);
+    if (request.vision_s) visions.push_back(*request.vision_s);
     latencies.insert(latencies.end(), request.token_latencies_s.begin(), request.token_latencies_s.end());
     prefill_s += request.prefill_s;
     decode_s += request.decode_s;
     decode_tokens += std::max<int64_t>(0, request.generated_tokens - 1);
   }
   results.first_token_s = summarize(first_tokens);
+  results.vision_s = summarize(visions);
   results.token_latency_s = summarize(latencies);
   if (prefill_s > 0) results.prefill_tokens_per_s = static_cast<double>(results.prompt_tokens) / prefill_s;
   if (decode_s > 0) results.decode_tokens_per_s = static_cast<double>(decode_tokens) / decode_s;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,8 @@ namespace canrun {
 struct RequestMeasurement {
   int64_t prompt_tokens = 0;
   int64_t generated_tokens = 0;
-  double first_token_s = 0;  // from the request's start to its first generated token
+  double first_token_s = 0;  // from the request's start (its images' encoding included) to its first token
+  std::optional<double> vision_s;  // the vision tower's time on the request's images
   double prefill_s = 0;
   double decode_s = 0;                    // the tokens after the first
   std::vector<double> token_latencies_s;  // between consecutive generated tokens
@@ -36,11 +38,12 @@ BenchRun run_bench(Session& session, const std::vector<BenchRequest>& requests, 
 
 struct BenchResults {
   Summary first_token_s;
+  Summary vision_s;  // per request with images
   Summary token_latency_s;
   double prefill_tokens_per_s = 0;     // measured prompt tokens / their prefill time
   double decode_tokens_per_s = 0;      // per request in flight: decode tokens / decode time
   double throughput_tokens_per_s = 0;  // generated tokens of all measured requests / wall time
-  int64_t prompt_tokens = 0;
+  int64_t prompt_tokens = 0;  // image tokens included
   int64_t generated_tokens = 0;
   int64_t failures = 0;
   std::vector<std::string> errors;  // distinct messages, first seen first

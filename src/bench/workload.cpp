@@ -52,4 +52,17 @@ std::vector<BenchRequest> make_requests(const Workload& workload, int64_t vocab_
   return requests;
 }
 
+void add_images(std::vector<BenchRequest>& requests, std::shared_ptr<const PixelValues> pixels,
+                int32_t image_token_id, const std::vector<int64_t>& token_counts, int64_t vocab_size) {
+  std::vector<int32_t> image_tokens;
+  for (const int64_t count : token_counts)
+    image_tokens.insert(image_tokens.end(), static_cast<size_t>(count), image_token_id);
+  for (BenchRequest& request : requests) {
+    for (int32_t& id : request.prompt)
+      if (id == image_token_id) id = static_cast<int32_t>((id + 1) % vocab_size);
+    request.prompt.insert(request.prompt.begin(), image_tokens.begin(), image_tokens.end());
+    request.pixels = pixels;
+  }
+}
+
 }  // namespace canrun

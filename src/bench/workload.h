@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tensor/dtype.h"
+#include "vision/image_processor.h"
 
 namespace canrun {
 
@@ -39,9 +41,17 @@ struct BenchRequest {
   std::vector<int32_t> prompt;  // token ids drawn uniformly from the vocabulary
   int64_t output_tokens = 0;    // generated exactly: no eos stops a bench request
   DType kv_dtype = DType::kF32;
+  // The images of an image-text-to-text prompt, whose image tokens it holds; null: text only.
+  std::shared_ptr<const PixelValues> pixels;
 };
 
 // The warm-up requests first, then the measured ones; the same seed gives the same requests.
 std::vector<BenchRequest> make_requests(const Workload& workload, int64_t vocab_size);
+
+// Puts the images in front of every prompt: image_token_id repeated token_counts[i] times for the
+// i-th image, as the model's processor expands its placeholders. A drawn text id equal to
+// image_token_id becomes the next id, so only the images' tokens are image tokens.
+void add_images(std::vector<BenchRequest>& requests, std::shared_ptr<const PixelValues> pixels,
+                int32_t image_token_id, const std::vector<int64_t>& token_counts, int64_t vocab_size);
 
 }  // namespace canrun

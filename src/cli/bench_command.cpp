@@ -1,6 +1,7 @@
 // canrun bench MODEL_DIR: what a migration decision needs to know about speed: load time,
 // time to first token, prefill and decode speed, per-token latency percentiles, throughput,
-// peak memory, failures and cost, for a workload of prompt/output lengths and concurrency.
+// peak memory, failures and cost, for a workload of prompt/output lengths and concurrency; with
+// --image, prompts that start with images, the vision tower's time reported apart.
 // Sharded (--cores N), every worker runs the same requests and rank 0 reports.
 #include <omp.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "cli/bench_numbers.h"
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
+#include "cli/image_options.h"
 #include "cli/cores_option.h"
 #include "cli/kv_dtype_option.h"
 #include "cli/model_argument.h"
@@ -39,6 +41,8 @@ struct BenchArgs {
   std::string backend = "cpu";
   CompileFlags compile;
   Workload workload;
+  ImageFlags images;
+  int64_t image_tokens = 0;  // what the images take of every prompt
   int threads = 0;  // 0: every core (a worker's share of them when sharded)
   int cores = 1;
   double price_per_hour = 0;
@@ -112,6 +116,8 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
             {"concurrency", args.workload.concurrency},
             {"prefill_chunk", args.workload.concurrency > 1 ? args.workload.prefill_chunk : 0},
             {"seed", args.workload.seed},
+            {"images", args.images.files},
+            {"image_tokens", args.image_tokens},
             {"kv_dtype", kv_dtype_name(args.workload.kv_dtype)}}},
           {"cores", args.cores},
           {"threads", args.threads},
@@ -129,6 +135,7 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
                                    {"onednn_products", measured.compile->warm.onednn_products}}
                             : Json(nullptr)},
           {"first_token_s", summary_json(results.first_token_s)},
+          {"vision_s", args.images.files.empty() ? Json(nullptr) : summary_json(results.vision_s)},
           {"prefill_tokens_per_s", results.prefill_tokens_per_s},
           {"decode_tokens_per_s", results.decode_tokens_per_s},
           {"token_latency_s", summary_json(results.token_latency_s)},
@@ -149,8 +156,11 @@ void print_report(const BenchArgs& args, const Measured& measured) {
   const Workload& workload = args.workload;
   std::cout << "canrun bench " << args.model_dir << ": " << measured.architecture << ", "
             << measured.weights_dtype << " weights computed in " << compute_precision(args, measured.weights_dtype)
-            << ", backend " << args.backend
-            << "\nworkload: prompt " << workload.prompt.text() << " tokens, output " << workload.output.text()
+            << ", backend " << args.backend << "\nworkload: prompt "
+            << (args.images.files.empty() ? ""
+                                          : std::to_string(args.images.files.size()) + " images (" +
+                                                std::to_string(args.image_tokens) + " image tokens) then ")
+            << workload.prompt.text() << " tokens, output " << workload.output.text()
             << " tokens, " << workload.requests << " requests after " << workload.warmup << " warm-up, concurrency "
             << workload.concurrency
             << (workload.concurrency == 1    ? ""
@@ -177,7 +187,12 @@ void print_report(const BenchArgs& args, const Measured& measured) {
   }
   rows.push_back({"time to first token", "p50 " + duration(results.first_token_s.p50) + ", p95 " +
                                              duration(results.first_token_s.p95)});
-  rows.push_back({"prefill", fixed(results.prefill_tokens_per_s, 1) + " tokens/s"});
+  if (!args.images.files.empty())
+    rows.push_back({"vision encoder", "p50 " + duration(results.vision_s.p50) + ", p95 " +
+                                          duration(results.vision_s.p95) +
+                                          " per request (in its time to first token)"});
+  rows.push_back({"prefill", fixed(results.prefill_tokens_per_s, 1) + " tokens/s" +
+                                 (args.images.files.empty() ? "" : " (image tokens included)")});
   rows.push_back({"decode", fixed(results.decode_tokens_per_s, 1) + " tokens/s per request"});
   rows.push_back({"per-token latency", "p50 " + duration(results.token_latency_s.p50) + ", p95 " +
                                            duration(results.token_latency_s.p95)});
@@ -196,9 +211,11 @@ void print_report(const BenchArgs& args, const Measured& measured) {
 }
 
 void check_fits(const BenchArgs& args, const DecoderSpec& spec) {
-  const int64_t longest = args.workload.prompt.high + args.workload.output.high;
+  const int64_t longest = args.image_tokens + args.workload.prompt.high + args.workload.output.high;
   if (longest > spec.max_positions)
-    fail(ErrorKind::kUsage, "--prompt-tokens " + args.workload.prompt.text() + " plus --output-tokens " +
+    fail(ErrorKind::kUsage, (args.image_tokens > 0 ? "the images' " + std::to_string(args.image_tokens) + " tokens, "
+                                                   : std::string()) +
+                                "--prompt-tokens " + args.workload.prompt.text() + " plus --output-tokens " +
                                 args.workload.output.text() + " reaches " + std::to_string(longest) +
                                 " positions, more than the model's max_position_embeddings of " +
                                 std::to_string(spec.max_positions));
@@ -211,9 +228,9 @@ double seconds_to(std::chrono::steady_clock::time_point start) {
 // Every prompt bucket the workload's lengths reach, compiled up front so that no request
 // waits for a compilation inside the measurement.
 void prepare_buckets(const BenchArgs& args, Session& session) {
-  for (int64_t length = args.workload.prompt.low;;) {
+  for (int64_t length = args.image_tokens + args.workload.prompt.low;;) {
     const int64_t bucket = session.prepare(length, args.workload.output.high).bucket;
-    if (bucket >= args.workload.prompt.high) break;
+    if (bucket >= args.image_tokens + args.workload.prompt.high) break;
     length = bucket + 1;
   }
 }
@@ -241,7 +258,7 @@ CompileMeasurement measure_compile(const BenchArgs& args, const SessionOptions& 
 // With --endpoint the server runs the model: options about canrun's own run make no sense.
 void run_endpoint(BenchArgs& args, const CLI::App& command) {
   for (const char* local : {"--backend", "--threads", "--cores", "--kv-dtype", "--no-compile", "--buckets",
-                            "--prefill-chunk"})
+                            "--prefill-chunk", "--image", "--max-image-pixels"})
     if (command.get_option_no_throw(local) && command.get_option(local)->count() > 0)
       fail(ErrorKind::kUsage, std::string(local) + " sets how canrun runs a model; with --endpoint the server runs it");
   args.endpoint.tokenizer_source = args.model_dir;
@@ -273,6 +290,11 @@ void run(BenchArgs& args, const CLI::App& command) {
   options.backend = backend;
   options.compile = compile_options(args.compile, backend);
   options.comm = comm;
+  if (!args.images.files.empty()) check_takes_images(args.model_dir, "--image");
+  const std::optional<PreparedImages> images =
+      prepare_images(args.model_dir, args.images.files, args.images.max_pixels);
+  if (images)
+    for (const int64_t count : images->token_counts) args.image_tokens += count;
   check_fits(args, read_model_spec(args.model_dir));
   Measured measured;
   std::unique_ptr<Session> session;
@@ -290,7 +312,10 @@ void run(BenchArgs& args, const CLI::App& command) {
   measured.architecture = spec.model_type;
   measured.weights_dtype = std::string(dtype_name(session->stored_dtype()));
 
-  const std::vector<BenchRequest> requests = make_requests(args.workload, spec.vocab_size);
+  std::vector<BenchRequest> requests = make_requests(args.workload, spec.vocab_size);
+  if (images)
+    add_images(requests, std::make_shared<const PixelValues>(images->pixels), spec.image_token_id,
+               images->token_counts, spec.vocab_size);
   const bool terminal = reports && isatty(STDERR_FILENO);
   measured.run = run_bench(*session, requests, args.workload, args.threads, [&](int64_t done, int64_t total) {
     if (terminal) std::cerr << "\rbench: " << done << "/" << total << " requests done" << std::flush;
@@ -347,6 +372,10 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--threads", args->threads, "Threads (default: every core)")
       ->check(CLI::Range(1, 1024));
   add_cores_option(*command, args->cores);
+  add_image_options(*command, args->images,
+                    "An image-text-to-text model's image in front of every prompt (JPEG, PNG or WebP; repeat for "
+                    "more): prefill then holds its image tokens, and the vision tower's time per request is "
+                    "reported apart (the images are decoded and preprocessed once, before the model loads)");
   command->add_option("--seed", args->workload.seed, "Seed of the prompts' token ids and lengths (default 0)");
   add_kv_dtype_option(*command, args->workload.kv_dtype);
   command->add_option("--price-per-hour", args->price_per_hour,

@@ -14,6 +14,7 @@
 #include "chat/image_parts.h"
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
+#include "cli/image_options.h"
 #include "cli/cores_option.h"
 #include "cli/kv_dtype_option.h"
 #include "cli/model_argument.h"
@@ -24,8 +25,6 @@
 #include "tokenizer/tokenizer.h"
 #include "util/json.h"
 #include "util/process_stats.h"
-#include "vision/image_loading.h"
-#include "vision/image_processor.h"
 #include "vision/multimodal_prompt.h"
 
 namespace canrun {
@@ -37,8 +36,7 @@ struct GenerateArgs {
   std::string prompt_file;
   bool chat = false;
   std::optional<std::string> system, user, messages_file, tools_file, chat_template;
-  std::vector<std::string> images;
-  int64_t max_image_pixels = kDefaultMaxImagePixels;
+  ImageFlags images;
   int64_t max_new_tokens = 32;
   int64_t cache_tokens = 0;
   DType kv_dtype = DType::kF32;
@@ -58,14 +56,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Images go to image-text-to-text models only: the option that gave them is named otherwise.
-void check_takes_images(const std::string& model_dir, const std::string& option) {
-  const DecoderSpec spec = read_model_spec(model_dir);
-  if (spec.image_token_id < 0)
-    fail(ErrorKind::kUsage,
-         option + ": " + model_dir + " is a text model (" + spec.model_type + "); it takes no images");
-}
-
 void run_generate(const GenerateArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   const Backend backend = parse_backend(args.backend, "--backend");
@@ -78,19 +68,19 @@ void run_generate(const GenerateArgs& args) {
   // The prompt and its images before the model loads, so a bad conversation or image costs no load.
   std::string prompt;
   std::optional<ChatTemplate> chat;
-  std::vector<std::string> image_paths = args.images;
+  std::vector<std::string> image_paths = args.images.files;
   if (!image_paths.empty()) check_takes_images(args.model_dir, "--image");
-  if (args.chat || !args.images.empty()) {
+  if (args.chat || !image_paths.empty()) {
     Conversation conversation;
     if (args.chat) conversation = make_conversation(args.messages_file, args.system, args.user, args.tools_file);
-    if (!args.images.empty()) {
+    if (!args.images.files.empty()) {
       if (args.messages_file)
         fail(ErrorKind::kUsage, "--image: with --messages, give the images as the messages' image blocks");
       // The user turn (--user, or --prompt as one) holds the images, then the text.
       const std::string text = args.user ? *args.user : args.prompt_file.empty() ? args.prompt
                                                                                   : read_text_file(args.prompt_file);
       if (args.chat) conversation.messages.erase(conversation.messages.size() - 1);
-      conversation.messages.push_back(user_message_with_images(args.images.size(), text));
+      conversation.messages.push_back(user_message_with_images(image_paths.size(), text));
       continue_or_prompt(conversation);
     } else {
       image_paths = image_files(conversation.messages);
@@ -101,15 +91,7 @@ void run_generate(const GenerateArgs& args) {
   } else {
     prompt = args.prompt_file.empty() ? args.prompt : read_text_file(args.prompt_file);
   }
-  std::vector<RgbImage> images;
-  for (const std::string& path : image_paths) images.push_back(load_image(path, args.max_image_pixels));
-  std::optional<PixelValues> pixels;
-  int64_t merge_size = 1;
-  if (!images.empty()) {
-    const ImageProcessorConfig processor = read_image_processor_config(args.model_dir);
-    merge_size = processor.merge_size;
-    pixels = preprocess_images(processor, images);
-  }
+  const std::optional<PreparedImages> images = prepare_images(args.model_dir, image_paths, args.images.max_pixels);
   options.comm = communicator_for(args.cores, args.model_dir);
   const bool prints = options.comm->rank() == 0;
   Session session(args.model_dir, options);
@@ -127,11 +109,10 @@ void run_generate(const GenerateArgs& args) {
   double vision_seconds = 0;
   if (session.takes_images()) {
     prompt_ids = expand_image_placeholders(prompt_ids, session.spec().image_token_id,
-                                           pixels ? image_token_counts(pixels->grid_thw, merge_size)
-                                                  : std::vector<int64_t>{});
-    if (pixels) {
+                                           images ? images->token_counts : std::vector<int64_t>{});
+    if (images) {
       const auto vision_start = std::chrono::steady_clock::now();
-      visual = session.encode_images(prompt_ids, *pixels);
+      visual = session.encode_images(prompt_ids, images->pixels);
       vision_seconds = seconds_since(vision_start);
     }
   }
@@ -265,14 +246,9 @@ void add_generate_command(CLI::App& app) {
   }
   messages->excludes(user);
   messages->excludes(system);
-  auto* image = command->add_option("--image", args->images,
-                                    "An image for an image-text-to-text model (JPEG, PNG or WebP; repeat for more): "
-                                    "the prompt becomes a user turn of the images then the text, rendered with the "
-                                    "chat template");
-  image->check(CLI::ExistingFile);
-  command->add_option("--max-image-pixels", args->max_image_pixels,
-                      "Refuse images with more pixels than this (default: PIL's decompression-bomb cap)")
-      ->check(CLI::PositiveNumber);
+  add_image_options(*command, args->images,
+                    "An image for an image-text-to-text model (JPEG, PNG or WebP; repeat for more): the prompt "
+                    "becomes a user turn of the images then the text, rendered with the chat template");
   command->add_option("--max-new-tokens,-n", args->max_new_tokens, "Tokens to generate (default 32)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   command->add_option("--cache-tokens", args->cache_tokens,

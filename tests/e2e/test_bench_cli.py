@@ -6,10 +6,12 @@ import pytest
 from conftest import REPO_ROOT
 
 MODEL = REPO_ROOT / "tests" / "fixtures" / "models" / "llama_f32"  # max_position_embeddings 128
+VISION_MODEL = REPO_ROOT / "tests" / "fixtures" / "models" / "qwen3_vl"
+IMAGE = REPO_ROOT / "tests" / "fixtures" / "images" / "rgb_37x53.jpg"
 
 
-def bench_json(run_canrun, *args):
-    result = run_canrun("bench", MODEL, "--json", *args)
+def bench_json(run_canrun, *args, model=MODEL):
+    result = run_canrun("bench", model, "--json", *args)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -20,7 +22,9 @@ def test_json_measures_every_request_of_the_workload(run_canrun):
                         "--prefill-chunk", "5", "--price-per-hour", "3.6")
     assert report["architecture"] == "llama" and report["weights_dtype"] == "F32"
     assert report["workload"] == {"prompt_tokens": "8-16", "output_tokens": "5", "requests": 3, "warmup": 1,
-                                  "concurrency": 2, "prefill_chunk": 5, "seed": 0, "kv_dtype": "f32"}
+                                  "concurrency": 2, "prefill_chunk": 5, "seed": 0, "kv_dtype": "f32",
+                                  "images": [], "image_tokens": 0}
+    assert report["vision_s"] is None
     assert report["threads"] == 2 and "threads_per_request" not in report
     assert report["failures"] == 0 and report["errors"] == []
     assert report["generated_tokens"] == 3 * 5  # no eos stops a bench request
@@ -69,6 +73,28 @@ def test_the_seed_fixes_the_prompts(run_canrun):
     assert runs[0]["price_per_hour"] is None and runs[0]["cost_per_million_tokens"] is None
 
 
+def test_images_in_front_of_every_prompt_and_the_vision_tower_timed_apart(run_canrun):
+    report = bench_json(run_canrun, "--image", IMAGE, "--prompt-tokens", "6", "--output-tokens", "3",
+                        "--requests", "2", "--concurrency", "2", "--prefill-chunk", "5", model=VISION_MODEL)
+    assert report["failures"] == 0 and report["errors"] == []
+    assert report["workload"]["images"] == [str(IMAGE)]
+    image_tokens = report["workload"]["image_tokens"]
+    preprocess = run_canrun("preprocess", VISION_MODEL, "--image", IMAGE, "--json")
+    assert preprocess.returncode == 0, preprocess.stderr
+    [image] = json.loads(preprocess.stdout)["images"]
+    t, h, w = image["grid_thw"]
+    assert image_tokens == t * h * w // 4  # the fixture's merge_size is 2
+    assert report["prompt_tokens"] == 2 * (image_tokens + 6) and report["generated_tokens"] == 2 * 3
+    vision, first = report["vision_s"], report["first_token_s"]
+    assert vision["count"] == 2 and 0 < vision["p50"] <= vision["max"]
+    assert first["mean"] > vision["mean"]  # a request's first token waits for its images
+    table = run_canrun("bench", VISION_MODEL, "--image", IMAGE, "--prompt-tokens", "6", "--output-tokens", "2",
+                       "--requests", "1")
+    assert table.returncode == 0, table.stderr
+    assert f"workload: prompt 1 images ({image_tokens} image tokens) then 6 tokens" in table.stdout
+    assert any(line.startswith("vision encoder ") for line in table.stdout.splitlines())
+
+
 def test_table_names_the_conditions_and_each_measure(run_canrun):
     result = run_canrun("bench", MODEL, "--prompt-tokens", "8", "--output-tokens", "3", "--requests", "2",
                         "--price-per-hour", "2")
@@ -97,6 +123,8 @@ def test_table_names_the_conditions_and_each_measure(run_canrun):
     (["--backend", "cpu", "--buckets", "8,4"], "--buckets '8,4': lengths must be in ascending order"),
     (["--backend", "cpu", "--prompt-tokens", "20", "--buckets", "8,16"], "longer than the largest prompt bucket, 16"),
     (["--backend", "ref", "--buckets", "8"], "--buckets has no effect with the ref backend"),
+    (["--image", IMAGE], f"--image: {MODEL} is a text model (llama); it takes no images"),
+    (["--image", IMAGE, "--endpoint", "http://127.0.0.1:9"], "--image sets how canrun runs a model"),
 ])
 def test_bad_input_is_a_usage_error(run_canrun, args, words):
     result = run_canrun("bench", MODEL, *args)

@@ -1,5 +1,5 @@
 // canrun bench's workload and statistics: length ranges parsed with errors naming the option,
-// requests reproducible from the seed, percentiles as numpy computes them, and failed requests
+// requests reproducible from the seed, images' tokens in front of every prompt, percentiles as numpy computes them, and failed requests
 // counted apart from the measured ones.
 #include <gtest/gtest.h>
 
@@ -72,6 +72,26 @@ TEST(BenchWorkload, RequestsFollowTheSeedAndStayInRange) {
   }
   workload.seed = 8;
   EXPECT_NE(make_requests(workload, 50)[0].prompt, requests[0].prompt);
+}
+
+TEST(BenchWorkload, ImagesGoInFrontOfEveryPromptAndOnlyThereAreImageTokens) {
+  Workload workload;
+  workload.prompt = {40, 40};
+  workload.requests = 3;
+  workload.seed = 1;
+  constexpr int32_t kImageToken = 2;  // among the 4 ids drawn from: the text draws it
+  std::vector<BenchRequest> requests = make_requests(workload, 4);
+  const std::vector<BenchRequest> text = requests;
+  auto pixels = std::make_shared<const PixelValues>();
+  add_images(requests, pixels, kImageToken, {3, 2}, 4);
+  for (size_t r = 0; r < requests.size(); ++r) {
+    const std::vector<int32_t>& prompt = requests[r].prompt;
+    ASSERT_EQ(prompt.size(), 5 + text[r].prompt.size());
+    EXPECT_EQ(std::vector<int32_t>(prompt.begin(), prompt.begin() + 5), std::vector<int32_t>(5, kImageToken));
+    for (size_t i = 0; i < text[r].prompt.size(); ++i)
+      EXPECT_EQ(prompt[5 + i], text[r].prompt[i] == kImageToken ? kImageToken + 1 : text[r].prompt[i]);
+    EXPECT_EQ(requests[r].pixels, pixels);
+  }
 }
 
 TEST(BenchStatistics, PercentilesInterpolateLikeNumpy) {
