@@ -16,8 +16,8 @@ sources, plus what the lab adds:
   corrections values the snapshot lacks that its PROVENANCE.md states, with that source.
 
 Selection rule (a model is selected when all hold):
-  1. task is text-generation (the engine has no vision tower yet);
-  2. canrun supports its family: `canrun archs --json` lists its model_type, or a family whose
+  1. its task is text-generation or image-text-to-text;
+  2. canrun supports its family for that task: `canrun archs --json` lists its model_type, or a family whose
      classes include one its architectures name (kimi_k2 runs as DeepseekV3ForCausalLM);
   3. it fits the trn2 profile, 16 cores of 24 GiB, at bf16, by canrun's planner (weights from
      the family's exact parameter count, KV cache, activations, overhead): `canrun archs`
@@ -40,7 +40,6 @@ DEFAULT_SOURCE = REPO_ROOT.parent / "shared" / "catalog" / "models.jsonl"
 DEFAULT_OUT = REPO_ROOT / "data" / "catalog.jsonl"
 
 TASKS = ("text-generation", "image-text-to-text")
-SELECTED_TASK = "text-generation"
 
 LATEST_SNAPSHOT = "llmfit_2026_05"
 EARLIER_SNAPSHOTS = ("llmfit_2026_02",)
@@ -94,33 +93,36 @@ def popularity(record, rank):
 
 
 class Registry:
-    """What canrun's architecture registry and planner say of the catalog's text-generation rows."""
+    """What canrun's architecture registry and planner say of the catalog's rows, task by task."""
 
     def __init__(self, canrun, catalog):
-        result = subprocess.run([canrun, "archs", "--json", "--catalog", str(catalog), "--task", SELECTED_TASK,
-                                 "--profile", "trn2"], capture_output=True, text=True, timeout=300)
-        if result.returncode != 0:
-            sys.exit(f"{canrun} archs --json failed: {result.stderr.strip()}")
-        supported = json.loads(result.stdout)["supported"]
-        self.classes = {f["model_type"]: set(f["classes"]) for f in supported}
-        self.fitting = {model for f in supported for model in f["models"]}
-        # The planner's reason for each model it cannot place on trn2 (too large, or too large
-        # for one core of a family that cannot be split).
-        result = subprocess.run([canrun, "catalog", "--json", "--catalog", str(catalog), "--task", SELECTED_TASK,
-                                 "--profile", "trn2"], capture_output=True, text=True, timeout=300)
-        if result.returncode != 0:
-            sys.exit(f"{canrun} catalog --json failed: {result.stderr.strip()}")
-        self.plan_reasons = {e["id"]: e["plan"]["reason"] for e in json.loads(result.stdout)
-                             if (e.get("plan") or {}).get("reason")}
+        self.classes, self.fitting, self.plan_reasons = {}, set(), {}
+        for task in TASKS:
+            supported = run_json(canrun, "archs", catalog, task)["supported"]
+            self.classes[task] = {f["model_type"]: set(f["classes"]) for f in supported}
+            self.fitting |= {model for f in supported for model in f["models"]}
+            # The planner's reason for each model it cannot place on trn2 (too large, or too
+            # large for one core of a family that cannot be split).
+            self.plan_reasons.update({e["id"]: e["plan"]["reason"] for e in run_json(canrun, "catalog", catalog, task)
+                                      if (e.get("plan") or {}).get("reason")})
 
     def supports(self, record):
+        classes = self.classes.get(record["task"], {})
         named = set(record.get("architectures") or [])
-        return record["model_type"] in self.classes or any(named & c for c in self.classes.values())
+        return record["model_type"] in classes or any(named & c for c in classes.values())
+
+
+def run_json(canrun, command, catalog, task):
+    result = subprocess.run([canrun, command, "--json", "--catalog", str(catalog), "--task", task,
+                             "--profile", "trn2"], capture_output=True, text=True, timeout=300)
+    if result.returncode != 0:
+        sys.exit(f"{canrun} {command} --json --task {task} failed: {result.stderr.strip()}")
+    return json.loads(result.stdout)
 
 
 def exclusion(record, registry):
     """None when the selection rule holds, else the reason of the first criterion it fails."""
-    if record["task"] != SELECTED_TASK or not registry.supports(record):
+    if record["task"] not in TASKS or not registry.supports(record):
         return "not prioritized yet"
     if record["id"] not in registry.fitting:
         return registry.plan_reasons.get(record["id"], "needs more than 16 cores")

@@ -45,7 +45,8 @@ def make_dataset(canrun_bin, root: Path):
              entry("test/unknown-arch", "test_unknown_arch", {"hidden_size": 64}, 5),
              entry("test/excluded", "qwen3", config("qwen3_bf16"), 6, False, "not prioritized yet"),
              entry("test/tiny-vlm", "test_unknown_vlm", {"hidden_size": 64}, 1, False, "not prioritized yet",
-                   task="image-text-to-text")]
+                   task="image-text-to-text"),
+             entry("test/tiny-qwen3-vl", "qwen3_vl", config("qwen3_vl"), 2, task="image-text-to-text")]
     results = root / "results"
     sweep_catalog = root / "sweep_catalog.jsonl"
     write_catalog(sweep_catalog, swept)

@@ -37,12 +37,16 @@ def test_filters_by_task_selection_search_and_arch(run_canrun):
     vision = catalog_json(run_canrun, "--task", "image-text-to-text")
     assert len(vision) == sum(r["task"] == "image-text-to-text" for r in catalog_rows())
     # The reason is computed from the registry, not read from the file: the families that read
-    # images are not prioritized yet, the others not supported.
+    # images are selected where they fit (else the file's reason), the others not supported.
     readers = {"qwen3_vl", "qwen3_5", "qwen3_5_moe", "qwen2_5_vl", "qwen2_vl"}
+    stored = {r["id"]: r for r in catalog_rows()}
     for m in vision:
-        expected = ("not prioritized yet" if m["model_type"] in readers
-                    else f"architecture not supported: {m['model_type']}")
-        assert m["exclusion"] == expected, m["id"]
+        if m["model_type"] in readers:
+            row = stored[m["id"]]
+            assert (m["selected"], m["exclusion"]) == (row["selected"], row["exclusion"]), m["id"]
+        else:
+            assert m["exclusion"] == f"architecture not supported: {m['model_type']}", m["id"]
+    assert sum(m["selected"] for m in vision) == 13
 
     selected = catalog_json(run_canrun, "--selected")
     assert len(selected) == sum(r["selected"] for r in catalog_rows())

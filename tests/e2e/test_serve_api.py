@@ -118,7 +118,11 @@ def test_downloads_and_trending_rankings(space):
     assert "test/excluded" in ids(downloads)
     assert downloads["ranking"]["as_of"] == "2026-05-12"
     vlm = rows(space, view="downloads", task="image-text-to-text")
-    assert ids(vlm) == ["test/tiny-vlm"] and "architecture not supported: test_unknown_vlm" in vlm["rows"][0]["reason"]
+    assert ids(vlm) == ["test/tiny-vlm", "test/tiny-qwen3-vl"]
+    assert "architecture not supported: test_unknown_vlm" in vlm["rows"][0]["reason"]
+    # The image-text-to-text check ran: the check image and instruction, verified against ref.
+    checked = rows(space, task="image-text-to-text")
+    assert ids(checked) == ["test/tiny-qwen3-vl"] and checked["rows"][0]["result"] == "PASS"
     trending = rows(space, view="trending")
     assert trending["total"] == 0 and trending["ranking"]["note"] == "no trending rank in this test"
 
@@ -162,7 +166,7 @@ def test_model_detail(space, dataset):
     _, later, _ = space.get("/api/model?id=test/tiny-later")
     assert later["row"] is None and later["untested_reason"].startswith("selected, not checked yet")
     status, catalog, _ = space.get("/api/catalog?task=image-text-to-text")
-    assert status == 200 and [m["id"] for m in catalog["models"]] == ["test/tiny-vlm"]
+    assert status == 200 and [m["id"] for m in catalog["models"]] == ["test/tiny-vlm", "test/tiny-qwen3-vl"]
 
 
 @pytest.mark.parametrize("path, status, words", [

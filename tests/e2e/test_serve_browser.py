@@ -1,7 +1,8 @@
 """The Space in headless Chromium (Debian's chromium + chromium-driver, driven by Selenium): load
 the page, switch views, tasks and version pairs, search, sort, open a model's detail and check
 what is shown against the dataset read with pyarrow; keyboard use and a narrow screen. Saves
-screenshots to test-artifacts/ (space.png: the page; space-detail.png; space-narrow.png)."""
+screenshots to test-artifacts/ (space.png: the page; space-image-text-to-text.png: that task's Selected
+view; space-detail.png; space-compare.png; space-narrow.png)."""
 import os
 import shutil
 
@@ -114,7 +115,15 @@ def test_page_views_search_detail_and_keyboard(space, browser):
 
     # The other task.
     Select(browser.find_element(By.ID, "task")).select_by_value("image-text-to-text")
-    wait_for_rows(browser, ["test/tiny-vlm"])
+    wait_for_rows(browser, ["test/tiny-vlm", "test/tiny-qwen3-vl"])
+    browser.find_element(By.ID, "tab-selected").click()
+    wait_for_rows(browser, ["test/tiny-qwen3-vl"])
+    vision = table["test/tiny-qwen3-vl"]
+    assert vision["task"] == "image-text-to-text" and vision["result"] == "PASS"
+    [(_, badge)] = shown_rows(browser)
+    assert badge.endswith("PASS")
+    save(browser, "space-image-text-to-text.png")
+    browser.find_element(By.ID, "tab-downloads").click()
     Select(browser.find_element(By.ID, "task")).select_by_value("text-generation")
 
     # Search filters as you type.

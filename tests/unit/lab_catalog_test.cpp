@@ -83,12 +83,12 @@ TEST(LabCatalog, Filters) {
     return result;
   };
   EXPECT_EQ(ids("", false, "QWEN3-0.6", ""), std::vector<std::string>{"Qwen/Qwen3-0.6B"});
-  EXPECT_EQ(ids("image-text-to-text", true, "", "").size(), 0u);
+  EXPECT_EQ(ids("image-text-to-text", true, "", "").size(), 13u);
   EXPECT_EQ(ids("image-text-to-text", false, "", "").size(), 28u);
   EXPECT_EQ(ids("", false, "smollm2", "llama").size(), 3u);
   EXPECT_EQ(ids("", false, "", "no_such_type").size(), 0u);
   const std::vector<std::string> selected = ids("", true, "", "");
-  EXPECT_EQ(selected.size(), 70u);
+  EXPECT_EQ(selected.size(), 70u + 13u);
   for (const CatalogEntry& e : entries)
     EXPECT_EQ(e.selected, std::find(selected.begin(), selected.end(), e.id) != selected.end()) << e.id;
 }
