@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """One canrun support-lab check of a checkpoint on PyTorch and Transformers, standalone.
 
-The tested run loads the checkpoint with from_pretrained on the chosen device and dtype, compiles
+The tested run loads the checkpoint with from_pretrained (AutoModelForCausalLM, or for the
+image-text-to-text task AutoModelForImageTextToText, asked about canrun's check image) on the
+chosen device and dtype, compiles
 its forward with the chosen torch.compile backend (unless "none"), and generates greedily over a
 static cache: once to warm up (compiling), once measured. The reference is the same checkpoint on
 torch's CPU in float32, eager, with the default dynamic cache. A model planned on N > 1 cores runs
@@ -34,7 +36,9 @@ PARAMETERS = {
     "compile": "none",
     "dtype": "float32",
     "cores": 1,
+    "task": "text-generation",
     "prompt": "The capital of France is",
+    "instruction": "Describe this image.",
     "new_tokens": 32,
     "top_k": 5,
 }
@@ -71,23 +75,80 @@ def torch_dtype(torch, name):
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
 
 
-def prompt_ids(model_dir, prompt, vocab_size):
-    """The prompt as canrun's check encodes it: the tokenizer's ids with its special tokens, or,
-    for a folder without a tokenizer (synthetic weights), the prompt's bytes modulo the vocabulary."""
-    if os.path.exists(os.path.join(model_dir, "tokenizer.json")) or os.path.exists(
-        os.path.join(model_dir, "tokenizer_config.json")
-    ):
+def has_tokenizer(model_dir):
+    return any(os.path.exists(os.path.join(model_dir, name)) for name in ("tokenizer.json", "tokenizer_config.json"))
+
+
+def byte_ids(text, vocab_size):
+    """A folder without a tokenizer (synthetic weights): the text's bytes modulo the vocabulary."""
+    return [byte % vocab_size for byte in text.encode("utf-8")]
+
+
+def check_image():
+    """canrun's check image (check_image in src/lab/tested_run.cpp): 64x48 gradients, a yellow square."""
+    from PIL import Image
+
+    pixels = bytearray()
+    for y in range(48):
+        for x in range(64):
+            square = 20 <= x < 36 and 12 <= y < 28
+            pixels += bytes((250, 240, 30) if square else (x * 4, y * 5, 255 - x * 2 - y))
+    return Image.frombytes("RGB", (64, 48), bytes(pixels))
+
+
+def synthetic_image_inputs(model, image, instruction):
+    """canrun's check of synthetic weights (no tokenizer, no processor): Qwen's processor with the
+    tower's patch sizes, mean and std 0.5 and transformers' default pixel bounds; the image's tokens,
+    then the instruction's bytes modulo the vocabulary. mm_token_type_ids marks the image tokens, as
+    the model's processor does: without it the model gives them text positions."""
+    import torch
+    from transformers import Qwen2VLImageProcessor
+
+    vision = model.config.vision_config
+    processor = Qwen2VLImageProcessor(patch_size=vision.patch_size, temporal_patch_size=vision.temporal_patch_size,
+                                      merge_size=vision.spatial_merge_size, image_mean=[0.5] * 3, image_std=[0.5] * 3,
+                                      size={"shortest_edge": 56 * 56, "longest_edge": 28 * 28 * 1280})
+    pixels = dict(processor(images=[image], return_tensors="pt"))
+    image_tokens = int(pixels["image_grid_thw"].prod()) // vision.spatial_merge_size**2
+    text = byte_ids(instruction, model.config.get_text_config().vocab_size)
+    pixels["mm_token_type_ids"] = torch.tensor([[1] * image_tokens + [0] * len(text)])
+    return [model.config.image_token_id] * image_tokens + text, pixels
+
+
+def check_inputs(model, model_dir, params):
+    """The check's prompt as canrun encodes it: (ids, generate()'s other inputs, tokenizer or None).
+    Text: the tokenizer's ids with its special tokens. Image-text-to-text: the check image and the
+    instruction as one user turn through the chat template, expanded by the model's processor."""
+    vocab_size = model.config.get_text_config().vocab_size
+    if params["task"] != "image-text-to-text":
+        if not has_tokenizer(model_dir):
+            return byte_ids(params["prompt"], vocab_size), {}, None
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        return tokenizer(prompt).input_ids, tokenizer
-    return [byte % vocab_size for byte in prompt.encode("utf-8")], None
+        return tokenizer(params["prompt"]).input_ids, {}, tokenizer
+    image = check_image()
+    if not has_tokenizer(model_dir):
+        ids, pixels = synthetic_image_inputs(model, image, params["instruction"])
+        return ids, pixels, None
+    from transformers import AutoProcessor
+
+    processor = AutoProcessor.from_pretrained(model_dir)
+    turn = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": params["instruction"]}]}]
+    text = processor.apply_chat_template(turn, add_generation_prompt=True)
+    inputs = dict(processor(text=[text], images=[image], return_tensors="pt"))
+    ids = inputs.pop("input_ids")[0].tolist()
+    inputs.pop("attention_mask", None)
+    return ids, inputs, processor.tokenizer
 
 
-def generate(torch, model, ids, device, new_tokens, top_k, cache):
+def generate(torch, model, ids, extra, device, new_tokens, top_k, cache):
     """Greedy generation: the new tokens and, per token, the ids of its top_k logits."""
     input_ids = torch.tensor([ids], device=device)
     options = {"cache_implementation": "static"} if cache == "static" else {}
+    # Pixels in the model's dtype, grids and other integers as they are.
+    for name, value in extra.items():
+        options[name] = value.to(device, model.dtype) if value.is_floating_point() else value.to(device)
     with torch.no_grad():
         out = model.generate(
             input_ids,
@@ -103,15 +164,15 @@ def generate(torch, model, ids, device, new_tokens, top_k, cache):
     return tokens, top
 
 
-def load(torch, model_dir, dtype, device, sharded):
-    from transformers import AutoModelForCausalLM
+def load(torch, params, model_dir, dtype, device, sharded):
+    import transformers
 
+    auto = transformers.AutoModelForImageTextToText if params["task"] == "image-text-to-text" \
+        else transformers.AutoModelForCausalLM
     if sharded:
-        from transformers import DistributedConfig
-
-        config = DistributedConfig(tp_plan="auto")
-        return AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype, distributed_config=config)
-    return AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).to(device)
+        config = transformers.DistributedConfig(tp_plan="auto")
+        return auto.from_pretrained(model_dir, dtype=dtype, distributed_config=config)
+    return auto.from_pretrained(model_dir, dtype=dtype).to(device)
 
 
 def tested_run(params, model_dir, sharded):
@@ -129,10 +190,10 @@ def tested_run(params, model_dir, sharded):
         torch.empty(1, device=device)  # a device torch lacks fails here, with torch's message
         stage = "load"
         start = time.monotonic()
-        model = load(torch, model_dir, torch_dtype(torch, params["dtype"]), device, sharded)
+        model = load(torch, params, model_dir, torch_dtype(torch, params["dtype"]), device, sharded)
         model.eval()
         result["load_time_s"] = time.monotonic() - start
-        ids, tokenizer = prompt_ids(model_dir, params["prompt"], model.config.vocab_size)
+        ids, extra, tokenizer = check_inputs(model, model_dir, params)
         recompiles = RecompileCounter()
         if params["compile"] != "none":
             stage = "compile"
@@ -140,11 +201,11 @@ def tested_run(params, model_dir, sharded):
             logging.getLogger("torch._dynamo.guards.__recompiles").addHandler(recompiles)
             model.forward = torch.compile(model.forward, backend=params["compile"], dynamic=False)
             start = time.monotonic()
-            generate(torch, model, ids, device, params["new_tokens"], params["top_k"], "static")
+            generate(torch, model, ids, extra, device, params["new_tokens"], params["top_k"], "static")
             warm_up = time.monotonic() - start
         stage = "generate"
         start = time.monotonic()
-        tokens, top = generate(torch, model, ids, device, params["new_tokens"], params["top_k"], "static")
+        tokens, top = generate(torch, model, ids, extra, device, params["new_tokens"], params["top_k"], "static")
         result["generate_time_s"] = time.monotonic() - start
         if params["compile"] != "none":
             # The warm-up compiled and generated; the measured run only generated.
@@ -177,10 +238,10 @@ def neuron_peak_memory(torch):
 def reference_run(params, model_dir):
     import torch
 
-    model = load(torch, model_dir, torch.float32, "cpu", sharded=False)
+    model = load(torch, params, model_dir, torch.float32, "cpu", sharded=False)
     model.eval()
-    ids, _ = prompt_ids(model_dir, params["prompt"], model.config.vocab_size)
-    tokens, top = generate(torch, model, ids, "cpu", params["new_tokens"], params["top_k"], "dynamic")
+    ids, extra, _ = check_inputs(model, model_dir, params)
+    tokens, top = generate(torch, model, ids, extra, "cpu", params["new_tokens"], params["top_k"], "dynamic")
     return {"reference_tokens": tokens, "reference_top_ids": top}
 
 

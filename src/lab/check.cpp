@@ -64,9 +64,8 @@ std::string script_for(const ModelSource& source, const CheckOptions& options, c
   if (source.synthetic()) inputs.folder = source.dir;
   if (options.runner == Runner::kTorch) {
     TorchReproduceInputs torch;
-    torch.run_py = torch_run_script({source.dir, options.torch, row.cores.value_or(1)});
-    for (const auto& [name, version] : probe_torch_stack(options.torch.python).packages)
-      torch.packages.push_back(name + "==" + public_version(version));
+    torch.run_py = torch_run_script({source.dir, options.torch, row.cores.value_or(1), row.task});
+    torch.packages = torch_requirements(probe_torch_stack(options.torch.python));
     torch.expected_tokens = row.generated_token_ids;
     // A run.py failure's message starts with its stage ("device: ..."); other failures have none.
     const std::string stage = row.error_message ? row.error_message->substr(0, row.error_message->find(':')) : "";

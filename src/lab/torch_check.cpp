@@ -31,7 +31,7 @@ void run_torch_check(const ModelSource& source, const CheckOptions& options, int
   const std::string script_path = (scratch.path() / "run.py").string();
   {
     std::ofstream script(script_path);
-    script << torch_run_script({source.dir, options.torch, cores});
+    script << torch_run_script({source.dir, options.torch, cores, row.task});
     if (!script) fail(ErrorKind::kIo, script_path + ": cannot write run.py");
   }
   // No limit of its own: the sweep limits the check, and run.py dies with it.

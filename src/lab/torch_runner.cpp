@@ -13,9 +13,10 @@ namespace {
 
 const std::vector<std::string> kDevices = {"cpu", "cuda", "neuron"};
 const std::vector<std::string> kCompileBackends = {"none", "inductor", "neuron"};
-// What run.py imports, directly or through transformers (accelerate: for a sharded load).
-const std::vector<std::string> kProbedPackages = {"torch",           "transformers", "tokenizers", "safetensors",
-                                                  "huggingface_hub", "accelerate"};
+// What run.py imports, directly or through transformers (accelerate: for a sharded load;
+// torchvision and PIL: the image processors and the check image of image-text-to-text), by module.
+const std::vector<std::string> kProbedPackages = {"torch",       "transformers", "tokenizers", "safetensors",
+                                                  "huggingface_hub", "accelerate", "torchvision", "PIL"};
 
 std::string joined(const std::vector<std::string>& items) {
   std::string text;
@@ -114,6 +115,13 @@ void validate_torch_options(const TorchOptions& options) {
 
 std::string public_version(const std::string& version) { return version.substr(0, version.find('+')); }
 
+std::vector<std::string> torch_requirements(const TorchStack& stack) {
+  std::vector<std::string> pins;
+  for (const auto& [module, version] : stack.packages)
+    pins.push_back((module == "PIL" ? "pillow" : module) + "==" + public_version(version));
+  return pins;
+}
+
 std::string torch_dtype(const TorchOptions& options) { return options.device == "cpu" ? "float32" : "bfloat16"; }
 
 const TorchStack& probe_torch_stack(const std::string& python) {
@@ -156,7 +164,9 @@ std::string torch_run_script(const TorchScriptParameters& parameters) {
       {"compile", parameters.options.compile},
       {"dtype", torch_dtype(parameters.options)},
       {"cores", parameters.cores},
+      {"task", parameters.task},
       {"prompt", kCheckPrompt},
+      {"instruction", kCheckInstruction},
       {"new_tokens", kCheckNewTokens},
       {"top_k", kTopK},
   };

@@ -47,6 +47,9 @@ const TorchStack& probe_torch_stack(const std::string& python);
 // The version without its local part (PEP 440): 2.15.0 for 2.15.0+cu132; what pip installs by.
 std::string public_version(const std::string& version);
 
+// The packages found, pinned as pip installs them ("torch==2.15.0", "pillow==13.0.0" for PIL).
+std::vector<std::string> torch_requirements(const TorchStack& stack);
+
 // torch-<version without its local part>+<backend>-<device> / transformers-<version>; the
 // backend "none" is named "eager".
 VersionPair torch_version_pair(const TorchStack& stack, const TorchOptions& options);
@@ -58,6 +61,7 @@ struct TorchScriptParameters {
   std::string model_dir;
   TorchOptions options;
   int cores = 1;
+  std::string task = "text-generation";  // image-text-to-text: the check image and instruction
 };
 
 // run.py for these parameters: runners/torch_run.py with its PARAMETERS filled in.

@@ -1,7 +1,8 @@
 """`canrun check/sweep --runner torch`: run.py on PyTorch/Transformers (the interpreter in
 $CANRUN_TORCH_PYTHON, which scripts/test.sh makes from tests/requirements-torch.txt) gives rows
 in the stack's own version pair. Eager and inductor on a tiny fixture, and eager on the real
-SmolLM2 folder, agree with canrun's tokens; a row's reproduce script runs as printed;
+SmolLM2 folder, agree with canrun's tokens, and so does an image-text-to-text model asked about the
+check image (a real folder and synthetic weights); a row's reproduce script runs as printed;
 a device torch lacks is a FAIL_RUNTIME row with torch's message; output without a result is a
 FAIL_RUNTIME naming what was missing; a torch sweep and a canrun sweep side by side compare in
 `canrun diff`."""
@@ -15,10 +16,11 @@ import urllib.parse
 import pytest
 
 from conftest import REPO_ROOT
-from space import Space
+from space import Space, entry, write_catalog
 
 FIXTURE = REPO_ROOT / "tests" / "fixtures" / "models" / "llama_f32"
 SMOLLM2 = REPO_ROOT / "models" / "SmolLM2-135M-Instruct"
+QWEN3_VL = REPO_ROOT / "tests" / "fixtures" / "models" / "qwen3_vl"
 
 
 @pytest.fixture(scope="module")
@@ -186,3 +188,26 @@ def test_torch_and_canrun_sweeps_side_by_side_in_diff(canrun_bin, env, tmp_path)
     finally:
         code, stderr = space.stop()
     assert code == 0, stderr
+
+
+def test_an_image_text_to_text_model_on_torch_chooses_canruns_tokens(canrun_bin, env, tmp_path):
+    """AutoModelForImageTextToText asked about the check image: a folder with its processor and chat
+    template, and synthetic weights at its config, whose prompt run.py builds as canrun's check does."""
+    row = check(canrun_bin, env, "--runner", "torch", model=QWEN3_VL)
+    assert (row["task"], row["result"], row["verification"]) == ("image-text-to-text", "PASS", "exact"), \
+        row["error_message"]
+    assert row["generated_token_ids"] == check(canrun_bin, env, model=QWEN3_VL)["generated_token_ids"]
+    assert "pillow==13.0.0" in row["reproduce_script"] and "torchvision==0.29.2" in row["reproduce_script"]
+    catalog = tmp_path / "catalog.jsonl"
+    config = json.loads((QWEN3_VL / "config.json").read_text())
+    write_catalog(catalog, [entry("test/tiny-qwen3-vl", "qwen3_vl", config, 1, task="image-text-to-text")])
+    out = tmp_path / "results"
+    for runner in ("torch", "canrun"):
+        result = subprocess.run([canrun_bin, "sweep", "--catalog", str(catalog), "--runner", runner, "--out", str(out)],
+                                capture_output=True, text=True, env=env, timeout=600)
+        assert result.returncode == 0, result.stderr
+    canrun_pair, torch_pair = sorted(path.name.removesuffix(".parquet") for path in out.glob("*.parquet"))
+    diff = subprocess.run([canrun_bin, "diff", "--data", str(out), "--from", canrun_pair, "--to", torch_pair, "--all"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert diff.returncode == 0, diff.stderr
+    assert "generated tokens agree on 1 of 1 compared" in diff.stdout, diff.stdout

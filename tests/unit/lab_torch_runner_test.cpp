@@ -60,8 +60,11 @@ TEST(TorchRunner, RunScriptIsPythonWithTheRowsParameters) {
   parameters.options.device = "cuda";
   parameters.options.compile = "inductor";
   parameters.cores = 4;
+  parameters.task = "image-text-to-text";
   const std::string script = torch_run_script(parameters);
   EXPECT_NE(script.find("\"device\": \"cuda\""), std::string::npos);
+  EXPECT_NE(script.find("\"task\": \"image-text-to-text\""), std::string::npos);
+  EXPECT_NE(script.find("\"instruction\": \"Describe this image.\""), std::string::npos);
   EXPECT_NE(script.find("\"compile\": \"inductor\""), std::string::npos);
   EXPECT_NE(script.find("\"cores\": 4"), std::string::npos);
   EXPECT_NE(script.find("\"dtype\": \"bfloat16\""), std::string::npos);
