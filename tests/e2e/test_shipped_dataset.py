@@ -1,11 +1,13 @@
 """The dataset the project ships (dataset/, made by scripts/make_dataset.sh): a Hugging Face dataset
 repository whose card names its files, one row per selected catalog model with its host and date,
-and what `canrun query` and `canrun repro` read when no --data is given."""
+what `canrun query` and `canrun repro` read when no --data is given, and what the Space shows: a
+checked row for every selected model of both tasks."""
 import json
 
 import pyarrow.parquet as pq
 
 from conftest import REPO_ROOT
+from space import Space
 
 DATASET = REPO_ROOT / "dataset"
 
@@ -36,3 +38,18 @@ def test_query_and_repro_read_it_by_default(run_canrun, tmp_path):
     repro = run_canrun("repro", "HuggingFaceTB/SmolLM2-135M-Instruct")
     assert repro.returncode == 0, repro.stderr
     assert "test -d models/SmolLM2-135M-Instruct || bash tools/fetch_smollm2.sh\n" in repro.stdout
+
+
+def test_the_space_shows_checked_rows_of_both_tasks(canrun_bin):
+    _, table = rows()
+    space = Space(canrun_bin, DATASET, REPO_ROOT / "data" / "catalog.jsonl")
+    try:
+        for task in ("text-generation", "image-text-to-text"):
+            status, body, _ = space.get(f"/api/rows?view=selected&task={task}")
+            assert status == 200 and body["total"] > 0, task
+            results = {row["model_id"]: row["result"] for row in body["rows"]}
+            assert results == {row["model_id"]: row["result"] for row in table if row["task"] == task}
+            assert "PASS" in results.values(), task
+    finally:
+        code, stderr = space.stop()
+    assert code == 0, stderr
