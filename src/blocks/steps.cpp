@@ -58,7 +58,8 @@ WeightMatrix stack_rows(const WeightMatrix& matrix, const std::vector<IndexRange
 NormWeights visit_norm(TensorVisitor& tensors, const NormSpec& spec, const std::string& name, int64_t size) {
   NormWeights weights;
   if (name.empty()) return weights;
-  weights.weight = tensors.vector(name + ".weight", size, TensorRole::kNorm);
+  const TensorRole role = spec.unit_offset ? TensorRole::kOffsetNorm : TensorRole::kNorm;
+  weights.weight = tensors.vector(name + ".weight", size, role);
   if (spec.bias) weights.bias = tensors.vector(name + ".bias", size, TensorRole::kBias);
   if (spec.unit_offset && !weights.weight.empty()) {
     // Gemma's RMSNorm multiplies by (1 + w), computed in f32; fold the 1 in once.

@@ -34,10 +34,10 @@ std::vector<TensorPlan> tensor_plan(const DecoderSpec& spec) {
   std::vector<TensorPlan> plan;
   for (TensorInfo& tensor : decoder_tensors(spec)) {
     const bool matrix = tensor.role == TensorRole::kProjection || tensor.role == TensorRole::kMatrix;
-    const Fill fill = matrix                             ? Fill::kRandom
-                      : tensor.role == TensorRole::kBias ? Fill::kZeros
-                      : spec.norm.unit_offset           ? Fill::kZeros  // gemma multiplies by (1 + w)
-                                                        : Fill::kOnes;
+    // Norms as the model reads them: w = 0 where it multiplies by (1 + w), w = 1 elsewhere.
+    const Fill fill = matrix ? Fill::kRandom
+                      : tensor.role == TensorRole::kBias || tensor.role == TensorRole::kOffsetNorm ? Fill::kZeros
+                                                                                                    : Fill::kOnes;
     plan.push_back({std::move(tensor.name), std::move(tensor.shape), fill});
   }
   return plan;
@@ -101,7 +101,7 @@ std::string safetensors_header(const std::vector<TensorPlan>& plan, uint64_t see
 // for the same config makes the folder again.
 Json plan_listing(const std::vector<TensorPlan>& plan) {
   Json listing = Json::array();
-  for (const TensorPlan& tensor : plan) listing.push_back({tensor.name, tensor.shape});
+  for (const TensorPlan& tensor : plan) listing.push_back({tensor.name, tensor.shape, static_cast<int>(tensor.fill)});
   return listing;
 }
 

@@ -2,11 +2,14 @@
 // a tiny fixture), and synthetic checkpoints (deterministic, loadable); then a whole check.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "checkpoint/safetensors.h"
 #include "lab/check.h"
 #include "hub/hf_cache.h"
 #include "lab/model_source.h"
@@ -210,6 +213,29 @@ TEST(LabSynthetic, LoadsAsTheArchitectureWithBf16Weights) {
   make_synthetic_checkpoint(tiny_config(), kSyntheticSeed, dir.path().string() + "/m");
   EXPECT_EQ(read_json_file(marker.string(), ErrorKind::kIo)["tensors"][0][0], "model.embed_tokens.weight");
   EXPECT_NO_THROW(Session(dir.path().string() + "/m", uncompiled(Backend::kRef)));
+}
+
+// Each norm as the model reads it: Qwen3.5's RMSNorms multiply by (1 + w), so w = 0; its gated
+// linear-attention norm and its vision tower's LayerNorms multiply by w, so w = 1.
+TEST(LabSynthetic, NormWeightsAreTheIdentityOfTheirOwnRule) {
+  TempDir dir;
+  const Json config = read_json_file((kFixtures / "qwen3_5/config.json").string(), ErrorKind::kCheckpoint);
+  make_synthetic_checkpoint(config, kSyntheticSeed, (dir.path() / "m").string());
+  const auto file = SafetensorsFile::open((dir.path() / "m/model.safetensors").string());
+  const auto bf16_values = [&](const std::string& name) {
+    const TensorRecord& tensor = file->tensors().at(name);
+    std::vector<uint16_t> values(tensor.data.size() / 2);
+    std::memcpy(values.data(), tensor.data.data(), tensor.data.size());
+    return values;
+  };
+  const auto all = [](const std::vector<uint16_t>& values, uint16_t bits) {
+    return !values.empty() && std::all_of(values.begin(), values.end(), [&](uint16_t v) { return v == bits; });
+  };
+  constexpr uint16_t kOne = 0x3F80, kZero = 0;
+  EXPECT_TRUE(all(bf16_values("model.language_model.layers.0.input_layernorm.weight"), kZero));
+  EXPECT_TRUE(all(bf16_values("model.language_model.layers.0.linear_attn.norm.weight"), kOne));
+  EXPECT_TRUE(all(bf16_values("model.visual.blocks.0.norm1.weight"), kOne));
+  EXPECT_TRUE(all(bf16_values("model.visual.blocks.0.norm1.bias"), kZero));
 }
 
 TEST(LabSynthetic, PromptIdsAreTheBytesModuloTheVocabulary) {
