@@ -11,6 +11,7 @@
 #include "bench/statistics.h"
 #include "bench/workload.h"
 #include "runtime/session.h"
+#include "vision/image_processor.h"
 
 namespace canrun {
 

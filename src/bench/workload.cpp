@@ -52,15 +52,28 @@ std::vector<BenchRequest> make_requests(const Workload& workload, int64_t vocab_
   return requests;
 }
 
-void add_images(std::vector<BenchRequest>& requests, std::shared_ptr<const PixelValues> pixels,
-                int32_t image_token_id, const std::vector<int64_t>& token_counts, int64_t vocab_size) {
-  std::vector<int32_t> image_tokens;
-  for (const int64_t count : token_counts)
-    image_tokens.insert(image_tokens.end(), static_cast<size_t>(count), image_token_id);
+namespace {
+
+int32_t next_id(int32_t id, int64_t vocab_size) { return static_cast<int32_t>((id + 1) % vocab_size); }
+
+}  // namespace
+
+std::vector<int32_t> image_prompt_prefix(int32_t image_token_id, const std::vector<int64_t>& token_counts,
+                                         int64_t vocab_size) {
+  std::vector<int32_t> prefix;
+  for (const int64_t count : token_counts) {
+    prefix.insert(prefix.end(), static_cast<size_t>(count), image_token_id);
+    prefix.push_back(next_id(image_token_id, vocab_size));
+  }
+  return prefix;
+}
+
+void add_images(std::vector<BenchRequest>& requests, const std::vector<int32_t>& prefix,
+                std::shared_ptr<const PixelValues> pixels, int32_t image_token_id, int64_t vocab_size) {
   for (BenchRequest& request : requests) {
     for (int32_t& id : request.prompt)
-      if (id == image_token_id) id = static_cast<int32_t>((id + 1) % vocab_size);
-    request.prompt.insert(request.prompt.begin(), image_tokens.begin(), image_tokens.end());
+      if (id == image_token_id) id = next_id(id, vocab_size);
+    request.prompt.insert(request.prompt.begin(), prefix.begin(), prefix.end());
     request.pixels = pixels;
   }
 }

@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "tensor/dtype.h"
-#include "vision/image_processor.h"
 
 namespace canrun {
+
+struct PixelValues;
 
 // "128" (always 128) or "64-512" (uniform integers, both ends included).
 struct LengthDistribution {
@@ -48,10 +49,15 @@ struct BenchRequest {
 // The warm-up requests first, then the measured ones; the same seed gives the same requests.
 std::vector<BenchRequest> make_requests(const Workload& workload, int64_t vocab_size);
 
-// Puts the images in front of every prompt: image_token_id repeated token_counts[i] times for the
-// i-th image, as the model's processor expands its placeholders. A drawn text id equal to
-// image_token_id becomes the next id, so only the images' tokens are image tokens.
-void add_images(std::vector<BenchRequest>& requests, std::shared_ptr<const PixelValues> pixels,
-                int32_t image_token_id, const std::vector<int64_t>& token_counts, int64_t vocab_size);
+// The images' part of a prompt: for the i-th image, image_token_id repeated token_counts[i] times
+// (as the model's processor expands its placeholder), then one other id, image_token_id + 1,
+// that ends the image's run as the processor's vision-end token does.
+std::vector<int32_t> image_prompt_prefix(int32_t image_token_id, const std::vector<int64_t>& token_counts,
+                                         int64_t vocab_size);
+
+// Puts `prefix` (image_prompt_prefix) in front of every prompt, with the images' `pixels`. A drawn
+// text id equal to image_token_id becomes the next id, so only the images' tokens are image tokens.
+void add_images(std::vector<BenchRequest>& requests, const std::vector<int32_t>& prefix,
+                std::shared_ptr<const PixelValues> pixels, int32_t image_token_id, int64_t vocab_size);
 
 }  // namespace canrun

@@ -17,8 +17,8 @@
 #include "cli/bench_numbers.h"
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
-#include "cli/image_options.h"
 #include "cli/cores_option.h"
+#include "cli/image_options.h"
 #include "cli/kv_dtype_option.h"
 #include "cli/model_argument.h"
 #include "cli/table.h"
@@ -42,7 +42,7 @@ struct BenchArgs {
   CompileFlags compile;
   Workload workload;
   ImageFlags images;
-  int64_t image_tokens = 0;  // what the images take of every prompt
+  int64_t image_tokens = 0;  // what the images take of every prompt (image_prompt_prefix)
   int threads = 0;  // 0: every core (a worker's share of them when sharded)
   int cores = 1;
   double price_per_hour = 0;
@@ -158,8 +158,9 @@ void print_report(const BenchArgs& args, const Measured& measured) {
             << measured.weights_dtype << " weights computed in " << compute_precision(args, measured.weights_dtype)
             << ", backend " << args.backend << "\nworkload: prompt "
             << (args.images.files.empty() ? ""
-                                          : std::to_string(args.images.files.size()) + " images (" +
-                                                std::to_string(args.image_tokens) + " image tokens) then ")
+                                          : std::to_string(args.images.files.size()) +
+                                                (args.images.files.size() == 1 ? " image (" : " images (") +
+                                                std::to_string(args.image_tokens) + " tokens) then ")
             << workload.prompt.text() << " tokens, output " << workload.output.text()
             << " tokens, " << workload.requests << " requests after " << workload.warmup << " warm-up, concurrency "
             << workload.concurrency
@@ -213,7 +214,8 @@ void print_report(const BenchArgs& args, const Measured& measured) {
 void check_fits(const BenchArgs& args, const DecoderSpec& spec) {
   const int64_t longest = args.image_tokens + args.workload.prompt.high + args.workload.output.high;
   if (longest > spec.max_positions)
-    fail(ErrorKind::kUsage, (args.image_tokens > 0 ? "the images' " + std::to_string(args.image_tokens) + " tokens, "
+    fail(ErrorKind::kUsage, (args.image_tokens > 0 ? "with the images' " + std::to_string(args.image_tokens) +
+                                                         " tokens, "
                                                    : std::string()) +
                                 "--prompt-tokens " + args.workload.prompt.text() + " plus --output-tokens " +
                                 args.workload.output.text() + " reaches " + std::to_string(longest) +
@@ -282,20 +284,26 @@ void run(BenchArgs& args, const CLI::App& command) {
     fail(ErrorKind::kUsage, "--concurrency " + std::to_string(args.workload.concurrency) + " with --cores " +
                                 std::to_string(args.cores) +
                                 ": a sharded model serves one request at a time (--concurrency 1)");
-  std::shared_ptr<Communicator> comm = communicator_for(args.cores, args.model_dir);
-  const bool reports = comm->rank() == 0;
-  if (args.threads == 0) args.threads = omp_get_max_threads();
-
   SessionOptions options;
   options.backend = backend;
   options.compile = compile_options(args.compile, backend);
-  options.comm = comm;
-  if (!args.images.files.empty()) check_takes_images(args.model_dir, "--image");
+  // The config, the images and the lengths before any worker starts or weights load: a bad image
+  // or workload is one error, at once.
+  const DecoderSpec model = read_model_spec(args.model_dir);
+  if (!args.images.files.empty()) check_takes_images(model, args.model_dir, "--image");
+  else if (command.get_option("--max-image-pixels")->count() > 0)
+    fail(ErrorKind::kUsage, "--max-image-pixels applies to the images of --image");
   const std::optional<PreparedImages> images =
       prepare_images(args.model_dir, args.images.files, args.images.max_pixels);
-  if (images)
-    for (const int64_t count : images->token_counts) args.image_tokens += count;
-  check_fits(args, read_model_spec(args.model_dir));
+  const std::vector<int32_t> image_prefix =
+      images ? image_prompt_prefix(model.image_token_id, images->token_counts, model.vocab_size)
+             : std::vector<int32_t>{};
+  args.image_tokens = static_cast<int64_t>(image_prefix.size());
+  check_fits(args, model);
+  std::shared_ptr<Communicator> comm = communicator_for(args.cores, args.model_dir);
+  const bool reports = comm->rank() == 0;
+  if (args.threads == 0) args.threads = omp_get_max_threads();
+  options.comm = comm;
   Measured measured;
   std::unique_ptr<Session> session;
   if (options.compile) {
@@ -314,8 +322,8 @@ void run(BenchArgs& args, const CLI::App& command) {
 
   std::vector<BenchRequest> requests = make_requests(args.workload, spec.vocab_size);
   if (images)
-    add_images(requests, std::make_shared<const PixelValues>(images->pixels), spec.image_token_id,
-               images->token_counts, spec.vocab_size);
+    add_images(requests, image_prefix, std::make_shared<const PixelValues>(images->pixels), spec.image_token_id,
+               spec.vocab_size);
   const bool terminal = reports && isatty(STDERR_FILENO);
   measured.run = run_bench(*session, requests, args.workload, args.threads, [&](int64_t done, int64_t total) {
     if (terminal) std::cerr << "\rbench: " << done << "/" << total << " requests done" << std::flush;
@@ -350,7 +358,8 @@ void add_bench_command(CLI::App& app) {
                       "are sent as token ids)")
       ->transform(hub_model_folder())
       ->check(CLI::ExistingPath);
-  command->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length: N or LOW-HIGH (default 128)");
+  command->add_option("--prompt-tokens", args->prompt_tokens,
+                      "Prompt length: N or LOW-HIGH (default 128); with --image, the text after the images");
   command->add_option("--output-tokens", args->output_tokens, "Generated tokens: N or LOW-HIGH (default 32)");
   command->add_option("--backend", args->backend,
                       "Kernels: cpu (default; compiled: measured cold and from a warm plan cache; bf16 kept "
@@ -375,7 +384,8 @@ void add_bench_command(CLI::App& app) {
   add_image_options(*command, args->images,
                     "An image-text-to-text model's image in front of every prompt (JPEG, PNG or WebP; repeat for "
                     "more): prefill then holds its image tokens, and the vision tower's time per request is "
-                    "reported apart (the images are decoded and preprocessed once, before the model loads)");
+                    "reported apart (the images are decoded and preprocessed once, before the model loads; with "
+                    "--concurrency, a newcomer's vision tower runs whole while the others wait)");
   command->add_option("--seed", args->workload.seed, "Seed of the prompts' token ids and lengths (default 0)");
   add_kv_dtype_option(*command, args->workload.kv_dtype);
   command->add_option("--price-per-hour", args->price_per_hour,

@@ -14,8 +14,8 @@
 #include "chat/image_parts.h"
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
-#include "cli/image_options.h"
 #include "cli/cores_option.h"
+#include "cli/image_options.h"
 #include "cli/kv_dtype_option.h"
 #include "cli/model_argument.h"
 #include "cli/sampling_flags.h"
@@ -69,7 +69,7 @@ void run_generate(const GenerateArgs& args) {
   std::string prompt;
   std::optional<ChatTemplate> chat;
   std::vector<std::string> image_paths = args.images.files;
-  if (!image_paths.empty()) check_takes_images(args.model_dir, "--image");
+  if (!image_paths.empty()) check_takes_images(read_model_spec(args.model_dir), args.model_dir, "--image");
   if (args.chat || !image_paths.empty()) {
     Conversation conversation;
     if (args.chat) conversation = make_conversation(args.messages_file, args.system, args.user, args.tools_file);
@@ -84,7 +84,8 @@ void run_generate(const GenerateArgs& args) {
       continue_or_prompt(conversation);
     } else {
       image_paths = image_files(conversation.messages);
-      if (!image_paths.empty()) check_takes_images(args.model_dir, "--messages: image blocks");
+      if (!image_paths.empty())
+        check_takes_images(read_model_spec(args.model_dir), args.model_dir, "--messages: image blocks");
     }
     chat.emplace(ChatTemplate::from_model_dir(args.model_dir, args.chat_template, conversation.tools.has_value()));
     prompt = chat->render(conversation);

@@ -1,6 +1,5 @@
 #include "cli/image_options.h"
 
-#include "runtime/model_config.h"
 #include "util/error.h"
 #include "vision/multimodal_prompt.h"
 
@@ -13,8 +12,7 @@ void add_image_options(CLI::App& command, ImageFlags& flags, const std::string& 
       ->check(CLI::PositiveNumber);
 }
 
-void check_takes_images(const std::string& model_dir, const std::string& option) {
-  const DecoderSpec spec = read_model_spec(model_dir);
+void check_takes_images(const DecoderSpec& spec, const std::string& model_dir, const std::string& option) {
   if (spec.image_token_id < 0)
     fail(ErrorKind::kUsage,
          option + ": " + model_dir + " is a text model (" + spec.model_type + "); it takes no images");

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "models/decoder_spec.h"
 #include "vision/image_loading.h"
 #include "vision/image_processor.h"
 
@@ -21,8 +22,8 @@ struct ImageFlags {
 
 void add_image_options(CLI::App& command, ImageFlags& flags, const std::string& image_help);
 
-// Throws Error(kUsage) naming `option` when `model_dir` is a text model: it takes no images.
-void check_takes_images(const std::string& model_dir, const std::string& option);
+// Throws Error(kUsage) naming `option` when `model_dir`, whose spec is `spec`, is a text model.
+void check_takes_images(const DecoderSpec& spec, const std::string& model_dir, const std::string& option);
 
 // The images as the model's processor makes them, and the image tokens each one takes.
 struct PreparedImages {

@@ -133,8 +133,10 @@ std::string workload_text(const BenchMeasures& m) {
   const auto text = [&](const char* key) { return w.contains(key) ? (w[key].is_string() ? w[key].get<std::string>()
                                                                                           : w[key].dump())
                                                                     : std::string("?"); };
-  return "prompt " + text("prompt_tokens") + " tokens, output " + text("output_tokens") + " tokens, " +
-         text("requests") + " requests, concurrency " + text("concurrency");
+  const int64_t image_tokens = w.value("image_tokens", int64_t{0});
+  return "prompt " + (image_tokens > 0 ? std::to_string(image_tokens) + " image tokens then " : std::string()) +
+         text("prompt_tokens") + " tokens, output " + text("output_tokens") + " tokens, " + text("requests") +
+         " requests, concurrency " + text("concurrency");
 }
 
 // The rows both formats show: metric label, current, candidate, candidate / current.
@@ -307,11 +309,13 @@ MigrationReport make_report(BenchMeasures current, BenchMeasures candidate, cons
     result.met = result.value && holds(*result.value, condition.op, condition.value);
     report.conditions.push_back(result);
   }
-  for (const std::string key : {"prompt_tokens", "output_tokens", "requests", "concurrency", "kv_dtype"}) {
-    const Json& a = report.current.workload;
-    const Json& b = report.candidate.workload;
+  const Json& a = report.current.workload;
+  const Json& b = report.candidate.workload;
+  for (const std::string key : {"prompt_tokens", "output_tokens", "requests", "concurrency", "kv_dtype"})
     if (a.value(key, Json()) != b.value(key, Json())) report.workload_differences.push_back(key);
-  }
+  // A text-only workload (an endpoint's bench has none) has no image tokens.
+  if (a.value("image_tokens", int64_t{0}) != b.value("image_tokens", int64_t{0}))
+    report.workload_differences.push_back("image_tokens");
   return report;
 }
 

@@ -7,7 +7,8 @@ from conftest import REPO_ROOT
 
 MODEL = REPO_ROOT / "tests" / "fixtures" / "models" / "llama_f32"  # max_position_embeddings 128
 VISION_MODEL = REPO_ROOT / "tests" / "fixtures" / "models" / "qwen3_vl"
-IMAGE = REPO_ROOT / "tests" / "fixtures" / "images" / "rgb_37x53.jpg"
+IMAGES = REPO_ROOT / "tests" / "fixtures" / "images"
+IMAGE = IMAGES / "rgb_37x53.jpg"
 
 
 def bench_json(run_canrun, *args, model=MODEL):
@@ -83,7 +84,7 @@ def test_images_in_front_of_every_prompt_and_the_vision_tower_timed_apart(run_ca
     assert preprocess.returncode == 0, preprocess.stderr
     [image] = json.loads(preprocess.stdout)["images"]
     t, h, w = image["grid_thw"]
-    assert image_tokens == t * h * w // 4  # the fixture's merge_size is 2
+    assert image_tokens == t * h * w // 4 + 1  # the fixture's merge_size is 2; one token ends the image
     assert report["prompt_tokens"] == 2 * (image_tokens + 6) and report["generated_tokens"] == 2 * 3
     vision, first = report["vision_s"], report["first_token_s"]
     assert vision["count"] == 2 and 0 < vision["p50"] <= vision["max"]
@@ -91,8 +92,18 @@ def test_images_in_front_of_every_prompt_and_the_vision_tower_timed_apart(run_ca
     table = run_canrun("bench", VISION_MODEL, "--image", IMAGE, "--prompt-tokens", "6", "--output-tokens", "2",
                        "--requests", "1")
     assert table.returncode == 0, table.stderr
-    assert f"workload: prompt 1 images ({image_tokens} image tokens) then 6 tokens" in table.stdout
+    assert f"workload: prompt 1 image ({image_tokens} tokens) then 6 tokens" in table.stdout
     assert any(line.startswith("vision encoder ") for line in table.stdout.splitlines())
+
+
+def test_two_images_in_front_of_every_prompt(run_canrun):
+    images = [IMAGES / "palette_45x45.png", IMAGES / "lossy_41x27.webp"]
+    report = bench_json(run_canrun, "--image", images[0], "--image", images[1], "--prompt-tokens", "4",
+                        "--output-tokens", "2", "--requests", "1", "--backend", "ref", model=VISION_MODEL)
+    assert report["failures"] == 0 and report["errors"] == []
+    preprocess = run_canrun("preprocess", VISION_MODEL, "--image", images[0], "--image", images[1], "--json")
+    grids = [image["grid_thw"] for image in json.loads(preprocess.stdout)["images"]]
+    assert report["workload"]["image_tokens"] == sum(t * h * w // 4 + 1 for t, h, w in grids)
 
 
 def test_table_names_the_conditions_and_each_measure(run_canrun):
@@ -124,12 +135,19 @@ def test_table_names_the_conditions_and_each_measure(run_canrun):
     (["--backend", "cpu", "--prompt-tokens", "20", "--buckets", "8,16"], "longer than the largest prompt bucket, 16"),
     (["--backend", "ref", "--buckets", "8"], "--buckets has no effect with the ref backend"),
     (["--image", IMAGE], f"--image: {MODEL} is a text model (llama); it takes no images"),
+    (["--max-image-pixels", "100"], "--max-image-pixels applies to the images of --image"),
     (["--image", IMAGE, "--endpoint", "http://127.0.0.1:9"], "--image sets how canrun runs a model"),
 ])
 def test_bad_input_is_a_usage_error(run_canrun, args, words):
     result = run_canrun("bench", MODEL, *args)
     assert result.returncode == 2, result.stderr
     assert words in result.stderr
+
+
+def test_images_and_text_longer_than_the_model_are_a_usage_error(run_canrun):
+    result = run_canrun("bench", VISION_MODEL, "--image", IMAGE, "--prompt-tokens", "100000")
+    assert result.returncode == 2
+    assert "with the images' " in result.stderr and "more than the model's max_position_embeddings" in result.stderr
 
 
 def test_missing_model_folder(run_canrun, tmp_path):

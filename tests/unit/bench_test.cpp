@@ -1,7 +1,9 @@
 // canrun bench's workload and statistics: length ranges parsed with errors naming the option,
-// requests reproducible from the seed, images' tokens in front of every prompt, percentiles as numpy computes them, and failed requests
-// counted apart from the measured ones.
+// requests reproducible from the seed, images' tokens in front of every prompt, percentiles as
+// numpy computes them, and failed requests counted apart from the measured ones.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "bench/bench_run.h"
 #include "bench/statistics.h"
@@ -79,17 +81,21 @@ TEST(BenchWorkload, ImagesGoInFrontOfEveryPromptAndOnlyThereAreImageTokens) {
   workload.prompt = {40, 40};
   workload.requests = 3;
   workload.seed = 1;
-  constexpr int32_t kImageToken = 2;  // among the 4 ids drawn from: the text draws it
+  constexpr int32_t kImageToken = 3;  // the last of the 4 ids drawn from: its next id is 0
   std::vector<BenchRequest> requests = make_requests(workload, 4);
   const std::vector<BenchRequest> text = requests;
+  ASSERT_GT(std::count(text[0].prompt.begin(), text[0].prompt.end(), kImageToken), 0);
+  // Each image's run ends with one other id, so two images are two runs, as the processor makes them.
+  const std::vector<int32_t> prefix = image_prompt_prefix(kImageToken, {3, 2}, 4);
+  EXPECT_EQ(prefix, (std::vector<int32_t>{3, 3, 3, 0, 3, 3, 0}));
   auto pixels = std::make_shared<const PixelValues>();
-  add_images(requests, pixels, kImageToken, {3, 2}, 4);
+  add_images(requests, prefix, pixels, kImageToken, 4);
   for (size_t r = 0; r < requests.size(); ++r) {
     const std::vector<int32_t>& prompt = requests[r].prompt;
-    ASSERT_EQ(prompt.size(), 5 + text[r].prompt.size());
-    EXPECT_EQ(std::vector<int32_t>(prompt.begin(), prompt.begin() + 5), std::vector<int32_t>(5, kImageToken));
+    ASSERT_EQ(prompt.size(), prefix.size() + text[r].prompt.size());
+    EXPECT_EQ(std::vector<int32_t>(prompt.begin(), prompt.begin() + 7), prefix);
     for (size_t i = 0; i < text[r].prompt.size(); ++i)
-      EXPECT_EQ(prompt[5 + i], text[r].prompt[i] == kImageToken ? kImageToken + 1 : text[r].prompt[i]);
+      EXPECT_EQ(prompt[7 + i], text[r].prompt[i] == kImageToken ? 0 : text[r].prompt[i]);
     EXPECT_EQ(requests[r].pixels, pixels);
   }
 }

@@ -98,6 +98,13 @@ TEST(MigrationReport, BothFormatsCompareAndFlagDifferentWorkloads) {
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("2x better"), std::string::npos);  // throughput, and p95 TTFT halved
   EXPECT_EQ(html.find("<script"), std::string::npos);
+  // Images in one workload only: its prompts are not the other's. Absent counts as none.
+  BenchMeasures with_images = measures(50, 1.0, 3.6);
+  with_images.workload["image_tokens"] = 197;
+  EXPECT_EQ(make_report(measures(50, 1.0, 3.6), with_images, options).workload_differences,
+            std::vector<std::string>{"image_tokens"});
+  with_images.workload["image_tokens"] = 0;
+  EXPECT_TRUE(make_report(measures(50, 1.0, 3.6), with_images, options).workload_differences.empty());
 }
 
 TEST(MigrationReport, TheLabsRowsOfBothStacksComeBesideTheNumbers) {
