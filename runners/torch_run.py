@@ -3,13 +3,12 @@
 
 The tested run loads the checkpoint with from_pretrained (AutoModelForCausalLM, or for the
 image-text-to-text task AutoModelForImageTextToText, asked about canrun's check image) on the
-chosen device and dtype, compiles
-its forward with the chosen torch.compile backend (unless "none"), and generates greedily over a
-static cache: once to warm up (compiling), once measured. The reference is the same checkpoint on
-torch's CPU in float32, eager, with the default dynamic cache. A model planned on N > 1 cores runs
-its tested half on N torch.distributed workers that this script starts itself, sharded with
-transformers' tensor-parallel plan (tp_plan="auto"): gloo on cpu, nccl on cuda, the Neuron
-backend on neuron.
+chosen device and dtype, compiles its forward with the chosen torch.compile backend (unless
+"none"), and generates greedily over a static cache: once to warm up (compiling), once measured.
+The reference is the same checkpoint on torch's CPU in float32, eager, with the default dynamic
+cache. A model planned on N > 1 cores runs its tested half on N torch.distributed workers that
+this script starts itself, sharded with transformers' tensor-parallel plan (tp_plan="auto"): gloo
+on cpu, nccl on cuda, the Neuron backend on neuron.
 
 Prints one JSON object as the last line of its standard output, also when a stage fails (the
 "error" field then names the stage, the exception's type and its message), and exits 0;
@@ -193,6 +192,7 @@ def tested_run(params, model_dir, sharded):
         model = load(torch, params, model_dir, torch_dtype(torch, params["dtype"]), device, sharded)
         model.eval()
         result["load_time_s"] = time.monotonic() - start
+        stage = "prompt"
         ids, extra, tokenizer = check_inputs(model, model_dir, params)
         recompiles = RecompileCounter()
         if params["compile"] != "none":

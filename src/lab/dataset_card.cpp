@@ -110,8 +110,10 @@ std::string dataset_card(const std::vector<CardConfig>& configs) {
       " tokens greedily from the fixed prompt \"" + kCheckPrompt +
       "\" (an image-text-to-text model: canrun's check image, 64x48 pixels made in code, and \"" +
       kCheckInstruction +
-      "\" as a user turn through the chat template); free it, load the same checkpoint for the reference `ref` "
-      "backend (f32, never compiled), generate again and compare. A sweep runs each check in its own process with "
+      "\" as a user turn through the chat template; synthetic weights, which have no tokenizer: the "
+      "image's tokens, then the instruction's bytes modulo the vocabulary size); free it, load the same "
+      "checkpoint for the reference `ref` backend (f32, never compiled), generate again and compare. A sweep runs "
+      "each check in its own process with "
       "a wall-time and a memory limit, so a crash, hang or out-of-memory becomes a row.\n\n"
       "## Statuses\n\n| result | meaning |\n|---|---|\n";
   for (const StatusInfo& info : all_statuses())

@@ -43,6 +43,15 @@ std::vector<TensorPlan> tensor_plan(const DecoderSpec& spec) {
   return plan;
 }
 
+const char* fill_name(Fill fill) {
+  switch (fill) {
+    case Fill::kRandom: return "random";
+    case Fill::kOnes: return "ones";
+    case Fill::kZeros: return "zeros";
+  }
+  return "?";
+}
+
 int64_t numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -101,7 +110,7 @@ std::string safetensors_header(const std::vector<TensorPlan>& plan, uint64_t see
 // for the same config makes the folder again.
 Json plan_listing(const std::vector<TensorPlan>& plan) {
   Json listing = Json::array();
-  for (const TensorPlan& tensor : plan) listing.push_back({tensor.name, tensor.shape, static_cast<int>(tensor.fill)});
+  for (const TensorPlan& tensor : plan) listing.push_back({tensor.name, tensor.shape, fill_name(tensor.fill)});
   return listing;
 }
 

@@ -70,7 +70,7 @@ std::string torch_run_script(const TorchScriptParameters& parameters);
 // What run.py printed.
 struct TorchRunOutput {
   struct Failure {
-    std::string stage;  // device, load, compile, generate, reference (or import)
+    std::string stage;  // device, load, prompt, compile, generate, reference (or import)
     std::string type;   // the exception's class name
     std::string message;
   };

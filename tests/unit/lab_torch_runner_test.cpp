@@ -99,6 +99,13 @@ TEST(TorchRunner, NeuronRunScriptAsksForTheNeuronDeviceAndBackend) {
   EXPECT_EQ(torch_version_pair(stack, parameters.options).compiler, "torch-2.9.0+neuron-neuron");
 }
 
+TEST(TorchRunner, RequirementsArePipPinsWithoutLocalVersions) {
+  TorchStack stack;
+  stack.packages = {{"torch", "2.15.0+cu132"}, {"PIL", "13.0.0"}, {"torchvision", "0.29.2+cu132"}};
+  EXPECT_EQ(torch_requirements(stack),
+            (std::vector<std::string>{"pillow==13.0.0", "torch==2.15.0", "torchvision==0.29.2"}));
+}
+
 TEST(TorchRunner, ReadsTokensTopIdsAndMeasures) {
   const TorchRunOutput run = parse_torch_output(
       "Loading weights\n{\"tokens\": [5, 6], \"top_ids\": [[5, 1], [6, 2]], \"reference_tokens\": [5, 7], "
