@@ -16,6 +16,7 @@
 #include "kernels/kernel_table.h"
 #include "kernels/cpu/primitives.h"
 #include "kernels/ref/ops.h"
+#include "util/aligned_buffer.h"
 #include "instruction_sets.h"
 #include "random_values.h"
 
@@ -240,17 +241,23 @@ TEST(CpuPrimitives, PanelRowsGiveTheBitsOfOnePanelAtATime) {
   const int64_t in = 37;
   for (const cpu::Primitives* p : primitive_sets())
     for (const int64_t count : {1, 2, 3, 4, 5, 6, 7, 9}) {
-      const std::vector<float> x = random_values(in, rng), w = random_values(count * 16 * in, rng);
-      const std::vector<uint16_t> bits = to_bf16(w);
+      const std::vector<float> x = random_values(in, rng), values = random_values(count * 16 * in, rng);
+      // Panels aligned as a plan file aligns them: the vector sets load them with aligned loads.
+      AlignedBuffer f32_storage, bf16_storage;
+      auto* w = reinterpret_cast<float*>(f32_storage.reserve(count * 16 * in * 4, "panels"));
+      auto* bits = reinterpret_cast<uint16_t*>(bf16_storage.reserve(count * 16 * in * 2, "panels"));
+      std::copy(values.begin(), values.end(), w);
+      const std::vector<uint16_t> rounded = to_bf16(values);
+      std::copy(rounded.begin(), rounded.end(), bits);
       for (const int64_t outputs : {count * 16, count * 16 - 15}) {
         std::vector<float> f32_rows(outputs + 1, 99.0f), bf16_rows(outputs + 1, 99.0f);
-        p->panels_row_f32(x.data(), in, w.data(), count, outputs, f32_rows.data());
-        p->panels_row_bf16(x.data(), in, bits.data(), count, outputs, bf16_rows.data());
+        p->panels_row_f32(x.data(), in, w, count, outputs, f32_rows.data());
+        p->panels_row_bf16(x.data(), in, bits, count, outputs, bf16_rows.data());
         std::vector<float> f32_panels(outputs + 1, 99.0f), bf16_panels(outputs + 1, 99.0f);
         for (int64_t q = 0; q < count; ++q) {
           const int64_t width = std::min<int64_t>(16, outputs - q * 16);
-          p->panel_f32(x.data(), 1, in, w.data() + q * 16 * in, width, f32_panels.data() + q * 16, 0, 1);
-          p->panel_bf16(x.data(), 1, in, bits.data() + q * 16 * in, width, bf16_panels.data() + q * 16, 0, 1);
+          p->panel_f32(x.data(), 1, in, w + q * 16 * in, width, f32_panels.data() + q * 16, 0, 1);
+          p->panel_bf16(x.data(), 1, in, bits + q * 16 * in, width, bf16_panels.data() + q * 16, 0, 1);
         }
         EXPECT_EQ(f32_rows, f32_panels) << count << " panels, " << outputs << " outputs";
         EXPECT_EQ(bf16_rows, bf16_panels) << count << " panels, " << outputs << " outputs";
