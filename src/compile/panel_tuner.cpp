@@ -21,7 +21,7 @@ constexpr int64_t kOnednnMinimumWork = int64_t{1} << 25;
 
 std::vector<cpu::PanelChoice> candidates(const WeightMatrix& w, int64_t rows) {
   std::vector<cpu::PanelChoice> all;
-  for (int rows_per_block : {2, 4, 6}) {
+  for (int rows_per_block : {2, 4, 6, 8}) {
     all.push_back({rows_per_block, 0});
     // Chunks keep x's rows in cache while the weights pass; only worth trying for long inputs.
     if (rows > 64) all.push_back({rows_per_block, 64});
@@ -110,7 +110,7 @@ TunedProduct tuned_from_json(const Json& json, const std::string& where) {
       tuned.choice.kernel = cpu::ProductKernel::kOnednn;
     else if (kernel != kernel_name(cpu::ProductKernel::kPanels))
       fail(ErrorKind::kIo, where + ": unknown kernel '" + kernel + "'");
-    bool known = false;
+    bool known = tuned.choice.rows_per_block == 0;  // the instruction set's own (oneDNN's choices)
     for (int r : cpu::kPanelRowBlocks) known = known || r == tuned.choice.rows_per_block;
     if (!known || tuned.choice.row_chunk < 0) fail(ErrorKind::kIo, where + ": invalid kernel choice");
     return tuned;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "compile/panel_tuner.h"
@@ -68,6 +69,17 @@ TEST(PanelTuner, ChoicesSurviveThePlanFile) {
     EXPECT_EQ(read.choice, tuned.choice);
   }
   EXPECT_EQ(tuned_json(panels).at("candidates").at(1).at("kernel"), "onednn");
+}
+
+TEST(PanelTuner, TriesEveryBlockOfRowsAndReadsOnlyThose) {
+  const PackedMatrix m = packed_f32(40, 70);
+  std::set<int> tried;
+  for (const auto& [choice, seconds] : tune_panel_product(m.panels, 16).seconds) tried.insert(choice.rows_per_block);
+  EXPECT_EQ(tried, (std::set<int>{2, 4, 6, 8}));
+  Json json = tuned_json({{128, 40, 70, DType::kF32}, {8, 0}, {}});
+  EXPECT_EQ(tuned_from_json(json, "graph.json").choice, (cpu::PanelChoice{8, 0}));
+  json["rows_per_block"] = 3;
+  EXPECT_THROW(tuned_from_json(json, "graph.json"), Error);
 }
 
 TEST(PanelTuner, PlansWithoutAKernelFieldChoseThePanels) {

@@ -75,6 +75,7 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
   const bool bf16 = w.dtype() == DType::kBF16, fp8 = w.dtype() == DType::kF8E4M3;
   const int64_t chunk = choice.row_chunk > 0 ? choice.row_chunk : rows;
   const bool bf16_products = bf16 && p.panel_bf16_products != nullptr;
+  const int rows_per_block = choice.rows_per_block > 0 ? choice.rows_per_block : p.rows_per_block;
   for (int64_t first_row = 0; first_row < rows; first_row += chunk) {
     const int64_t chunk_rows = std::min(chunk, rows - first_row);
     const float* xs = x + first_row * in;
@@ -87,17 +88,17 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
       if (fp8)
         p.panel_fp8(xs, chunk_rows, in, static_cast<const uint8_t*>(w.panel_data()) + q * panel_elements,
                     w.panel_scales() + q * w.scale_blocks() * WeightMatrix::kPanelWidth, w.block_cols(), width, yq,
-                    out, choice.rows_per_block);
+                    out, rows_per_block);
       else if (bf16_products)
         p.panel_bf16_products(rounded, chunk_rows, in,
                               static_cast<const uint16_t*>(w.panel_data()) + q * panel_elements, width, yq, out,
-                              choice.rows_per_block);
+                              rows_per_block);
       else if (bf16)
         p.panel_bf16(xs, chunk_rows, in, static_cast<const uint16_t*>(w.panel_data()) + q * panel_elements, width,
-                     yq, out, choice.rows_per_block);
+                     yq, out, rows_per_block);
       else
         p.panel_f32(xs, chunk_rows, in, static_cast<const float*>(w.panel_data()) + q * panel_elements, width, yq,
-                    out, choice.rows_per_block);
+                    out, rows_per_block);
     }
   }
 }

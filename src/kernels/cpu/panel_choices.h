@@ -13,13 +13,15 @@
 namespace canrun::cpu {
 
 // The rows_per_block values the panel primitives take, smallest first.
-inline constexpr int kPanelRowBlocks[] = {1, 2, 4, 6};
+inline constexpr int kPanelRowBlocks[] = {1, 2, 4, 6, 8};
 
 // Whose loops run the product.
 enum class ProductKernel { kPanels, kOnednn };
 
 struct PanelChoice {
-  int rows_per_block = 4;  // kPanels: rows of x sharing each weight load (kPanelRowBlocks)
+  // kPanels: rows of x sharing each weight load (kPanelRowBlocks); 0 for a product never
+  // tuned: the instruction set's own (Primitives::rows_per_block)
+  int rows_per_block = 0;
   int64_t row_chunk = 0;   // kPanels: rows of x per pass over the weights; 0: all of them in one pass
   ProductKernel kernel = ProductKernel::kPanels;
   bool operator==(const PanelChoice&) const = default;

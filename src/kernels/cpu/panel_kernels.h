@@ -27,7 +27,8 @@ template <typename V>
 inline constexpr int kVectorsPerPanel = 16 / V::kLanes;
 
 // Where a panel's weights come from, one block of inputs after another. Each source gives
-// column(k), the panel's 16 weights at input k, valid after enter_block(the block of k).
+// column(k), the panel's 16 weights at input k, valid after enter_block(the block of k), and
+// prefetch_next(k, n), which asks the cache for the next panel's column k.
 
 // Weights stored as computed (f32, or bf16 widened exactly): all n inputs are one block.
 template <typename V, typename W>
@@ -36,6 +37,7 @@ struct StoredPanel {
   const W* weights;
   int64_t block_cols(int64_t n) const { return n; }
   StoredPanel following(int64_t index, int64_t n) const { return {weights + index * 16 * n}; }
+  void prefetch_next(int64_t k, int64_t n) const { __builtin_prefetch(weights + (n + k) * 16, 0, 2); }
   CANRUN_TARGET void enter_block(int64_t) {}
   CANRUN_TARGET void column(int64_t k, F (&w)[kVectorsPerPanel<V>]) const {
     CANRUN_UNROLLED for (int v = 0; v < kVectorsPerPanel<V>; ++v) w[v] = V::load(weights + k * 16 + v * V::kLanes);
@@ -56,6 +58,7 @@ struct Fp8Panel {
     const int64_t blocks = (n + block - 1) / block;
     return {weights + index * 16 * n, scales + index * blocks * 16, block, {}};
   }
+  void prefetch_next(int64_t k, int64_t n) const { __builtin_prefetch(weights + (n + k) * 16, 0, 2); }
   CANRUN_TARGET void enter_block(int64_t b) {
     CANRUN_UNROLLED for (int v = 0; v < kVectorsPerPanel<V>; ++v)
       scale[v] = V::mul(V::load(scales + b * 16 + v * V::kLanes), V::splat(256.0f));
@@ -75,9 +78,12 @@ CANRUN_TARGET inline void store_panel_outputs(const typename V::F (&acc)[kVector
   for (int64_t j = 0; j < width; ++j) y[j] = out[j];
 }
 
-// R rows of x against one panel: each weight load feeds R FMAs.
+// R rows of x against one panel: each weight load feeds R FMAs. With several rows the loop
+// is busy computing rather than waiting on memory, so the first block also brings in the next
+// panel (`prefetch`) while it works.
 template <typename V, int R, typename Panel>
-CANRUN_TARGET void panel_block(const float* x, int64_t n, Panel panel, int64_t width, float* y, int64_t ldy) {
+CANRUN_TARGET void panel_block(const float* x, int64_t n, Panel panel, int64_t width, float* y, int64_t ldy,
+                               bool prefetch) {
   using F = typename V::F;
   constexpr int kV = kVectorsPerPanel<V>;
   F acc[R][kV];
@@ -89,6 +95,7 @@ CANRUN_TARGET void panel_block(const float* x, int64_t n, Panel panel, int64_t w
     for (int64_t k = start, end = std::min(n, start + block_cols); k < end; ++k) {
       F w[kV];
       panel.column(k, w);
+      if (prefetch) panel.prefetch_next(k, n);
       CANRUN_UNROLLED for (int r = 0; r < R; ++r) {
         const F xv = V::broadcast(x + r * n + k);
         CANRUN_UNROLLED for (int v = 0; v < kV; ++v) acc[r][v] = V::fma(xv, w[v], acc[r][v]);
@@ -105,8 +112,9 @@ CANRUN_TARGET void panel_rows(const float* x, int64_t x_rows, int64_t n, Panel p
                               int64_t ldy, int rows_per_block) {
   int64_t r = 0;
   const auto run = [&]<int R>() {
-    for (; r + R <= x_rows; r += R) panel_block<V, R>(x + r * n, n, panel, width, y + r * ldy, ldy);
+    for (; r + R <= x_rows; r += R) panel_block<V, R>(x + r * n, n, panel, width, y + r * ldy, ldy, r == 0);
   };
+  if (rows_per_block >= 8) run.template operator()<8>();
   if (rows_per_block >= 6) run.template operator()<6>();
   if (rows_per_block >= 4) run.template operator()<4>();
   if (rows_per_block >= 2) run.template operator()<2>();

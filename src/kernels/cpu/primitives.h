@@ -32,7 +32,7 @@ struct Primitives {
   void (*tile)(const float* x, int64_t x_rows, const float* w, int64_t w_rows, int64_t n, float* y, int64_t ldy);
   // One panel of a packed matrix (WeightMatrix::kPanelWidth rows stored column by column, f32
   // or bf16 per the function): y[r * ldy + j] = dot(x[r], panel row j) for r < x_rows and
-  // j < width. `rows_per_block` rows of x (1, 2, 4 or 6) share each load of weights. Every
+  // j < width. `rows_per_block` rows of x (1, 2, 4, 6 or 8) share each load of weights. Every
   // output is summed over k in order, so neither rows_per_block nor x_rows changes a result.
   void (*panel_f32)(const float* x, int64_t x_rows, int64_t n, const float* panel, int64_t width, float* y,
                     int64_t ldy, int rows_per_block);
@@ -60,6 +60,9 @@ struct Primitives {
                               float* y, int64_t ldy, int rows_per_block) = nullptr;
   void (*panels_row_bf16_products)(const uint16_t* x, int64_t n, const uint16_t* panels, int64_t count,
                                    int64_t outputs, float* y) = nullptr;
+  // The rows_per_block of a product no plan tuned (a batch of decode steps, the logits of
+  // several sequences): the most whose accumulators fit the set's vector registers.
+  int rows_per_block = 4;
 };
 
 inline int64_t rounded_row_stride(int64_t n) { return (n + 15) / 16 * 16; }

@@ -97,14 +97,19 @@ CANRUN_AVX512_BF16 inline void store_outputs(__m512 acc, int64_t width, float* y
 // one chain per row would wait on it. Every block shape and row count keeps that order.
 constexpr int kChains = 2;
 
-// R rounded rows of x (`stride` apart) against one panel.
+// R rounded rows of x (`stride` apart) against one panel; with `next`, also asks the cache for
+// that panel's weights, the two lines of it that match each step's two (panel_block's reason).
 template <int R>
 CANRUN_AVX512_BF16 void pairs_block(const uint16_t* x, int64_t stride, int64_t n, const uint16_t* panel,
-                                    int64_t width, float* y, int64_t ldy) {
+                                    int64_t width, float* y, int64_t ldy, const uint16_t* next) {
   __m512 acc[R][kChains];
   CANRUN_UNROLLED for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   int64_t k = 0;
   for (; k + 4 <= n; k += 4) {
+    if (next) {
+      __builtin_prefetch(next + k * 16, 0, 2);
+      __builtin_prefetch(next + k * 16 + 32, 0, 2);
+    }
     const __m512i w0 = panel_pairs(panel, k, n), w1 = panel_pairs(panel, k + 2, n);
     CANRUN_UNROLLED for (int r = 0; r < R; ++r) {
       acc[r][0] = dot_pairs(acc[r][0], w0, input_pair(x + r * stride, k));
@@ -127,8 +132,10 @@ CANRUN_AVX512_BF16 void panel_bf16_products(const uint16_t* x, int64_t x_rows, i
   const int64_t stride = rounded_row_stride(n);
   int64_t r = 0;
   const auto run = [&]<int R>() {
-    for (; r + R <= x_rows; r += R) pairs_block<R>(x + r * stride, stride, n, w, width, y + r * ldy, ldy);
+    for (; r + R <= x_rows; r += R)
+      pairs_block<R>(x + r * stride, stride, n, w, width, y + r * ldy, ldy, r == 0 ? w + 16 * n : nullptr);
   };
+  if (rows_per_block >= 8) run.template operator()<8>();
   if (rows_per_block >= 6) run.template operator()<6>();
   if (rows_per_block >= 4) run.template operator()<4>();
   if (rows_per_block >= 2) run.template operator()<2>();
@@ -182,6 +189,7 @@ Primitives make_avx512() {
   set.panels_row_bf16 = panels_row<Avx512Vector, uint16_t>;
   set.panel_fp8 = panel_fp8<Avx512Vector>;
   set.panels_row_fp8 = panels_row_fp8<Avx512Vector>;
+  set.rows_per_block = 8;  // 8 accumulators of 16 lanes (and 16 for bf16 products' two chains) of 32 registers
   return set;
 }
 
