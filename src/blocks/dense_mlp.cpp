@@ -6,6 +6,7 @@
 
 #include "blocks/block_kind.h"
 #include "blocks/steps.h"
+#include "kernels/softplus.h"
 #include "program/step_context.h"
 
 namespace canrun {
@@ -16,8 +17,6 @@ namespace {
 struct Xielu {
   float alpha_p = 0, alpha_n = 0, beta = 0, eps = 0;
 };
-
-float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }  // torch's threshold
 
 // in place: x > 0: alpha_p x^2 + beta x; else (expm1(min(x, eps)) - x) alpha_n + beta x.
 class XieluStep : public Step {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/softplus.h"
 #include "program/program_builder.h"
 #include "program/sequence_state.h"
 
@@ -25,8 +26,5 @@ class RecurrentState : public BlockState {
 
 // Declares a layer's recurrent state of `floats` floats; returns its slot.
 int declare_recurrent_state(ProgramBuilder& program, const std::string& name, int64_t floats);
-
-// torch's softplus (threshold 20), which both recurrences' step sizes go through.
-inline float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
 
 }  // namespace canrun
