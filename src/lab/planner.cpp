@@ -141,7 +141,8 @@ int64_t held_weight_bytes(const DecoderSpec& spec, const PlannerOptions& options
   for (const TensorInfo& tensor : decoder_tensors(spec, shard)) {
     const DType dtype = spec.fp8.present() && tensor.role == TensorRole::kProjection ? fp8_weight_dtype(options)
                                                                                        : options.weight_dtype;
-    bytes += tensor.held * static_cast<int64_t>(dtype_size(dtype));
+    // Integer tables are held as int32.
+    bytes += tensor.held * (tensor.role == TensorRole::kIndices ? 4 : static_cast<int64_t>(dtype_size(dtype)));
   }
   return bytes;
 }

@@ -21,7 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-enum class Fill { kRandom, kOnes, kZeros };
+// kColumns: I64 integers, each its column's index (a table of expert ids: every token routed to
+// experts 0..k-1, valid and distinct whatever the number of experts).
+enum class Fill { kRandom, kOnes, kZeros, kColumns };
 
 struct TensorPlan {
   std::string name;
@@ -35,9 +37,11 @@ std::vector<TensorPlan> tensor_plan(const DecoderSpec& spec) {
   for (TensorInfo& tensor : decoder_tensors(spec)) {
     const bool matrix = tensor.role == TensorRole::kProjection || tensor.role == TensorRole::kMatrix;
     // Norms as the model reads them: w = 0 where it multiplies by (1 + w), w = 1 elsewhere.
-    const Fill fill = matrix ? Fill::kRandom
-                      : tensor.role == TensorRole::kBias || tensor.role == TensorRole::kOffsetNorm ? Fill::kZeros
-                                                                                                    : Fill::kOnes;
+    const bool zeros = tensor.role == TensorRole::kBias || tensor.role == TensorRole::kOffsetNorm;
+    const Fill fill = matrix                                  ? Fill::kRandom
+                      : tensor.role == TensorRole::kIndices   ? Fill::kColumns
+                      : zeros                                 ? Fill::kZeros
+                                                              : Fill::kOnes;
     plan.push_back({std::move(tensor.name), std::move(tensor.shape), fill});
   }
   return plan;
@@ -48,6 +52,7 @@ const char* fill_name(Fill fill) {
     case Fill::kRandom: return "random";
     case Fill::kOnes: return "ones";
     case Fill::kZeros: return "zeros";
+    case Fill::kColumns: return "columns";
   }
   return "?";
 }
@@ -72,7 +77,17 @@ uint64_t name_hash(const std::string& name) {
   return hash;
 }
 
+int64_t element_bytes(Fill fill) { return fill == Fill::kColumns ? 8 : 2; }
+
+void write_columns(std::ofstream& out, const TensorPlan& tensor) {
+  const int64_t columns = tensor.shape.back();
+  std::vector<int64_t> values(static_cast<size_t>(numel(tensor.shape)));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int64_t>(i) % columns;
+  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * 8));
+}
+
 void write_tensor(std::ofstream& out, const TensorPlan& tensor, uint64_t seed) {
+  if (tensor.fill == Fill::kColumns) return write_columns(out, tensor);
   // Uniform on [-a, a] has standard deviation a / sqrt(3).
   const float half_width = 0.02f * std::sqrt(3.0f);
   const uint16_t constant = f32_to_bf16(tensor.fill == Fill::kOnes ? 1.0f : 0.0f);
@@ -97,8 +112,10 @@ std::string safetensors_header(const std::vector<TensorPlan>& plan, uint64_t see
   Json header = {{"__metadata__", {{"format", "pt"}, {"canrun_synthetic_seed", std::to_string(seed)}}}};
   int64_t offset = 0;
   for (const TensorPlan& tensor : plan) {
-    const int64_t bytes = numel(tensor.shape) * 2;
-    header[tensor.name] = {{"dtype", "BF16"}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + bytes}}};
+    const int64_t bytes = numel(tensor.shape) * element_bytes(tensor.fill);
+    header[tensor.name] = {{"dtype", tensor.fill == Fill::kColumns ? "I64" : "BF16"},
+                           {"shape", tensor.shape},
+                           {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();

@@ -110,6 +110,29 @@ FloatBuffer CheckpointLoader::mxfp4(const std::string& name, int64_t prefix, int
   return FloatBuffer::owning(dequantize_mxfp4(blocks.data.data(), scales.data.data(), prefix * rows, cols));
 }
 
+std::vector<int32_t> CheckpointLoader::indices(const std::string& name, std::vector<int64_t> shape, int64_t bound) {
+  const auto found = store_.records().find(name);
+  const bool wide = found == store_.records().end() || found->second->dtype_name != "I32";
+  const TensorRecord& record = store_.get_raw(name, shape, wide ? "I64" : "I32");
+  std::vector<int32_t> values(static_cast<size_t>(record.numel()));
+  for (size_t i = 0; i < values.size(); ++i) {
+    int64_t value = 0;
+    if (wide) {
+      std::memcpy(&value, record.data.data() + i * sizeof(int64_t), sizeof(int64_t));
+    } else {
+      int32_t narrow = 0;
+      std::memcpy(&narrow, record.data.data() + i * sizeof(int32_t), sizeof(int32_t));
+      value = narrow;
+    }
+    if (value < 0 || value >= bound)
+      fail(ErrorKind::kCheckpoint, record.file + ": tensor '" + name + "' holds " + std::to_string(value) +
+                                       " at element " + std::to_string(i) + ", outside [0, " + std::to_string(bound) +
+                                       ")");
+    values[i] = static_cast<int32_t>(value);
+  }
+  return values;
+}
+
 FloatBuffer CheckpointLoader::read(const std::string& name, const std::vector<int64_t>& shape) {
   const TensorRecord& record = store_.get(name, shape);
   const bool aligned = reinterpret_cast<uintptr_t>(record.data.data()) % alignof(float) == 0;

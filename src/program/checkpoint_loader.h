@@ -27,6 +27,7 @@ class CheckpointLoader : public TensorVisitor {
   FloatBuffer tensor(const std::string& name, std::vector<int64_t> shape) override;
   FloatBuffer stacked(const std::string& name, std::vector<int64_t> shape, IndexRange) override;
   FloatBuffer mxfp4(const std::string& name, int64_t prefix, int64_t rows, int64_t cols, IndexRange) override;
+  std::vector<int32_t> indices(const std::string& name, std::vector<int64_t> shape, int64_t bound) override;
 
  private:
   FloatBuffer read(const std::string& name, const std::vector<int64_t>& shape);

@@ -52,6 +52,12 @@ FloatBuffer TensorLister::mxfp4(const std::string& name, int64_t prefix, int64_t
   return {};
 }
 
+std::vector<int32_t> TensorLister::indices(const std::string& name, std::vector<int64_t> shape, int64_t) {
+  const int64_t n = elements(shape);
+  tensors.push_back({name, std::move(shape), TensorRole::kIndices, n});
+  return {};
+}
+
 void TensorLister::add_stacked(const std::string& name, std::vector<int64_t> shape, TensorRole role,
                                IndexRange kept) {
   const int64_t held = elements(shape) / shape.front() * kept.count;

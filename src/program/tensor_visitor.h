@@ -25,8 +25,9 @@ inline MatrixPart cols_of(int64_t out, IndexRange cols) { return {{0, out}, cols
 // counts it as. kProjection: a layer's [out, in] projection (matrix_part), what an FP8
 // checkpoint stores in FP8; kMatrix: any other matrix or tensor (embeddings, heads, routers);
 // kNorm: a scale the model multiplies by; kOffsetNorm: one it multiplies by (1 + w) (Gemma's,
-// Qwen3.5's RMSNorm); kPacked: U8 (MXFP4 blocks and scales).
-enum class TensorRole { kProjection, kMatrix, kNorm, kOffsetNorm, kBias, kPacked };
+// Qwen3.5's RMSNorm); kPacked: U8 (MXFP4 blocks and scales); kIndices: I64 integers (a table
+// of expert ids).
+enum class TensorRole { kProjection, kMatrix, kNorm, kOffsetNorm, kBias, kPacked, kIndices };
 
 // Each call returns the tensor's values when loading, and an empty one when only listing.
 class TensorVisitor {
@@ -54,6 +55,8 @@ class TensorVisitor {
   // MXFP4 "<name>_blocks" [prefix, rows, cols/32, 16] and "<name>_scales" [prefix, rows, cols/32]
   // dequantised whole to [prefix, rows, cols]; the rank keeps the experts `kept` of it.
   virtual FloatBuffer mxfp4(const std::string& name, int64_t prefix, int64_t rows, int64_t cols, IndexRange kept) = 0;
+  // An integer tensor stored as I64 (or I32), each value checked to lie in [0, bound).
+  virtual std::vector<int32_t> indices(const std::string& name, std::vector<int64_t> shape, int64_t bound) = 0;
 };
 
 // The tensors a checkpoint holds, as published (names, stored shapes).
@@ -75,6 +78,7 @@ class TensorLister : public TensorVisitor {
   FloatBuffer tensor(const std::string& name, std::vector<int64_t> shape) override;
   FloatBuffer stacked(const std::string& name, std::vector<int64_t> shape, IndexRange kept) override;
   FloatBuffer mxfp4(const std::string& name, int64_t prefix, int64_t rows, int64_t cols, IndexRange kept) override;
+  std::vector<int32_t> indices(const std::string& name, std::vector<int64_t> shape, int64_t bound) override;
   std::vector<TensorInfo> tensors;
 
  private:
