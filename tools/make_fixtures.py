@@ -138,6 +138,24 @@ DEEPSEEK_V3 = dict(DEEPSEEK_V2, model_type="deepseek_v3", n_routed_experts=8, nu
 del DEEPSEEK_V3["head_dim"]  # the config class sets it to qk_rope_head_dim
 GLM4_MOE_LITE = dict(DEEPSEEK_V3, model_type="glm4_moe_lite", rms_norm_eps=1e-5, routed_scaling_factor=1.8)
 del GLM4_MOE_LITE["first_k_dense_replace"]
+# DeepSeek-V4: 4 query heads of 32 over one shared key=value head, rope on the last 8 dims; layer
+# 0 slides over 8 positions alone, 1 and 3 add windows of 4 compressed in overlapping pairs with
+# an indexer keeping the best 3, 2 adds windows of 8; 4 hyper-connection streams; layers 0-1
+# route by token id (tid2eid), 2-3 by sqrtsoftplus scores. The indexer has 8 heads: with 4, its
+# ReLU scores are exactly 0 for several keys often enough that every seed tried tied at the cut.
+# swiglu_limit 4 clamps about 10% of the up and 5% of the gate activations. Not built on TINY:
+# intermediate_size is an alias of moe_intermediate_size here.
+DEEPSEEK_V4 = dict(model_type="deepseek_v4", hidden_size=64, num_hidden_layers=4, num_attention_heads=4,
+                   num_key_value_heads=1, head_dim=32, q_lora_rank=32, partial_rotary_factor=0.25, o_groups=2,
+                   o_lora_rank=16, moe_intermediate_size=32, n_routed_experts=8, num_experts_per_tok=2,
+                   n_shared_experts=1, scoring_func="sqrtsoftplus", norm_topk_prob=True, routed_scaling_factor=1.5,
+                   swiglu_limit=4.0, sliding_window=8,
+                   layer_types=["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention",
+                                "compressed_sparse_attention"],
+                   compress_rates={"compressed_sparse_attention": 4, "heavily_compressed_attention": 8},
+                   mlp_layer_types=["hash_moe", "hash_moe", "moe", "moe"], index_n_heads=8, index_head_dim=16,
+                   index_topk=3, hc_mult=4, hc_sinkhorn_iters=20, hc_eps=1e-6, rms_norm_eps=1e-6, rope_theta=10000.0,
+                   compress_rope_theta=160000.0, max_position_embeddings=128, tie_word_embeddings=False)
 # Nemotron-H: Mamba-2 at 0 and 2 (8 heads of 8 in 2 groups, 16 states, 4-tap convolution,
 # prefill chunks of 8), attention at 3, a relu2 MLP at 4, sigmoid-routed relu2 experts at 1 and 5
 # (8 in 2 groups, the best group's top-2, scaled by 2.5) with a shared expert. time_step_min
@@ -415,6 +433,13 @@ FIXTURES = [
             "transformers' own FP8 loading, dequantised on the CPU",
             dict(DEEPSEEK_V3, q_lora_rank=32, norm_topk_prob=True, rope_parameters=DEFAULT_ROPE),
             "llama3", seed=3436, fp8=True),
+    Fixture("deepseek_v4",
+            "DeepSeek-V4: 4 query heads of 32 over one key=value head (rope on the last 8 dims in pairs, "
+            "undone on the output; sinks; grouped output projection), sliding window 8, windows of 4 "
+            "compressed in overlapping pairs with an indexer keeping the best 3 (layers 1, 3) or of 8 "
+            "(layer 2), 4 hyper-connection streams, 8 experts top-2 by token id (tid2eid) on layers 0-1 "
+            "and by sqrtsoftplus + bias on 2-3, scaled 1.5, clamped SwiGLU, 1 shared expert",
+            DEEPSEEK_V4, "llama3", seed=3625),
     Fixture("glm_moe_dsa",
             "GLM-5 (glm_moe_dsa): deepseek_v32's blocks with the indexer's rope in pairs (16 heads of 16, "
             "best 6 keys), layer 1 reusing layer 0's choice (indexer_types full, shared, full), 8 "
@@ -594,6 +619,11 @@ def randomize_(model, seed):
             # Gemma 4's per-layer scale of the residual stream, stored in the checkpoint.
             if name.endswith("layer_scalar"):
                 b.copy_(0.5 + torch.rand(b.shape, generator=gen))
+            # DeepSeek-V4's hash routers: each token id's top_k experts, stored in the checkpoint;
+            # distinct, as a trained table's are (the first top_k of a permutation per token).
+            if name.endswith("tid2eid"):
+                perms = [torch.randperm(model.config.n_routed_experts, generator=gen) for _ in range(len(b))]
+                b.copy_(torch.stack(perms)[:, :b.shape[1]])
 
 
 FP4_VALUES = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
@@ -798,12 +828,14 @@ def index_gaps(model):
     topk = torch.Tensor.topk
 
     def recording_topk(values, k, *args, **kwargs):
-        # Only rows with more than k keys it may see choose (the mask puts the others near -inf).
-        rows = values.reshape(-1, values.shape[-1])
-        rows = rows[(rows > -1e30).sum(-1) > k]
-        if len(rows):
-            top = topk(rows, k + 1, dim=-1).values
-            gaps.append(float((top[:, k - 1] - top[:, k]).min()))
+        # Only rows with more than k keys it may see choose (the mask puts the others near -inf);
+        # none do while there are at most k keys (deepseek_v4 asks for 0 of 0 before a window closes).
+        if values.shape[-1] > k:
+            rows = values.reshape(-1, values.shape[-1])
+            rows = rows[(rows > -1e30).sum(-1) > k]
+            if len(rows):
+                top = topk(rows, k + 1, dim=-1).values
+                gaps.append(float((top[:, k - 1] - top[:, k]).min()))
         return topk(values, k, *args, **kwargs)
 
     def wrap(forward):
@@ -969,6 +1001,27 @@ def write_readme():
         "  k-th/(k+1)-th score gap above MIN_INDEX_GAP. glm_moe_dsa: the same with the indexer's",
         "  rope in pairs; a \"shared\" layer (indexer_types) attends to the keys the last \"full\"",
         "  layer before it chose for the same query.",
+        "- deepseek_v4: kv_norm(kv_proj(x)) is every head's key and value; queries are RMS-normalised",
+        "  per head without a weight; rope turns the last 8 dims in pairs (x[2i], x[2i+1]) with",
+        "  rope_theta on sliding layers and compress_rope_theta on the others, and turns the output's",
+        "  back by the query's position before o_a_proj (per group of heads) and o_b_proj; each head's",
+        "  sink joins its softmax. All layers see the last sliding_window keys; a compressed layer adds",
+        "  one entry per closed window of m positions (compress_rates), seen from its last position",
+        "  on: per channel, softmax(gate + position_bias) over the window's slots weighs kv, then",
+        "  kv_norm and rope at the window's first position. CSA (m = 4) projects two halves and weighs",
+        "  the previous window's first halves with this window's second ones (window 0: its own",
+        "  alone), and each query sees only the index_topk entries its indexer scores best (all",
+        "  while it sees no more): deepseek_v32's score over keys compressed the same way, no",
+        "  LayerNorm, rope as above on the last 8 dims. Hyper-connections: with x the unweighted",
+        "  RMSNorm of the hc_mult streams side by side, pre = sigmoid(fn x * scale + base) + hc_eps",
+        "  weighs the streams into the block, post = 2 sigmoid(...) spreads its output, and comb =",
+        "  softmax(...) + hc_eps, Sinkhorn-normalised (columns, then hc_sinkhorn_iters - 1 rounds of",
+        "  rows and columns, each over sum + hc_eps), mixes the streams: new_k = post_k out +",
+        "  sum_j comb[j, k] stream_j; hc_head's sigmoid weights merge them before the final norm.",
+        "  Routers score by sqrt(softplus(logits)); moe layers take the top-k of scores +",
+        "  e_score_correction_bias, hash_moe layers the experts tid2eid[token id]; the chosen scores",
+        "  are always renormalised (norm_topk_prob is not read) and scaled by routed_scaling_factor.",
+        "  Routed and shared SwiGLUs clamp gate <= swiglu_limit and -swiglu_limit <= up <= swiglu_limit.",
         "- qwen3_5_text: transformers prefills its Gated DeltaNet layers with the chunked form of the",
         "  delta rule (chunks of 64) and decodes with the recurrent one; canrun runs the recurrent",
         "  form for both, the same function of the inputs summed in another order. q_proj's rows are",

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "blocks/block_kind.h"
+#include "blocks/hyper_connections.h"
 #include "blocks/per_layer_inputs.h"
 #include "blocks/rope_table.h"
 #include "blocks/steps.h"
@@ -97,21 +98,24 @@ class VisualFeaturesStep : public Step {
   int64_t deepstack_layer_;
 };
 
-// What the decoder itself holds besides its blocks: embeddings, per-layer norms, final norm, head.
-struct LayerNorms {
+// What the decoder itself holds besides its blocks: embeddings, each layer's norms (and mixes of its
+// hyper-connected streams), final norm, head.
+struct LayerWeights {
   NormWeights attn, post_attn, mlp, post_mlp;
   NormWeights post_mlp_alone, experts, post_experts;  // spec.experts_beside_mlp
   FloatBuffer scalar;  // names.layer_scalar's one value
+  HyperMixWeights attn_mix, mlp_mix;  // spec.hyper
 };
 struct DecoderWeights : ProgramPart {
   WeightMatrix embed_tokens;    // [vocab, embedding width]
   WeightMatrix project_in, project_out;  // spec.embed_dim
   FloatBuffer no_bias;
   FloatBuffer embed_positions;  // learned positions, empty when rotary
-  std::vector<LayerNorms> norms;
+  std::vector<LayerWeights> norms;
   NormWeights final_norm;
   WeightMatrix lm_head;  // when tied, embed_tokens viewed in place
   FloatBuffer lm_head_bias;
+  HyperMixWeights head_mix;  // spec.hyper
 };
 
 std::string layer_name(const std::string& prefix, int64_t layer) { return prefix + "." + std::to_string(layer) + "."; }
@@ -132,10 +136,16 @@ class DecoderAssembly {
       w.embed_positions = tensors_.tensor(n.positions + ".weight", {spec.max_positions + spec.position_offset, hidden});
     // transformers' layer 0 reads x after the last of these steps.
     const ModuleMatch layers_input{n.layers + ".0", true};
-    const ValueId x = program_.value("x", hidden);
+    const bool hyper = spec.hyper.streams > 0;
+    // With hyper-connections x holds every stream of the residual stream.
+    const ValueId x = program_.value("x", hyper ? spec.hyper.streams * hidden : hidden);
     const bool images = spec.image_token_id >= 0;
     const bool last_is_embed = spec.embed_dim == 0 && n.positions.empty() && !images;
-    if (spec.embed_dim > 0) {
+    if (hyper) {
+      const ValueId embedded = program_.value("embedded", hidden);
+      program_.add<EmbedStep>(Step::Info{"embed", {}, {embedded}}, spec, w.embed_tokens);
+      add_stream_copies(program_, embedded, x);
+    } else if (spec.embed_dim > 0) {
       const ValueId embedded = program_.value("embedded", width);
       program_.add<EmbedStep>(Step::Info{"embed", {}, {embedded}}, spec, w.embed_tokens);
       add_linear(program_, "project_in", embedded, x, w.project_in, w.no_bias, width,
@@ -165,6 +175,7 @@ class DecoderAssembly {
         program_.add<VisualFeaturesStep>(Step::Info{layer_steps(i) + "deepstack", {x}, {x}}, i);
     }
     w.final_norm = visit_norm(tensors_, spec.norm, n.final_norm, hidden);
+    if (hyper) w.head_mix = visit_head_mix(tensors_, spec, n.hc_head);
     if (spec.embed_dim > 0) w.project_out = tensors_.plain_matrix(n.project_out + ".weight", width, hidden);
     w.lm_head = spec.tie_embeddings ? tensors_.tied_head(n.embed + ".weight", w.embed_tokens)
                                     : tensors_.plain_matrix(n.lm_head + ".weight", spec.vocab_size, width);
@@ -172,8 +183,9 @@ class DecoderAssembly {
       w.lm_head_bias = tensors_.vector(n.lm_head + ".bias", spec.vocab_size, TensorRole::kBias);
 
     // Generation needs the last position's logits only.
-    ValueId last = program_.value("last", hidden, ValueRows::kLast);
+    ValueId last = program_.value("last", program_.info(x).width, ValueRows::kLast);
     program_.add<LastRowStep>(Step::Info{"last", {x}, {last}});
+    if (hyper) last = add_head_mix(program_, spec, w.head_mix, last, {n.hc_head});
     if (!n.final_norm.empty())
       program_.add<NormStep>(Step::Info{"final_norm", {last}, {last}, {n.final_norm}}, w.final_norm, spec.norm, hidden);
     ValueId head_in = last;
@@ -192,7 +204,7 @@ class DecoderAssembly {
  private:
   // Norms, token mixer and feed-forward block of layer i, updating the residual stream x.
   void layer(const DecoderSpec& spec, const ShardLayout& layout, int64_t i, ValueId x, ValueId rope,
-             LayerNorms& norms) {
+             LayerWeights& norms) {
     const WeightNames& n = spec.names;
     const int64_t hidden = spec.hidden_size;
     const std::string tensors = layer_name(n.layers, i), s = layer_steps(i);
@@ -200,6 +212,7 @@ class DecoderAssembly {
     const BlockPlace place{spec, i, shard_, layout, tensors, s};
     if (mixer_kind(spec, i) == "none") return single_block_layer(place, ffn_kind(spec, i), n.mlp_norm, x, rope, norms);
     if (ffn_kind(spec, i) == "none") return single_block_layer(place, mixer_kind(spec, i), n.attn_norm, x, rope, norms);
+    if (spec.hyper.streams > 0) return hyper_layer(place, x, rope, norms);
     std::unique_ptr<Block> mixer_block = make_block(mixer_kind(spec, i), place);
     std::unique_ptr<Block> ffn_block = make_block(ffn_kind(spec, i), place);
     // The checkpoint's order: attention norm, attention, its post norm, MLP norm, MLP, its post norm.
@@ -299,9 +312,43 @@ class DecoderAssembly {
     program_.add<ScaleColumnsStep>(Step::Info{s + "layer_scalar", {x}, {x}, layer_output}, std::vector<float>{scalar});
   }
 
+  // A layer over hyper-connected streams x: each block reads the mix of x its weights make, normed,
+  // and its output spreads back into x with the streams' own mix.
+  void hyper_layer(const BlockPlace& place, ValueId x, ValueId rope, LayerWeights& norms) {
+    const DecoderSpec& spec = place.spec;
+    const WeightNames& n = spec.names;
+    const int64_t hidden = spec.hidden_size;
+    const std::string& s = place.steps;
+    std::unique_ptr<Block> mixer_block = make_block(mixer_kind(spec, place.layer), place);
+    std::unique_ptr<Block> ffn_block = make_block(ffn_kind(spec, place.layer), place);
+    norms.attn = visit_norm(tensors_, spec.norm, place.tensors + n.attn_norm, hidden);
+    mixer_block->visit(tensors_);
+    norms.mlp = visit_norm(tensors_, spec.norm, place.tensors + n.mlp_norm, hidden);
+    ffn_block->visit(tensors_);
+    norms.attn_mix = visit_block_mix(tensors_, spec, place.tensors + n.attn_hc);
+    norms.mlp_mix = visit_block_mix(tensors_, spec, place.tensors + n.ffn_hc);
+    // `norm` names the step, `norm_tensor` the checkpoint's norm.
+    const auto block = [&](const std::string& mix, const std::string& norm, const std::string& norm_tensor,
+                           const NormWeights& weights, HyperMixWeights& mix_weights, Block& kind,
+                           const std::string& out_name, ModuleMatch match) {
+      ValueId post = -1, comb = -1;
+      const ValueId collapsed = add_block_mix(program_, s + mix, spec, mix_weights, x, post, comb);
+      const ValueId in = program_.value(s + norm, hidden), out = program_.value(s + out_name, hidden);
+      program_.add<NormStep>(Step::Info{s + norm, {collapsed}, {in}, {place.tensors + norm_tensor}}, weights, spec.norm,
+                             hidden);
+      kind.emit(program_, {in, out, rope});
+      if (shard_.size > 1) program_.add<AllReduceStep>(Step::Info{s + mix + "_all_reduce", {out}, {out}});
+      add_block_output(program_, s + mix + "_output", x, out, post, comb, std::move(match));
+    };
+    block("attn_hc", "attn_norm", n.attn_norm, norms.attn, norms.attn_mix, program_.keep(std::move(mixer_block)),
+          "attn_out", {});
+    block("ffn_hc", "mlp_norm", n.mlp_norm, norms.mlp, norms.mlp_mix, program_.keep(std::move(ffn_block)), "mlp_out",
+          {n.layers + "." + std::to_string(place.layer)});
+  }
+
   // A layer holding one block (nemotron_h's): x += block(norm(x)), the norm `norm_name`.
   void single_block_layer(const BlockPlace& place, const std::string& kind, const std::string& norm_name, ValueId x,
-                          ValueId rope, LayerNorms& norms) {
+                          ValueId rope, LayerWeights& norms) {
     const int64_t hidden = place.spec.hidden_size;
     const std::string& s = place.steps;
     std::unique_ptr<Block> made = make_block(kind, place);

@@ -1,8 +1,9 @@
 // The model program of a decoder-only transformer: the token embeddings (learned positions,
 // scale; an image-text-to-text model's image features in place of its image tokens'), the
 // pass's rotary tables, then per layer its norms, its token mixer and feed-forward
-// block (block kinds named by the spec) with their residual adds and, sharded, the sums over
-// ranks after each block; then the final norm and the logits of the last position.
+// block (block kinds named by the spec) with their residual adds (deepseek_v4: the mixes of its
+// hyper-connected residual streams) and, sharded, the sums over ranks after each block; then the
+// final norm and the logits of the last position.
 #pragma once
 
 #include <vector>

@@ -6,14 +6,17 @@
 // the clamped SwiGLU. granitemoe, llama4 and gemma4: 3-D experts with gate and up one after
 // the other (granitemoe's shared expert likewise); llama4 scales each expert's input by sigmoid
 // of its logit; gemma4's router reads the normalised residual stream and scales each chosen
-// weight by its expert's scale. Sharded, a rank computes only its own experts for the tokens routed to them and its
-// columns of the shared expert: its output is this rank's partial sum.
+// weight by its expert's scale. deepseek_v4: sqrt(softplus) scores, and on its first layers the
+// experts a token goes to are a fixed table's row for its id. Sharded, a rank computes only its
+// own experts for the tokens routed to them and its columns of the shared expert: its output is
+// this rank's partial sum.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "blocks/block_kind.h"
 #include "blocks/steps.h"
+#include "kernels/softplus.h"
 #include "kernels/top_k.h"
 #include "program/step_context.h"
 
@@ -72,9 +75,9 @@ std::vector<int32_t> choose_biased(const MoeSpec& moe, std::vector<float>& choic
 class ExpertsStep : public Step {
  public:
   ExpertsStep(Info info, const MoeSpec& moe, Activation act, IndexRange mine, const std::vector<ExpertWeights>& experts,
-              const FloatBuffer& score_bias, const FloatBuffer& expert_scale)
+              const FloatBuffer& score_bias, const FloatBuffer& expert_scale, const std::vector<int32_t>& hash_table)
       : Step(std::move(info)), moe_(moe), act_(act), mine_(mine), experts_(experts), score_bias_(score_bias),
-        expert_scale_(expert_scale) {}
+        expert_scale_(expert_scale), hash_table_(hash_table) {}
   std::string_view kind() const override { return "experts"; }
   bool row_wise() const override { return true; }
 
@@ -90,11 +93,17 @@ class ExpertsStep : public Step {
       float* probs = router + t * moe_.num_experts;
       if (moe_.sigmoid_scores) {
         choice.resize(static_cast<size_t>(moe_.num_experts));
+        const bool hashed = !hash_table_.empty();
         for (int64_t e = 0; e < moe_.num_experts; ++e) {
-          probs[e] = 1.0f / (1.0f + std::exp(-probs[e]));
-          choice[e] = probs[e] + score_bias_.data()[e];
+          probs[e] = moe_.sqrt_softplus_scores ? std::sqrt(softplus(probs[e])) : 1.0f / (1.0f + std::exp(-probs[e]));
+          if (!hashed) choice[e] = probs[e] + score_bias_.data()[e];
         }
-        chosen = choose_biased(moe_, choice);
+        if (hashed) {
+          const int32_t* row = hash_table_.data() + static_cast<int64_t>(c.tokens()[t]) * moe_.top_k;
+          chosen.assign(row, row + moe_.top_k);
+        } else {
+          chosen = choose_biased(moe_, choice);
+        }
         float sum = 0.0f;
         for (int64_t j = 0; j < moe_.top_k; ++j) sum += (weight[j] = probs[chosen[j]]);
         for (float& w : weight) w = (moe_.normalize_top_k ? w / (sum + 1e-20f) : w) * moe_.routed_scale;
@@ -166,6 +175,7 @@ class ExpertsStep : public Step {
       return;
     }
     c.kernels().linear(x, 1, w.gate, bias(w.gate_bias), c.choices(), gate.data());
+    if (moe_.limited_swiglu) limit_swiglu_inputs(moe_.swiglu_limit, gate.data(), up.data(), ffn);
     if (moe_.clamped_swiglu)
       c.kernels().clamped_swiglu(gate.data(), up.data(), ffn, moe_.swiglu_alpha, moe_.swiglu_limit, gate.data());
     else
@@ -179,6 +189,7 @@ class ExpertsStep : public Step {
   const std::vector<ExpertWeights>& experts_;
   const FloatBuffer& score_bias_;  // sigmoid_scores, softmax_score_bias: e_score_correction_bias
   const FloatBuffer& expert_scale_;  // per_expert_scale
+  const std::vector<int32_t>& hash_table_;  // [vocab, top_k] on a hash-routed layer, else empty
 };
 
 // inputs {x, shared expert output}, outputs {out}: out += sigmoid(gate . x) * shared per token
@@ -219,7 +230,9 @@ class RoutedExperts : public Block {
     const int64_t hidden = spec.hidden_size;
     router_ = v.plain_matrix(p + n.router + ".weight", moe.num_experts, hidden);
     if (moe.router_bias) router_bias_ = v.vector(p + n.router + ".bias", moe.num_experts, TensorRole::kBias);
-    if (moe.sigmoid_scores)
+    if (hash_routed())
+      hash_table_ = v.indices(p + n.router + ".tid2eid", {spec.vocab_size, moe.top_k}, moe.num_experts);
+    else if (moe.sigmoid_scores)
       score_bias_ = v.vector(p + n.score_bias, moe.num_experts, TensorRole::kBias);
     else if (moe.softmax_score_bias)
       score_bias_ = v.tensor(p + n.score_bias, {1, moe.num_experts});
@@ -274,7 +287,7 @@ class RoutedExperts : public Block {
     }
     const bool shared = moe.shared_ffn > 0 && place_.layout.shared_ffn.count > 0;
     program.add<ExpertsStep>(Step::Info{s + "experts", {io.in, router}, {io.out}, {shared ? "" : moe_module}}, moe,
-                             spec.activation, place_.layout.experts, experts_, score_bias_, expert_scale_);
+                             spec.activation, place_.layout.experts, experts_, score_bias_, expert_scale_, hash_table_);
     if (!shared) return;
     const int64_t ffn = place_.layout.shared_ffn.count;
     const std::string sp = s + "shared_expert.";
@@ -283,7 +296,8 @@ class RoutedExperts : public Block {
     if (moe.gated_experts) {
       add_linear(program, sp + "gate_proj", io.in, gate, shared_.gate, shared_.gate_bias, hidden);
       add_linear(program, sp + "up_proj", io.in, up, shared_.up, shared_.up_bias, hidden);
-      program.add<ActivationStep>(Step::Info{sp + "act_mul", {gate, up}, {gate}}, spec.activation);
+      program.add<ActivationStep>(Step::Info{sp + "act_mul", {gate, up}, {gate}}, spec.activation,
+                                  moe.limited_swiglu ? &moe : nullptr);
     } else {
       add_linear(program, sp + "up_proj", io.in, up, shared_.up, shared_.up_bias, hidden);
       program.add<ActivationStep>(Step::Info{sp + "act", {up}, {up}}, spec.activation);
@@ -295,6 +309,11 @@ class RoutedExperts : public Block {
   }
 
  private:
+  bool hash_routed() const {
+    const std::vector<bool>& hash = place_.spec.moe.hash_layers;
+    return !hash.empty() && hash[static_cast<size_t>(place_.layer)];
+  }
+
   // gpt-oss experts: gate_up_proj [E, hidden, 2 ffn] (x @ W, gate and up interleaved) and
   // down_proj [E, ffn, hidden] with biases; or, as published, MXFP4 "_blocks"/"_scales" holding
   // the transposed [E, 2 ffn, hidden] and [E, hidden, ffn].
@@ -407,6 +426,7 @@ class RoutedExperts : public Block {
   NormWeights router_norm_;
   std::vector<ExpertWeights> experts_;
   ExpertWeights shared_;
+  std::vector<int32_t> hash_table_;
 };
 
 const BlockKindRegistration registration("routed_experts",

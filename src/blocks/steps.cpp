@@ -87,16 +87,49 @@ void NormStep::run(StepContext& c) const {
   for (int64_t g = 0; g < groups; ++g) norm(c.value(in) + g * dim_, g % weight_rows, 1, c.value(out) + g * dim_);
 }
 
+void limit_swiglu_inputs(float limit, float* gate, float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    gate[i] = std::min(gate[i], limit);
+    up[i] = std::clamp(up[i], -limit, limit);
+  }
+}
+
 void ActivationStep::run(StepContext& c) const {
   const ValueId out = outputs()[0];
   const int64_t n = c.floats(out);
   if (inputs().size() == 1) return c.kernels().activation(act_, c.value(inputs()[0]), n, c.value(out));
-  const float* gate = c.value(inputs()[0]);
-  const float* up = c.value(inputs()[1]);
-  if (clamped_ != nullptr)
+  float* gate = c.value(inputs()[0]);
+  float* up = c.value(inputs()[1]);
+  if (clamped_ != nullptr && clamped_->limited_swiglu) {
+    limit_swiglu_inputs(clamped_->swiglu_limit, gate, up, n);
+    c.kernels().gated_activation(act_, gate, up, n, c.value(out));
+  } else if (clamped_ != nullptr)
     c.kernels().clamped_swiglu(gate, up, n, clamped_->swiglu_alpha, clamped_->swiglu_limit, c.value(out));
   else
     c.kernels().gated_activation(act_, gate, up, n, c.value(out));
+}
+
+void GroupedLinearStep::run(StepContext& c) const {
+  const int64_t rows = c.rows(inputs()[0]), count = static_cast<int64_t>(groups_.size());
+  const int64_t in = c.width(inputs()[0]) / count, out = c.width(outputs()[0]) / count;
+  std::vector<float> x(static_cast<size_t>(rows * in)), y(static_cast<size_t>(rows * out));
+  for (int64_t g = 0; g < count; ++g) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* from = c.value(inputs()[0]) + r * count * in + g * in;
+      std::copy(from, from + in, x.data() + r * in);
+    }
+    c.kernels().linear(x.data(), rows, groups_[static_cast<size_t>(g)], nullptr, c.choices(), y.data());
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy(y.data() + r * out, y.data() + (r + 1) * out, c.value(outputs()[0]) + r * count * out + g * out);
+  }
+}
+
+StepCost GroupedLinearStep::cost(const Program& program, const RunShape& shape) const {
+  if (groups_.empty() || groups_.front().empty()) return {};
+  const int64_t rows = program.rows(inputs()[0], shape.tokens), count = static_cast<int64_t>(groups_.size());
+  const int64_t per_group = groups_.front().rows() * groups_.front().cols();
+  const auto element = static_cast<int64_t>(dtype_size(groups_.front().dtype()));
+  return {2 * rows * count * per_group, count * per_group * element};
 }
 
 void AddStep::run(StepContext& c) const {

@@ -77,7 +77,11 @@ class NormStep : public Step {
   int64_t dim_;
 };
 
-// out = act(in), or with two inputs out = act(gate) * up; gpt-oss's clamped SwiGLU when `clamped`.
+// deepseek_v4's SwiGLU inputs, in place: gate at most `limit`, up within [-limit, limit].
+void limit_swiglu_inputs(float limit, float* gate, float* up, int64_t n);
+
+// out = act(in), or with two inputs out = act(gate) * up; with `clamped`, gpt-oss's clamped
+// SwiGLU, or act(gate) * up after limit_swiglu_inputs when it says limited_swiglu.
 class ActivationStep : public Step {
  public:
   ActivationStep(Info info, Activation act, const MoeSpec* clamped = nullptr)
@@ -130,6 +134,20 @@ class CopyColumnsStep : public Step {
 
  private:
   int64_t first_;
+};
+
+// inputs {x [tokens, groups * in]}, outputs {y [tokens, groups * out]}: group g of each row through
+// its own matrix, a block-diagonal projection (deepseek_v4's grouped output projection).
+class GroupedLinearStep : public Step {
+ public:
+  GroupedLinearStep(Info info, const std::vector<WeightMatrix>& groups) : Step(std::move(info)), groups_(groups) {}
+  std::string_view kind() const override { return "grouped_linear"; }
+  bool row_wise() const override { return true; }
+  void run(StepContext& context) const override;
+  StepCost cost(const Program& program, const RunShape& shape) const override;
+
+ private:
+  const std::vector<WeightMatrix>& groups_;
 };
 
 // out (one row) = the last row of in: what the logits are computed from.

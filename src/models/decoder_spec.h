@@ -91,6 +91,8 @@ struct WeightNames {
   std::string per_layer_projection_norm = "model.per_layer_projection_norm";
   std::string per_layer_gate = "per_layer_input_gate", per_layer_projection = "per_layer_projection";
   std::string post_per_layer_norm = "post_per_layer_input_norm";
+  // spec.hyper: each layer's mixes before its attention and its MLP, and the head's.
+  std::string attn_hc = "hc_attn", ffn_hc = "hc_ffn", hc_head = "model.hc_head";
 };
 
 // A routed-experts MLP: softmax over the router logits, top-k, optionally renormalised over
@@ -145,6 +147,13 @@ struct MoeSpec {
   // "<per_expert_scale>".
   bool router_input_norm = false;
   bool per_expert_scale = false;
+  // deepseek_v4: scores sqrt(softplus(logit)) instead of sigmoid (with sigmoid_scores' choice and
+  // weighting); on the layers hash_layers marks, the k experts are the token's row of the
+  // router's "<router>.tid2eid" [vocab, k] table instead of the top-k. Its experts' and shared
+  // expert's SwiGLU clamps the gate to at most swiglu_limit and up to [-limit, limit] (limited_swiglu).
+  bool sqrt_softplus_scores = false;
+  std::vector<bool> hash_layers;
+  bool limited_swiglu = false;
 };
 
 // Multi-head latent attention (deepseek_v2). q comes from q_proj, or through the low rank
@@ -172,6 +181,38 @@ struct LatentAttentionSpec {
   // Per layer, true: no indexer of its own, the choice of the last layer before it that has one
   // (glm_moe_dsa's "shared" indexer_types); empty: every layer has its own.
   std::vector<bool> shared_index;
+};
+
+// deepseek_v4's attention (mixer kind "compressed_attention"): one key head that is also the
+// value, q through q_a_proj -> RMSNorm -> q_b_proj -> an RMSNorm without weight per head, the last
+// rope_dim dims of q and k rotated in pairs (the output's rotated back), a learned sink per head,
+// the keys of the last `window` positions, and on compressed layers (rate > 0) one more key per
+// closed window of `rate` positions: the softmax(gate + position_bias)-weighted sum of the
+// window's kv_proj rows, RMSNorm'd and rotated at the window's first position. With an indexer
+// (compressed sparse attention) each compressed key covers its window's second halves and the
+// previous window's first halves, and a query sees only the index_topk of them its indexer
+// scores best. The heads' context goes through o_groups block-diagonal projections to
+// o_lora_rank each, then o_b_proj.
+struct CompressedAttentionSpec {
+  int64_t q_lora_rank = 0;
+  int64_t rope_dim = 0;
+  int64_t window = 0;
+  int64_t o_groups = 1, o_lora_rank = 0;
+  std::vector<int64_t> rates;  // per layer; 0: the window alone
+  std::vector<bool> indexed;   // per layer: compressed sparse attention
+  int64_t index_heads = 0, index_head_dim = 0, index_topk = 0;
+  RopeSpec compress_rope;  // compressed layers and their compressed keys; spec.rope otherwise
+};
+
+// deepseek_v4's manifold-constrained hyper-connections (streams > 0): the residual stream is
+// `streams` copies of hidden per token. Before each block, learned mixes of the RMS-normalised
+// streams give pre (how the streams sum into the block's input), post (how its output spreads
+// back) and comb (a doubly stochastic mix of the streams, sinkhorn_iters Sinkhorn-Knopp steps);
+// after the last layer, the head's pre sums them into one.
+struct HyperConnectionSpec {
+  int64_t streams = 0;
+  int64_t sinkhorn_iters = 20;
+  float eps = 1e-6f;
 };
 
 // A short gated convolution mixer (lfm2): in_proj to B, C and x (hidden each); B*x through a
@@ -317,6 +358,8 @@ struct DecoderSpec {
   bool attention_output_gate = false;  // qwen3_5: context * sigmoid(gate), gate from q_proj beside q
   bool latent_attention = false;  // deepseek_v2: attention as `mla` describes
   LatentAttentionSpec mla;
+  CompressedAttentionSpec compressed;  // the layers whose mixer kind is "compressed_attention"
+  HyperConnectionSpec hyper;
   float final_softcap = 0;
   float embedding_scale = 1;    // gemma: sqrt(hidden); granite: embedding_multiplier
   float residual_scale = 1;     // granite: residual_multiplier on each block's output

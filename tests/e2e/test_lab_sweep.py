@@ -35,7 +35,7 @@ def catalog(tmp_path):
             entry("test/tiny-qwen2", "qwen2", config("qwen2")),
             entry("test/tiny-qwen3", "qwen3", config("qwen3_bf16")),
             entry("test/tiny-mistral", "mistral", config("mistral_f32")),
-            entry("test/tiny-deepseek-v4", "deepseek_v4", {"hidden_size": 64}),
+            entry("test/unknown-arch", "test_unknown_arch", {"hidden_size": 64}),
             entry("test/excluded", "qwen3", config("qwen3_bf16"), False, "not prioritized yet")]
     path = tmp_path / "catalog.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -84,11 +84,11 @@ def assert_runnable_pass(rows):
 
 
 def assert_not_run_rows(rows):
-    assert rows["test/tiny-deepseek-v4"]["result"] == "UNSUPPORTED_ARCHITECTURE"
-    assert rows["test/tiny-deepseek-v4"]["error_message"] == "architecture not supported: deepseek_v4"
+    assert rows["test/unknown-arch"]["result"] == "UNSUPPORTED_ARCHITECTURE"
+    assert rows["test/unknown-arch"]["error_message"] == "architecture not supported: test_unknown_arch"
     assert rows["test/excluded"]["result"] == "EXCLUDED"
     assert rows["test/excluded"]["error_message"] == "not prioritized yet"
-    for model in ("test/tiny-deepseek-v4", "test/excluded"):  # nothing ran: no weights, no time
+    for model in ("test/unknown-arch", "test/excluded"):  # nothing ran: no weights, no time
         assert pd.isna(rows[model]["weights"]) and pd.isna(rows[model]["wall_time_s"]), rows[model]
 
 
@@ -114,7 +114,7 @@ def test_sweep_killed_midway_resumes_without_loss_or_duplicates(canrun_bin, lab_
     # None of the catalog's models is in the (empty) Hugging Face cache: the sweep says so.
     assert "models had no real weights in the Hugging Face cache" in result.stdout
     rows = read_rows(out)
-    assert sorted(rows) == sorted(RUNNABLE + ["test/tiny-deepseek-v4", "test/excluded"])
+    assert sorted(rows) == sorted(RUNNABLE + ["test/unknown-arch", "test/excluded"])
     assert_runnable_pass(rows)
     assert_not_run_rows(rows)
     assert rows["test/tiny-llama"]["timestamp"] == first["test/tiny-llama"]["timestamp"]  # kept, not redone
@@ -211,13 +211,13 @@ def test_three_shards_at_once_merge_into_every_model_once(canrun_bin, run_canrun
     query = run_canrun("query", "--data", out, "--format", "json")
     assert query.returncode == 0, query.stderr
     assert sorted(row["model_id"] for row in json.loads(query.stdout)) == sorted(
-        RUNNABLE + ["test/tiny-deepseek-v4", "test/excluded"])
+        RUNNABLE + ["test/unknown-arch", "test/excluded"])
     assert "__cpu-" in (out / "README.md").read_text() and "/*.parquet" in (out / "README.md").read_text()
     merged = run_canrun("dataset", "merge", out)
     assert merged.returncode == 0, merged.stderr
     assert f"merged {len(parts)} parts into " in merged.stdout and ": 6 models" in merged.stdout
     rows = read_rows(out)  # one row per model, as pandas and DuckDB read it
-    assert sorted(rows) == sorted(RUNNABLE + ["test/tiny-deepseek-v4", "test/excluded"])
+    assert sorted(rows) == sorted(RUNNABLE + ["test/unknown-arch", "test/excluded"])
     assert_runnable_pass(rows)
     assert_not_run_rows(rows)
     assert not list(out.glob("canrun-*__cpu-*/"))  # the parts are gone

@@ -260,6 +260,61 @@ TEST_F(ArchitectureOptions, NemotronHPatternsNameTheirBadLetters) {
             (std::vector<std::string>{"mamba2", "attention"}));
 }
 
+TEST_F(ArchitectureOptions, DeepseekV4LayerListsAndRoutersAreReadOrNamed) {
+  Json v4 = tiny("deepseek_v4");
+  v4["num_key_value_heads"] = 1;
+  v4["head_dim"] = 32;
+  // The legacy per-layer ratios and hash layer count still read, as transformers folds them in.
+  v4["compress_ratios"] = {0, 128};
+  v4["num_hash_layers"] = 1;
+  const DecoderSpec spec = find_architecture("deepseek_v4").read_spec(ConfigReader(v4, "config.json"));
+  EXPECT_EQ(spec.compressed.rates, (std::vector<int64_t>{0, 128}));
+  EXPECT_EQ(spec.compressed.indexed, (std::vector<bool>{false, false}));
+  EXPECT_EQ(spec.moe.hash_layers, (std::vector<bool>{true, false}));
+  EXPECT_EQ(spec.compressed.rope_dim, 4);  // 64 / 512 of the head
+  EXPECT_EQ(spec.hyper.streams, 4);
+  // The Hub's flat form: the main rotation a default one at rope_theta, the compressed one yarn at
+  // compress_rope_theta with attention factor 1 (DeepseekV4Config.__post_init__).
+  v4["rope_theta"] = 10000;
+  v4["rope_scaling"] = {{"type", "yarn"}, {"factor", 16}, {"original_max_position_embeddings", 64},
+                        {"beta_fast", 32}, {"beta_slow", 1}};
+  // Longer layer lists are cut to the layers, and one shared MLP is built whatever
+  // n_shared_experts says, as transformers does.
+  v4["mlp_layer_types"] = {"hash_moe", "moe", "moe"};
+  v4["n_shared_experts"] = 2;
+  const DecoderSpec hub = find_architecture("deepseek_v4").read_spec(ConfigReader(v4, "config.json"));
+  EXPECT_EQ(hub.rope.type, "default");
+  EXPECT_DOUBLE_EQ(hub.rope.theta, 10000.0);
+  EXPECT_EQ(hub.compressed.compress_rope.type, "yarn");
+  EXPECT_DOUBLE_EQ(hub.compressed.compress_rope.theta, 160000.0);
+  EXPECT_DOUBLE_EQ(hub.compressed.compress_rope.attention_factor, 1.0);
+  EXPECT_EQ(hub.moe.hash_layers, (std::vector<bool>{true, false}));
+  EXPECT_EQ(hub.moe.shared_ffn, hub.moe.expert_ffn);
+  v4.erase("rope_scaling");
+  v4.erase("mlp_layer_types");
+  v4["quantization_config"] = {{"quant_method", "fp8"}, {"scale_fmt", "ue8m0"}};
+  expect_load_error(v4, ErrorKind::kUnsupportedOption, {"config.json", "quantization_config", "quant_method 'fp8'"});
+  v4.erase("quantization_config");
+  v4["compress_ratios"] = {0, 16};
+  expect_load_error(v4, ErrorKind::kCheckpoint, {"config.json", "compress_ratios", "entry 1", "0, 4 or 128"});
+  v4.erase("compress_ratios");
+  v4["layer_types"] = {"sliding_attention", "full_attention"};
+  expect_load_error(v4, ErrorKind::kCheckpoint,
+                    {"config.json", "layer_types", "entry 1", "compressed_sparse_attention"});
+  v4["layer_types"] = {"sliding_attention", "heavily_compressed_attention"};
+  v4["mlp_layer_types"] = {"moe", "dense"};
+  expect_load_error(v4, ErrorKind::kCheckpoint, {"config.json", "mlp_layer_types", "entry 1", "\"hash_moe\""});
+  v4.erase("mlp_layer_types");
+  v4["num_key_value_heads"] = 2;
+  expect_load_error(v4, ErrorKind::kCheckpoint, {"config.json", "num_key_value_heads"});
+  v4["num_key_value_heads"] = 1;
+  v4["scoring_func"] = "softmax";
+  expect_load_error(v4, ErrorKind::kUnsupportedOption, {"config.json", "scoring_func", "sqrtsoftplus"});
+  v4["scoring_func"] = "sigmoid";
+  v4["o_groups"] = 3;
+  expect_load_error(v4, ErrorKind::kCheckpoint, {"config.json", "o_groups", "must divide"});
+}
+
 TEST_F(ArchitectureOptions, FalconH1MultipliersAndMambaWidthAreReadOrNamed) {
   // transformers' defaults: mamba_d_ssm 1024 over 128 heads of 8, the norm off, an infinite
   // upper time step limit as it writes one.

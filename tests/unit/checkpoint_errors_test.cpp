@@ -186,6 +186,24 @@ TEST_F(CheckpointErrors, MambaStateSizeThatDoesNotMatchTheWeights) {
                {"model.safetensors", "backbone.layers.0.mixer.in_proj.weight", "has shape", "expected"});
 }
 
+// A hash router's token table (deepseek_v4's tid2eid) naming an expert the layer does not have
+// is named with the value and where it is.
+TEST_F(CheckpointErrors, HashRoutingTableOutsideTheExperts) {
+  const std::string model = copy_fixture(fs::path(kFixture).parent_path() / "deepseek_v4");
+  std::fstream file(model + "/model.safetensors", std::ios::in | std::ios::out | std::ios::binary);
+  uint64_t length = 0;
+  file.read(reinterpret_cast<char*>(&length), sizeof(length));
+  std::string header(length, '\0');
+  file.read(header.data(), static_cast<std::streamsize>(length));
+  const int64_t begin = Json::parse(header)["model.layers.1.ffn.gate.tid2eid"]["data_offsets"][0].get<int64_t>();
+  const int64_t past_the_experts = 8;
+  file.seekp(static_cast<std::streamoff>(sizeof(length) + length + begin + 3 * sizeof(int64_t)));  // element 3
+  file.write(reinterpret_cast<const char*>(&past_the_experts), sizeof(past_the_experts));
+  file.close();
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint,
+               {"model.safetensors", "model.layers.1.ffn.gate.tid2eid", "holds 8 at element 3", "outside [0, 8)"});
+}
+
 TEST_F(CheckpointErrors, UnknownModelType) {
   const std::string model = copy_fixture();
   // Its "architectures" still names LlamaForCausalLM, which loads it as llama.

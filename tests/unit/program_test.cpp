@@ -152,12 +152,13 @@ TEST(ModelProgram, ANewBlockKindPlugsIntoARealModel) {
 }
 
 // The state a block kind keeps besides the KV cache (lfm2's convolution inputs, deepseek_v32's
-// indexer keys, glm_moe_dsa's choice that a later layer reuses, the Gated DeltaNet's and
+// indexer keys, glm_moe_dsa's choice that a later layer reuses, deepseek_v4's window keys,
+// open windows and compressed keys, the Gated DeltaNet's and
 // Mamba-2's recurrent states), and a KV cache a later layer reads (gemma4's shared keys and
 // values), carries across runs: a prompt prefilled in pieces, then decoded one
 // token at a time, ends on the logits of one prefill of the whole.
 TEST(ModelProgram, StatefulBlockKindsCarryTheirStateAcrossRuns) {
-  for (const char* fixture : {"lfm2", "deepseek_v32", "glm_moe_dsa", "qwen3_5_text", "nemotron_h",
+  for (const char* fixture : {"lfm2", "deepseek_v32", "deepseek_v4", "glm_moe_dsa", "qwen3_5_text", "nemotron_h",
                               "granitemoehybrid", "falcon_h1", "gemma4_text_ple"}) {
     SCOPED_TRACE(fixture);
     const std::string dir = (kFixtures / fixture).string();
