@@ -173,7 +173,8 @@ std::string torch_reproduce_script(const ReproduceInputs& in, const TorchReprodu
          " weights) on " + comment_text(in.version_pair) + ".\n"
          "# Expected result: " + comment_text(in.expected_result) + " (" + comment_text(expectation) + ")\n"
          "set -euo pipefail\n"
-         "python3 -m venv " + kTorchVenv + "\n" +
+         "# A venv of its own, kept for the next run (pip then finds the pins installed).\n"
+         "[ -x " + python + " ] || python3 -m venv " + kTorchVenv + "\n" +
          python + " -m pip install --quiet" + pins + "\n" + torch_weights_step(in) +
          "cat > run.py <<'CANRUN_RUN_PY'\n" + torch.run_py + (torch.run_py.ends_with('\n') ? "" : "\n") +
          "CANRUN_RUN_PY\n" +

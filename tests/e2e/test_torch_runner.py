@@ -8,7 +8,7 @@ FAIL_RUNTIME naming what was missing; a torch sweep and a canrun sweep side by s
 `canrun diff`."""
 import json
 import os
-import shutil
+import pathlib
 import stat
 import subprocess
 import urllib.parse
@@ -70,22 +70,28 @@ def test_the_real_smollm2_folder_passes_on_torch_with_canruns_tokens(canrun_bin,
     assert row["generated_token_ids"] == check(canrun_bin, env, model=SMOLLM2)["generated_token_ids"]
 
 
-def test_the_reproduce_script_of_a_torch_row_runs_as_printed_on_a_fresh_venv(canrun_bin, env, tmp_path):
-    """The script makes its own venv and installs the row's pins into it: about 95 s and 5.6 GB here,
-    from pip's cache, which scripts/install_torch.sh has filled (the script itself is unchanged)."""
+def test_the_reproduce_script_of_a_torch_row_runs_as_printed(canrun_bin, env, tmp_path, torch_python):
+    """The script as printed, in a folder whose venv is the one that made the row, with pip kept off
+    every index: its install step passes only if each pin is the version that venv holds, and fails
+    on any other. (A fresh venv would install the pins again: 5.6 GB and 95 s, more disk than a CI
+    machine has to spare after the builds.)"""
     row = check(canrun_bin, env, "--runner", "torch")
     folder = tmp_path / "reproduce"
     folder.mkdir()
-    (folder / "reproduce.sh").write_text(row["reproduce_script"])
-    pip_cache = os.environ.get("PIP_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "pip")
-    try:
-        result = subprocess.run(["bash", "reproduce.sh"], cwd=folder, capture_output=True, text=True, timeout=900,
-                                env=dict(env, PIP_CACHE_DIR=pip_cache, PIP_DISABLE_PIP_VERSION_CHECK="1"))
-        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-        assert "tokens: the same as the row recorded" in result.stdout
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)  # the venv's 5.6 GB
+    (folder / ".venv-canrun-torch").symlink_to(pathlib.Path(torch_python).parent.parent)
+    offline = {key: value for key, value in env.items() if not key.startswith("PIP_")}
+    offline.update(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+
+    def reproduce(script):
+        (folder / "reproduce.sh").write_text(script)
+        return subprocess.run(["bash", "reproduce.sh"], cwd=folder, capture_output=True, text=True, timeout=600,
+                              env=offline)
+
+    result = reproduce(row["reproduce_script"])
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "tokens: the same as the row recorded" in result.stdout
+    result = reproduce(row["reproduce_script"].replace("torch==2.15.0", "torch==2.14.0"))
+    assert result.returncode != 0 and "torch==2.14.0" in result.stderr, result.stderr[-2000:]
 
 
 def test_inductor_compiles_without_graph_breaks(canrun_bin, env):

@@ -161,6 +161,9 @@ TEST(TorchRunner, ReproduceScriptIsValidBashAroundTheExactRunPy) {
   const std::string script = torch_reproduce_script(inputs, torch);
   EXPECT_NE(script.find(torch.run_py), std::string::npos);
   EXPECT_NE(script.find("pip install --quiet torch==2.15.0 transformers==5.23.0"), std::string::npos);
+  // A venv made once and kept: a second run finds the pins installed.
+  EXPECT_NE(script.find("[ -x .venv-canrun-torch/bin/python ] || python3 -m venv .venv-canrun-torch\n"),
+            std::string::npos);
   EXPECT_NE(script.find("expected_tokens = [1, 2, 3]"), std::string::npos);
   TemporaryDirectory dir("torch-repro-test-");
   const std::string path = (dir.path() / "repro.sh").string();
