@@ -100,13 +100,10 @@ void ActivationStep::run(StepContext& c) const {
   if (inputs().size() == 1) return c.kernels().activation(act_, c.value(inputs()[0]), n, c.value(out));
   float* gate = c.value(inputs()[0]);
   float* up = c.value(inputs()[1]);
-  if (clamped_ != nullptr && clamped_->limited_swiglu) {
-    limit_swiglu_inputs(clamped_->swiglu_limit, gate, up, n);
-    c.kernels().gated_activation(act_, gate, up, n, c.value(out));
-  } else if (clamped_ != nullptr)
-    c.kernels().clamped_swiglu(gate, up, n, clamped_->swiglu_alpha, clamped_->swiglu_limit, c.value(out));
-  else
-    c.kernels().gated_activation(act_, gate, up, n, c.value(out));
+  if (clamped_ != nullptr && !clamped_->limited_swiglu)
+    return c.kernels().clamped_swiglu(gate, up, n, clamped_->swiglu_alpha, clamped_->swiglu_limit, c.value(out));
+  if (clamped_ != nullptr) limit_swiglu_inputs(clamped_->swiglu_limit, gate, up, n);
+  c.kernels().gated_activation(act_, gate, up, n, c.value(out));
 }
 
 void GroupedLinearStep::run(StepContext& c) const {
