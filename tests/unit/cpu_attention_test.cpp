@@ -40,9 +40,9 @@ TEST(CpuAttention, MatchesRefAttend) {
       const float sink = 0.7f;
       const float scale = 0.125f;
       std::vector<float> scratch(static_cast<size_t>(positions)), expected(c.value_dim), actual(c.value_dim);
-      ref::attend(q.data(), key_rows, value_rows, c.first, c.last, scale, c.softcap, c.sink ? &sink : nullptr, nullptr,
+      ref::attend(q.data(), 1, key_rows, value_rows, c.first, c.last, scale, c.softcap, c.sink ? &sink : nullptr, nullptr,
                   scratch.data(), expected.data());
-      cpu::attend(q.data(), key_rows, value_rows, c.first, c.last, scale, c.softcap, c.sink ? &sink : nullptr, nullptr,
+      cpu::attend(q.data(), 1, key_rows, value_rows, c.first, c.last, scale, c.softcap, c.sink ? &sink : nullptr, nullptr,
                   scratch.data(), actual.data());
       for (int64_t d = 0; d < c.value_dim; ++d)
         EXPECT_NEAR(actual[d], expected[d], 1e-5f) << dtype_name(dtype) << " key_dim " << c.key_dim << " value_dim "
@@ -72,12 +72,36 @@ TEST(CpuAttention, KeepAttendsToTheKeptPositionsOnly) {
   const CachedRows some_values{kept_values.data(), DType::kF32, value_dim};
   const int64_t kept = static_cast<int64_t>(kept_keys.size()) / key_dim;
   std::vector<float> scratch(static_cast<size_t>(last + 1)), expected(value_dim), ref_out(value_dim), cpu_out(value_dim);
-  ref::attend(q.data(), some_keys, some_values, 0, kept - 1, 0.2f, 0, nullptr, nullptr, scratch.data(), expected.data());
-  ref::attend(q.data(), all_keys, all_values, first, last, 0.2f, 0, nullptr, keep.data(), scratch.data(), ref_out.data());
-  cpu::attend(q.data(), all_keys, all_values, first, last, 0.2f, 0, nullptr, keep.data(), scratch.data(), cpu_out.data());
+  ref::attend(q.data(), 1, some_keys, some_values, 0, kept - 1, 0.2f, 0, nullptr, nullptr, scratch.data(), expected.data());
+  ref::attend(q.data(), 1, all_keys, all_values, first, last, 0.2f, 0, nullptr, keep.data(), scratch.data(), ref_out.data());
+  cpu::attend(q.data(), 1, all_keys, all_values, first, last, 0.2f, 0, nullptr, keep.data(), scratch.data(), cpu_out.data());
   for (int64_t d = 0; d < value_dim; ++d) {
     EXPECT_NEAR(ref_out[d], expected[d], 1e-6f) << d;
     EXPECT_NEAR(cpu_out[d], expected[d], 1e-5f) << d;
+  }
+}
+
+// A kv head's query heads in one call: each head's outputs are the bits of its own call on
+// cpu, and within the tolerance above of ref's, each with its own sink.
+TEST(CpuAttention, QueryHeadsOfAKvHeadInOneCall) {
+  const int64_t heads = 3, key_dim = 40, value_dim = 72, first = 3, last = 30, count = last - first + 1;
+  std::mt19937 rng(13);
+  const std::vector<float> q = random_values(heads * key_dim, rng), sinks = random_values(heads, rng);
+  const std::vector<float> keys = random_values((last + 1) * key_dim, rng);
+  const std::vector<float> values = random_values((last + 1) * value_dim, rng);
+  const CachedRows key_rows{keys.data(), DType::kF32, key_dim}, value_rows{values.data(), DType::kF32, value_dim};
+  std::vector<float> scratch(static_cast<size_t>(heads * count)), expected(heads * value_dim),
+      actual(heads * value_dim), one(value_dim);
+  ref::attend(q.data(), heads, key_rows, value_rows, first, last, 0.2f, 0, sinks.data(), nullptr, scratch.data(),
+              expected.data());
+  cpu::attend(q.data(), heads, key_rows, value_rows, first, last, 0.2f, 0, sinks.data(), nullptr, scratch.data(),
+              actual.data());
+  for (int64_t h = 0; h < heads; ++h) {
+    cpu::attend(q.data() + h * key_dim, 1, key_rows, value_rows, first, last, 0.2f, 0, sinks.data() + h, nullptr,
+                scratch.data(), one.data());
+    EXPECT_EQ(std::vector<float>(actual.begin() + h * value_dim, actual.begin() + (h + 1) * value_dim), one) << h;
+    for (int64_t d = 0; d < value_dim; ++d)
+      EXPECT_NEAR(actual[h * value_dim + d], expected[h * value_dim + d], 1e-5f) << h << " " << d;
   }
 }
 

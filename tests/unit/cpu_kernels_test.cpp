@@ -133,7 +133,7 @@ TEST(CpuPrimitives, DotsOverRowsMatchDoubleSums) {
           std::vector<float> rows;
           const std::vector<std::byte> stored = stored_rows(dtype, random_values(count * n, rng), rows);
           std::vector<float> out(static_cast<size_t>(count) + 1, 99.0f);
-          p->dot_rows(x.data(), stored.data(), dtype, count, n, out.data());
+          p->dot_rows(x.data(), 1, stored.data(), dtype, count, n, out.data());
           for (int64_t i = 0; i < count; ++i) {
             double exact = 0;
             for (int64_t k = 0; k < n; ++k) exact += static_cast<double>(x[k]) * rows[i * n + k];
@@ -196,6 +196,26 @@ TEST(CpuKernels, GatedActivationOverThreadsMatchesRef) {
   }
 }
 
+TEST(CpuKernels, NormsOverThreadsGiveRefBits) {
+  // Enough rows for every thread (and an uneven split); in place as the programs run them too.
+  std::mt19937 rng(8);
+  const int64_t rows = 301, dim = 257;
+  const std::vector<float> x = random_values(rows * dim, rng), weight = random_values(dim, rng),
+                           bias = random_values(dim, rng);
+  std::vector<float> expected(x.size()), actual(x.size());
+  ref::rms_norm(x.data(), weight.data(), rows, dim, 1e-6f, expected.data());
+  cpu_kernels().rms_norm(x.data(), weight.data(), rows, dim, 1e-6f, actual.data());
+  EXPECT_EQ(actual, expected) << "rms_norm";
+  actual = x;
+  cpu_kernels().rms_norm(actual.data(), weight.data(), rows, dim, 1e-6f, actual.data());
+  EXPECT_EQ(actual, expected) << "rms_norm in place";
+  for (const float* b : {static_cast<const float*>(nullptr), bias.data()}) {
+    ref::layer_norm(x.data(), weight.data(), b, rows, dim, 1e-5f, expected.data());
+    cpu_kernels().layer_norm(x.data(), weight.data(), b, rows, dim, 1e-5f, actual.data());
+    EXPECT_EQ(actual, expected) << "layer_norm, bias " << (b != nullptr);
+  }
+}
+
 TEST(CpuPrimitives, WeightedSumsMatchDoubleSums) {
   std::mt19937 rng(5);
   for (const cpu::Primitives* p : primitive_sets())
@@ -206,7 +226,7 @@ TEST(CpuPrimitives, WeightedSumsMatchDoubleSums) {
           std::vector<float> rows;
           const std::vector<std::byte> stored = stored_rows(dtype, random_values(count * n, rng), rows);
           std::vector<float> out(static_cast<size_t>(n), 99.0f);  // overwritten, not added to
-          p->weighted_sum(weights.data(), stored.data(), dtype, count, n, out.data());
+          p->weighted_sum(weights.data(), 1, stored.data(), dtype, count, n, out.data());
           for (int64_t j = 0; j < n; ++j) {
             double exact = 0, magnitude = 0;
             for (int64_t q = 0; q < count; ++q) {
@@ -218,6 +238,34 @@ TEST(CpuPrimitives, WeightedSumsMatchDoubleSums) {
                 << dtype_name(dtype) << " " << n << " " << count << " " << j;
           }
         }
+}
+
+TEST(CpuPrimitives, QueryHeadsTogetherGiveTheBitsOfOneHeadAtATime) {
+  // A kv head's query heads share the loads of its keys and values, never a score's or an
+  // output's order of sums: odd head counts, key counts around the blocks of eight, widths
+  // around the vectors.
+  std::mt19937 rng(9);
+  for (const cpu::Primitives* p : primitive_sets())
+    for (const DType dtype : {DType::kF32, DType::kBF16, DType::kF16})
+      for (const int64_t heads : {2, 3, 7})
+        for (const int64_t n : {7, 40, 64, 67, 128})
+          for (const int64_t count : {5, 16, 21}) {
+            const std::vector<float> x = random_values(heads * n, rng), weights = random_values(heads * count, rng);
+            std::vector<float> rows;
+            const std::vector<std::byte> stored = stored_rows(dtype, random_values(count * n, rng), rows);
+            std::vector<float> scores(static_cast<size_t>(heads * count)), sums(static_cast<size_t>(heads * n));
+            p->dot_rows(x.data(), heads, stored.data(), dtype, count, n, scores.data());
+            p->weighted_sum(weights.data(), heads, stored.data(), dtype, count, n, sums.data());
+            for (int64_t h = 0; h < heads; ++h) {
+              std::vector<float> score(static_cast<size_t>(count)), sum(static_cast<size_t>(n));
+              p->dot_rows(x.data() + h * n, 1, stored.data(), dtype, count, n, score.data());
+              p->weighted_sum(weights.data() + h * count, 1, stored.data(), dtype, count, n, sum.data());
+              EXPECT_EQ(std::vector<float>(scores.begin() + h * count, scores.begin() + (h + 1) * count), score)
+                  << dtype_name(dtype) << " heads " << heads << " n " << n << " count " << count << " head " << h;
+              EXPECT_EQ(std::vector<float>(sums.begin() + h * n, sums.begin() + (h + 1) * n), sum)
+                  << dtype_name(dtype) << " heads " << heads << " n " << n << " count " << count << " head " << h;
+            }
+          }
 }
 
 TEST(CpuPrimitives, TileOutputsDoNotDependOnBlockShape) {

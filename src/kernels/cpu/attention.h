@@ -1,6 +1,7 @@
-// The `cpu` backend's attention for one query head: ref::attend's contract (same arguments,
-// same score normalisation), summed in f32 with the vector primitives; the cached values are
-// read row by row into accumulators held in registers.
+// The `cpu` backend's attention for a kv head's query heads: ref::attend's contract (same
+// arguments, same score normalisation), summed in f32 with the vector primitives, the heads
+// sharing each load of a cached key or value; the cached values are read row by row into
+// accumulators held in registers.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,8 @@
 
 namespace canrun::cpu {
 
-void attend(const float* q, const CachedRows& keys, const CachedRows& values, int64_t first, int64_t last,
-            float scale, float softcap, const float* sink, const uint8_t* keep, float* scratch, float* out);
+void attend(const float* q, int64_t heads, const CachedRows& keys, const CachedRows& values, int64_t first,
+            int64_t last, float scale, float softcap, const float* sinks, const uint8_t* keep, float* scratch,
+            float* out);
 
 }  // namespace canrun::cpu

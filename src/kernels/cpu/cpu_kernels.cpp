@@ -1,8 +1,10 @@
 // The cpu backend's table: ref's, with the ops it has fast versions of (matrix products on
-// f32/bf16 rows or packed panels, attention, the gated activation) in their place.
+// f32/bf16 rows or packed panels, attention, the gated activation, norms over many rows) in
+// their place.
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/gated_activation.h"
 #include "kernels/cpu/linear.h"
+#include "kernels/cpu/norm.h"
 #include "kernels/ref/ops.h"
 
 namespace canrun {
@@ -16,6 +18,8 @@ KernelTable make_table() {
   table.linear = cpu::linear;
   table.attention = attention;
   table.gated_activation = cpu::gated_activation;
+  table.rms_norm = cpu::rms_norm;
+  table.layer_norm = cpu::layer_norm;
   return table;
 }
 

@@ -19,6 +19,10 @@ constexpr int64_t kParallelWork = 1 << 20;
 // one from 32 Ki weights up (a 64x576 f32 product: 7.6 us on one thread, 5.9 us on two).
 constexpr int64_t kParallelRowWork = 1 << 15;
 
+// Rounding rows to bf16 reads and writes memory only: worth a parallel region from about
+// 64 Ki values (a 128-row prompt of a 512-wide model).
+constexpr int64_t kParallelRounding = 1 << 16;
+
 // Weight rows widened together for prefill: 16 rows of 4096 inputs are 256 KiB of f32, which
 // stays in L2 while every row of x passes over them.
 constexpr int64_t kTileRows = 16;
@@ -66,8 +70,11 @@ void gemm(const Primitives& p, const float* x, int64_t rows, const WeightMatrix&
 
 static_assert(WeightMatrix::kPanelWidth == 16, "the panel primitives read 16 weights per input");
 
-// Packed panels: threads take panels; each panel stays in cache while a chunk of x's rows
-// passes over it. One row (decode) streams every panel once.
+// Packed panels: threads take panels (bf16 products two at a time: see
+// panel_bf16_products); each stays in cache while a chunk of x's rows passes over it. One
+// row (decode) streams every panel once.
+constexpr int64_t kPanelsPerBf16Call = 2;
+
 void panel_product(const Primitives& p, const float* x, int64_t rows, const WeightMatrix& w, PanelChoice choice,
                    float* y) {
   const int64_t out = w.rows(), in = w.cols(), panels = w.panel_count();
@@ -75,6 +82,8 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
   const bool bf16 = w.dtype() == DType::kBF16, fp8 = w.dtype() == DType::kF8E4M3;
   const int64_t chunk = choice.row_chunk > 0 ? choice.row_chunk : rows;
   const bool bf16_products = bf16 && p.panel_bf16_products != nullptr;
+  const int64_t group = bf16_products ? kPanelsPerBf16Call : 1;
+  const int64_t groups = (panels + group - 1) / group;
   const int rows_per_block = choice.rows_per_block > 0 ? choice.rows_per_block : p.rows_per_block;
   for (int64_t first_row = 0; first_row < rows; first_row += chunk) {
     const int64_t chunk_rows = std::min(chunk, rows - first_row);
@@ -82,7 +91,8 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
     float* ys = y + first_row * out;
     const uint16_t* rounded = bf16_products ? rows_rounded_to_bf16(p, xs, chunk_rows, in) : nullptr;
 #pragma omp parallel for schedule(static) if (chunk_rows * out * in > kParallelWork)
-    for (int64_t q = 0; q < panels; ++q) {
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t q = g * group;
       const int64_t width = std::min(WeightMatrix::kPanelWidth, out - q * WeightMatrix::kPanelWidth);
       float* yq = ys + q * WeightMatrix::kPanelWidth;
       if (fp8)
@@ -91,7 +101,8 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
                     out, rows_per_block);
       else if (bf16_products)
         p.panel_bf16_products(rounded, chunk_rows, in,
-                              static_cast<const uint16_t*>(w.panel_data()) + q * panel_elements, width, yq, out,
+                              static_cast<const uint16_t*>(w.panel_data()) + q * panel_elements,
+                              std::min(group, panels - q), out - q * WeightMatrix::kPanelWidth, yq, out,
                               rows_per_block);
       else if (bf16)
         p.panel_bf16(xs, chunk_rows, in, static_cast<const uint16_t*>(w.panel_data()) + q * panel_elements, width,
@@ -148,7 +159,10 @@ const uint16_t* rows_rounded_to_bf16(const Primitives& p, const float* x, int64_
   thread_local AlignedBuffer buffer;
   auto* rounded = reinterpret_cast<uint16_t*>(
       buffer.reserve(rows * rounded_row_stride(n) * static_cast<int64_t>(sizeof(uint16_t)), "bf16 activations"));
-  p.round_rows_bf16(x, rows, n, rounded);
+  // A prompt's rows on every thread: on one, the others would wait for it before the product.
+  const int64_t stride = rounded_row_stride(n);
+#pragma omp parallel for schedule(static) if (rows * n > kParallelRounding)
+  for (int64_t r = 0; r < rows; ++r) p.round_rows_bf16(x + r * n, 1, n, rounded + r * stride);
   return rounded;
 }
 

@@ -16,17 +16,22 @@ struct Primitives {
   // The dot product of n values, accumulated in f32.
   float (*dot_f32)(const float* x, const float* w, int64_t n);
   float (*dot_bf16)(const float* x, const uint16_t* w, int64_t n);
-  // out[i] = dot(x, row i) for i < count, the rows `n` values apart and stored as `dtype`
-  // (attention's scores over cached keys; a bf16/f16 cache is widened exactly as loaded).
-  void (*dot_rows)(const float* x, const void* rows, DType dtype, int64_t count, int64_t n, float* out);
+  // out[h * count + i] = dot(x + h * n, row i) for h < heads, i < count, the rows `n` values
+  // apart and stored as `dtype` (attention's scores of a kv head's query heads over its cached
+  // keys; a bf16/f16 cache is widened exactly as loaded). Each score's bits are the same for
+  // any `heads`: heads only share the loads of the keys.
+  void (*dot_rows)(const float* x, int64_t heads, const void* rows, DType dtype, int64_t count, int64_t n,
+                   float* out);
   // ref::exp_shifted's contract (softmax's exponentials and their sum).
   double (*exp_shifted)(float* x, int64_t n, float shift, double sum);
   // y[i] = silu(gate[i]) * up[i] = gate[i] / (1 + exp(-gate[i])) * up[i] (the SwiGLU MLP),
   // exp within 4 ulp.
   void (*gated_silu)(const float* gate, const float* up, int64_t n, float* y);
-  // out[j] = sum over p < count of weights[p] * rows[p * n + j], for j < n (attention's
-  // probabilities times the cached values, stored as `dtype`), summed over p in order.
-  void (*weighted_sum)(const float* weights, const void* rows, DType dtype, int64_t count, int64_t n, float* out);
+  // out[h * n + j] = sum over p < count of weights[h * count + p] * rows[p * n + j], for
+  // h < heads, j < n (attention's probabilities of a kv head's query heads times its cached
+  // values, stored as `dtype`), summed over p in order: the same bits for any `heads`.
+  void (*weighted_sum)(const float* weights, int64_t heads, const void* rows, DType dtype, int64_t count, int64_t n,
+                       float* out);
   // y[r * ldy + o] = dot(x[r], w[o]) for r < x_rows, o < w_rows; x is [x_rows, n], w [w_rows, n].
   // Each output is summed in the same order whatever x_rows and w_rows are.
   void (*tile)(const float* x, int64_t x_rows, const float* w, int64_t w_rows, int64_t n, float* y, int64_t ldy);
@@ -55,9 +60,11 @@ struct Primitives {
   // panels in place of panel_bf16 / panels_row_bf16: the rows of x rounded to bf16 once per
   // product (round_rows_bf16, each row zero-padded to rounded_row_stride(n) values), then
   // multiplied two inputs at a time. The same bits for every block shape and row count.
+  // panel_bf16_products takes `count` consecutive panels: y[r * ldy + i] = dot(x[r], packed
+  // row i) for i < outputs (at most 16 * count).
   void (*round_rows_bf16)(const float* x, int64_t rows, int64_t n, uint16_t* out) = nullptr;
-  void (*panel_bf16_products)(const uint16_t* x, int64_t x_rows, int64_t n, const uint16_t* panel, int64_t width,
-                              float* y, int64_t ldy, int rows_per_block) = nullptr;
+  void (*panel_bf16_products)(const uint16_t* x, int64_t x_rows, int64_t n, const uint16_t* panels, int64_t count,
+                              int64_t outputs, float* y, int64_t ldy, int rows_per_block) = nullptr;
   void (*panels_row_bf16_products)(const uint16_t* x, int64_t n, const uint16_t* panels, int64_t count,
                                    int64_t outputs, float* y) = nullptr;
   // The rows_per_block of a product no plan tuned (a batch of decode steps, the logits of

@@ -84,24 +84,53 @@ CANRUN_AVX2 inline __m256 lane_sums(const __m256 (&v)[8]) {
                        _mm256_permute2f128_ps(quads_low, quads_high, 0x31));
 }
 
-// Attention scores: eight cached keys at a time, one accumulator each, reduced together.
-template <typename Values>
-CANRUN_AVX2 void dot_rows_of(const float* x, const typename Values::E* rows, int64_t count, int64_t n, float* out) {
+// Attention scores over a block of eight cached keys, one accumulator per (head, key) summed
+// over the dims in order and reduced together by lane_sums; then the dims past the last
+// multiple of eight. H query heads (n apart) share each load of a key: four keys at a time,
+// so 4 H accumulators, the keys and a query vector fit AVX2's 16 registers for H = 2. Each
+// score's bits are the same for every H.
+template <typename Values, int H>
+CANRUN_AVX2 void key_block_scores(const float* x, const typename Values::E* block, int64_t n, float* out,
+                                  int64_t out_stride) {
+  constexpr int kKeys = 8, kKeysAtATime = H == 1 ? 8 : 4;
   const int64_t vector_end = n - n % 8;
+  __m256 sums[H][kKeys];
+  for (int first = 0; first < kKeys; first += kKeysAtATime) {
+    __m256 acc[H][kKeysAtATime];
+    UNROLLED for (int h = 0; h < H; ++h)
+      UNROLLED for (int r = 0; r < kKeysAtATime; ++r) acc[h][r] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < vector_end; k += 8) {
+      __m256 keys[kKeysAtATime];
+      UNROLLED for (int r = 0; r < kKeysAtATime; ++r) keys[r] = Values::load(block + (first + r) * n + k);
+      UNROLLED for (int h = 0; h < H; ++h) {
+        const __m256 xv = _mm256_loadu_ps(x + h * n + k);
+        UNROLLED for (int r = 0; r < kKeysAtATime; ++r) acc[h][r] = _mm256_fmadd_ps(xv, keys[r], acc[h][r]);
+      }
+    }
+    UNROLLED for (int h = 0; h < H; ++h)
+      UNROLLED for (int r = 0; r < kKeysAtATime; ++r) sums[h][first + r] = acc[h][r];
+  }
+  UNROLLED for (int h = 0; h < H; ++h) {
+    float* o = out + h * out_stride;
+    _mm256_storeu_ps(o, lane_sums(sums[h]));
+    for (int64_t k = vector_end; k < n; ++k)
+      for (int r = 0; r < kKeys; ++r) o[r] += x[h * n + k] * Values::one(block[r * n + k]);
+  }
+}
+
+// Keys eight at a time (key_block_scores), query heads two at a time; the last count % 8
+// keys one dot product each.
+template <typename Values>
+CANRUN_AVX2 void dot_rows_of(const float* x, int64_t heads, const typename Values::E* rows, int64_t count, int64_t n,
+                             float* out) {
   int64_t i = 0;
   for (; i + 8 <= count; i += 8) {
-    const typename Values::E* block = rows + i * n;
-    __m256 acc[8];
-    UNROLLED for (int r = 0; r < 8; ++r) acc[r] = _mm256_setzero_ps();
-    for (int64_t k = 0; k < vector_end; k += 8) {
-      const __m256 xv = _mm256_loadu_ps(x + k);
-      UNROLLED for (int r = 0; r < 8; ++r) acc[r] = _mm256_fmadd_ps(xv, Values::load(block + r * n + k), acc[r]);
-    }
-    _mm256_storeu_ps(out + i, lane_sums(acc));
-    for (int64_t k = vector_end; k < n; ++k)
-      for (int r = 0; r < 8; ++r) out[i + r] += x[k] * Values::one(block[r * n + k]);
+    int64_t h = 0;
+    for (; h + 2 <= heads; h += 2) key_block_scores<Values, 2>(x + h * n, rows + i * n, n, out + h * count + i, count);
+    for (; h < heads; ++h) key_block_scores<Values, 1>(x + h * n, rows + i * n, n, out + h * count + i, count);
   }
-  for (; i < count; ++i) out[i] = dot<Values>(x, rows + i * n, n);
+  for (; i < count; ++i)
+    for (int64_t h = 0; h < heads; ++h) out[h * count + i] = dot<Values>(x + h * n, rows + i * n, n);
 }
 
 // Softmax's exponentials eight at a time; the sum runs in four double lanes.
@@ -132,27 +161,32 @@ CANRUN_AVX2 void gated_silu(const float* gate, const float* up, int64_t n, float
   ref::gated_activation(Activation::kSilu, gate + i, up + i, n - i, y + i);
 }
 
-// Eight accumulators of 8 lanes (64 columns) stay in registers while the rows stream past;
-// columns past the last multiple of 64 go 8 at a time, then one at a time.
-template <typename Values, int Vectors>
-CANRUN_AVX2 void weighted_columns(const float* weights, const typename Values::E* rows, int64_t count, int64_t n,
+// H heads' accumulators for 8 * Vectors columns stay in registers while the rows stream past,
+// each row's vectors loaded once for the H heads; every output is one FMA chain over p.
+template <typename Values, int H, int Vectors>
+CANRUN_AVX2 void weighted_columns(const float* weights, int64_t count, const typename Values::E* rows, int64_t n,
                                   float* out) {
-  __m256 acc[Vectors];
-  UNROLLED for (int v = 0; v < Vectors; ++v) acc[v] = _mm256_setzero_ps();
+  __m256 acc[H][Vectors];
+  UNROLLED for (int h = 0; h < H; ++h)
+    UNROLLED for (int v = 0; v < Vectors; ++v) acc[h][v] = _mm256_setzero_ps();
   for (int64_t p = 0; p < count; ++p) {
-    const __m256 weight = _mm256_broadcast_ss(weights + p);
-    UNROLLED for (int v = 0; v < Vectors; ++v)
-      acc[v] = _mm256_fmadd_ps(weight, Values::load(rows + p * n + 8 * v), acc[v]);
+    __m256 values[Vectors];
+    UNROLLED for (int v = 0; v < Vectors; ++v) values[v] = Values::load(rows + p * n + 8 * v);
+    UNROLLED for (int h = 0; h < H; ++h) {
+      const __m256 weight = _mm256_broadcast_ss(weights + h * count + p);
+      UNROLLED for (int v = 0; v < Vectors; ++v) acc[h][v] = _mm256_fmadd_ps(weight, values[v], acc[h][v]);
+    }
   }
-  UNROLLED for (int v = 0; v < Vectors; ++v) _mm256_storeu_ps(out + 8 * v, acc[v]);
+  UNROLLED for (int h = 0; h < H; ++h)
+    UNROLLED for (int v = 0; v < Vectors; ++v) _mm256_storeu_ps(out + h * n + 8 * v, acc[h][v]);
 }
 
+// One head's columns from `j` on: 64 at a time (eight accumulators), then 8, then one.
 template <typename Values>
-CANRUN_AVX2 void weighted_sum_of(const float* weights, const typename Values::E* rows, int64_t count, int64_t n,
-                                 float* out) {
-  int64_t j = 0;
-  for (; j + 64 <= n; j += 64) weighted_columns<Values, 8>(weights, rows + j, count, n, out + j);
-  for (; j + 8 <= n; j += 8) weighted_columns<Values, 1>(weights, rows + j, count, n, out + j);
+CANRUN_AVX2 void weighted_columns_from(int64_t j, const float* weights, const typename Values::E* rows, int64_t count,
+                                       int64_t n, float* out) {
+  for (; j + 64 <= n; j += 64) weighted_columns<Values, 1, 8>(weights, count, rows + j, n, out + j);
+  for (; j + 8 <= n; j += 8) weighted_columns<Values, 1, 1>(weights, count, rows + j, n, out + j);
   for (; j < n; ++j) {
     float sum = 0.0f;
     for (int64_t p = 0; p < count; ++p) sum += weights[p] * Values::one(rows[p * n + j]);
@@ -160,21 +194,40 @@ CANRUN_AVX2 void weighted_sum_of(const float* weights, const typename Values::E*
   }
 }
 
-CANRUN_AVX2 void dot_rows(const float* x, const void* rows, DType dtype, int64_t count, int64_t n, float* out) {
+// Heads two at a time over 32 columns (8 accumulators, 4 row vectors, 2 weights), the rest
+// one head at a time.
+template <typename Values>
+CANRUN_AVX2 void weighted_sum_of(const float* weights, int64_t heads, const typename Values::E* rows, int64_t count,
+                                 int64_t n, float* out) {
+  int64_t h = 0;
+  for (; h + 2 <= heads; h += 2) {
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32)
+      weighted_columns<Values, 2, 4>(weights + h * count, count, rows + j, n, out + h * n + j);
+    for (int64_t g = h; g < h + 2; ++g) weighted_columns_from<Values>(j, weights + g * count, rows, count, n, out + g * n);
+  }
+  for (; h < heads; ++h) weighted_columns_from<Values>(0, weights + h * count, rows, count, n, out + h * n);
+}
+
+CANRUN_AVX2 void dot_rows(const float* x, int64_t heads, const void* rows, DType dtype, int64_t count, int64_t n,
+                          float* out) {
   switch (dtype) {
-    case DType::kF32: return dot_rows_of<F32Values>(x, static_cast<const float*>(rows), count, n, out);
-    case DType::kBF16: return dot_rows_of<Bf16Values>(x, static_cast<const uint16_t*>(rows), count, n, out);
-    case DType::kF16: return dot_rows_of<F16Values>(x, static_cast<const uint16_t*>(rows), count, n, out);
+    case DType::kF32: return dot_rows_of<F32Values>(x, heads, static_cast<const float*>(rows), count, n, out);
+    case DType::kBF16: return dot_rows_of<Bf16Values>(x, heads, static_cast<const uint16_t*>(rows), count, n, out);
+    case DType::kF16: return dot_rows_of<F16Values>(x, heads, static_cast<const uint16_t*>(rows), count, n, out);
     case DType::kF8E4M3: break;  // a weight format, never a cache's
   }
 }
 
-CANRUN_AVX2 void weighted_sum(const float* weights, const void* rows, DType dtype, int64_t count, int64_t n,
-                              float* out) {
+CANRUN_AVX2 void weighted_sum(const float* weights, int64_t heads, const void* rows, DType dtype, int64_t count,
+                              int64_t n, float* out) {
   switch (dtype) {
-    case DType::kF32: return weighted_sum_of<F32Values>(weights, static_cast<const float*>(rows), count, n, out);
-    case DType::kBF16: return weighted_sum_of<Bf16Values>(weights, static_cast<const uint16_t*>(rows), count, n, out);
-    case DType::kF16: return weighted_sum_of<F16Values>(weights, static_cast<const uint16_t*>(rows), count, n, out);
+    case DType::kF32:
+      return weighted_sum_of<F32Values>(weights, heads, static_cast<const float*>(rows), count, n, out);
+    case DType::kBF16:
+      return weighted_sum_of<Bf16Values>(weights, heads, static_cast<const uint16_t*>(rows), count, n, out);
+    case DType::kF16:
+      return weighted_sum_of<F16Values>(weights, heads, static_cast<const uint16_t*>(rows), count, n, out);
     case DType::kF8E4M3: break;  // a weight format, never a cache's
   }
 }

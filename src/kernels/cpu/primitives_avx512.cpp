@@ -97,49 +97,80 @@ CANRUN_AVX512_BF16 inline void store_outputs(__m512 acc, int64_t width, float* y
 // one chain per row would wait on it. Every block shape and row count keeps that order.
 constexpr int kChains = 2;
 
-// R rounded rows of x (`stride` apart) against one panel; with `next`, also asks the cache for
-// that panel's weights, the two lines of it that match each step's two (panel_block's reason).
-template <int R>
-CANRUN_AVX512_BF16 void pairs_block(const uint16_t* x, int64_t stride, int64_t n, const uint16_t* panel,
-                                    int64_t width, float* y, int64_t ldy, const uint16_t* next) {
-  __m512 acc[R][kChains];
-  CANRUN_UNROLLED for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+// R rounded rows of x (`stride` apart) against P consecutive panels: each broadcast input
+// pair feeds P panels. With `next`, also asks the cache for the P panels that follow, the two
+// lines of each that match each step's two (panel_block's reason).
+template <int P, int R>
+CANRUN_AVX512_BF16 void pairs_block(const uint16_t* x, int64_t stride, int64_t n, const uint16_t* panels,
+                                    int64_t outputs, float* y, int64_t ldy, const uint16_t* next) {
+  __m512 acc[P][R][kChains];
+  CANRUN_UNROLLED for (int p = 0; p < P; ++p)
+    CANRUN_UNROLLED for (int r = 0; r < R; ++r) acc[p][r][0] = acc[p][r][1] = _mm512_setzero_ps();
   int64_t k = 0;
   for (; k + 4 <= n; k += 4) {
-    if (next) {
-      __builtin_prefetch(next + k * 16, 0, 2);
-      __builtin_prefetch(next + k * 16 + 32, 0, 2);
+    __m512i w0[P], w1[P];
+    CANRUN_UNROLLED for (int p = 0; p < P; ++p) {
+      if (next) {
+        __builtin_prefetch(next + p * 16 * n + k * 16, 0, 2);
+        __builtin_prefetch(next + p * 16 * n + k * 16 + 32, 0, 2);
+      }
+      w0[p] = panel_pairs(panels + p * 16 * n, k, n);
+      w1[p] = panel_pairs(panels + p * 16 * n, k + 2, n);
     }
-    const __m512i w0 = panel_pairs(panel, k, n), w1 = panel_pairs(panel, k + 2, n);
     CANRUN_UNROLLED for (int r = 0; r < R; ++r) {
-      acc[r][0] = dot_pairs(acc[r][0], w0, input_pair(x + r * stride, k));
-      acc[r][1] = dot_pairs(acc[r][1], w1, input_pair(x + r * stride, k + 2));
+      const uint32_t x0 = input_pair(x + r * stride, k), x1 = input_pair(x + r * stride, k + 2);
+      CANRUN_UNROLLED for (int p = 0; p < P; ++p) {
+        acc[p][r][0] = dot_pairs(acc[p][r][0], w0[p], x0);
+        acc[p][r][1] = dot_pairs(acc[p][r][1], w1[p], x1);
+      }
     }
   }
   for (; k < n; k += 2) {  // at most two more pairs, the first in chain 0
-    const __m512i w = panel_pairs(panel, k, n);
     const int chain = static_cast<int>(k % 4 / 2);
-    CANRUN_UNROLLED for (int r = 0; r < R; ++r) {
-      if (chain == 0) acc[r][0] = dot_pairs(acc[r][0], w, input_pair(x + r * stride, k));
-      else acc[r][1] = dot_pairs(acc[r][1], w, input_pair(x + r * stride, k));
+    CANRUN_UNROLLED for (int p = 0; p < P; ++p) {
+      const __m512i w = panel_pairs(panels + p * 16 * n, k, n);
+      CANRUN_UNROLLED for (int r = 0; r < R; ++r) {
+        if (chain == 0) acc[p][r][0] = dot_pairs(acc[p][r][0], w, input_pair(x + r * stride, k));
+        else acc[p][r][1] = dot_pairs(acc[p][r][1], w, input_pair(x + r * stride, k));
+      }
     }
   }
-  CANRUN_UNROLLED for (int r = 0; r < R; ++r) store_outputs(_mm512_add_ps(acc[r][0], acc[r][1]), width, y + r * ldy);
+  CANRUN_UNROLLED for (int p = 0; p < P; ++p)
+    CANRUN_UNROLLED for (int r = 0; r < R; ++r)
+      store_outputs(_mm512_add_ps(acc[p][r][0], acc[p][r][1]), std::min<int64_t>(16, outputs - p * 16),
+                    y + r * ldy + p * 16);
 }
 
-CANRUN_AVX512_BF16 void panel_bf16_products(const uint16_t* x, int64_t x_rows, int64_t n, const uint16_t* w,
-                                            int64_t width, float* y, int64_t ldy, int rows_per_block) {
+// Every row of x against P panels, R rows at a time for each R the block allows.
+template <int P>
+CANRUN_AVX512_BF16 void pairs_rows(const uint16_t* x, int64_t x_rows, int64_t n, const uint16_t* panels,
+                                   int64_t outputs, float* y, int64_t ldy, int rows_per_block) {
   const int64_t stride = rounded_row_stride(n);
   int64_t r = 0;
   const auto run = [&]<int R>() {
     for (; r + R <= x_rows; r += R)
-      pairs_block<R>(x + r * stride, stride, n, w, width, y + r * ldy, ldy, r == 0 ? w + 16 * n : nullptr);
+      pairs_block<P, R>(x + r * stride, stride, n, panels, outputs, y + r * ldy, ldy,
+                        r == 0 ? panels + P * 16 * n : nullptr);
   };
   if (rows_per_block >= 8) run.template operator()<8>();
   if (rows_per_block >= 6) run.template operator()<6>();
   if (rows_per_block >= 4) run.template operator()<4>();
   if (rows_per_block >= 2) run.template operator()<2>();
   run.template operator()<1>();
+}
+
+// Two panels at a time where their accumulators fit the 32 registers with the weights (up to
+// 6 rows: 24 accumulators), which halves the broadcasts per product (measured about 4% faster
+// in the inner loop than one panel of 6 or 8 rows on a Zen 4); one panel of 8 rows otherwise.
+CANRUN_AVX512_BF16 void panel_bf16_products(const uint16_t* x, int64_t x_rows, int64_t n, const uint16_t* panels,
+                                            int64_t count, int64_t outputs, float* y, int64_t ldy,
+                                            int rows_per_block) {
+  int64_t q = 0;
+  if (rows_per_block <= 6)
+    for (; q + 2 <= count; q += 2)
+      pairs_rows<2>(x, x_rows, n, panels + q * 16 * n, outputs - q * 16, y + q * 16, ldy, rows_per_block);
+  for (; q < count; ++q)
+    pairs_rows<1>(x, x_rows, n, panels + q * 16 * n, outputs - q * 16, y + q * 16, ldy, rows_per_block);
 }
 
 // One rounded row against P consecutive panels, P weight streams in flight; the chains of

@@ -43,11 +43,13 @@ const float* f32_rows(const void* rows, DType dtype, int64_t count) {
   return widened_rows.data();
 }
 
-void weighted_sum(const float* weights, const void* stored, DType dtype, int64_t count, int64_t n, float* out) {
+void weighted_sum(const float* weights, int64_t heads, const void* stored, DType dtype, int64_t count, int64_t n,
+                  float* out) {
   const float* rows = f32_rows(stored, dtype, count * n);
-  std::fill_n(out, n, 0.0f);
-  for (int64_t p = 0; p < count; ++p)
-    for (int64_t j = 0; j < n; ++j) out[j] += weights[p] * rows[p * n + j];
+  std::fill_n(out, heads * n, 0.0f);
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t p = 0; p < count; ++p)
+      for (int64_t j = 0; j < n; ++j) out[h * n + j] += weights[h * count + p] * rows[p * n + j];
 }
 
 void widen_bf16(const uint16_t* src, int64_t n, float* dst) {
@@ -55,9 +57,10 @@ void widen_bf16(const uint16_t* src, int64_t n, float* dst) {
 }
 
 float dot_f32(const float* x, const float* w, int64_t n) { return dot(x, w, n); }
-void dot_rows(const float* x, const void* stored, DType dtype, int64_t count, int64_t n, float* out) {
+void dot_rows(const float* x, int64_t heads, const void* stored, DType dtype, int64_t count, int64_t n, float* out) {
   const float* rows = f32_rows(stored, dtype, count * n);
-  for (int64_t i = 0; i < count; ++i) out[i] = dot(x, rows + i * n, n);
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < count; ++i) out[h * count + i] = dot(x + h * n, rows + i * n, n);
 }
 float dot_bf16(const float* x, const uint16_t* w, int64_t n) { return dot(x, w, n); }
 

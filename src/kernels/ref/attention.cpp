@@ -39,23 +39,27 @@ void normalize_scores(float* scores, int64_t count, float cap, const float* sink
   for (int64_t p = 0; p < count; ++p) scores[p] *= inv;
 }
 
-void attend(const float* q, const CachedRows& keys, const CachedRows& values, int64_t first, int64_t last,
-            float scale, float cap, const float* sink, const uint8_t* keep, float* scratch, float* out) {
+void attend(const float* q, int64_t heads, const CachedRows& keys, const CachedRows& values, int64_t first,
+            int64_t last, float scale, float cap, const float* sinks, const uint8_t* keep, float* scratch,
+            float* out) {
   const int64_t count = last - first + 1;
-  for (int64_t p = 0; p < count; ++p) {
-    double dot = 0.0;
-    for (int64_t d = 0; d < keys.dim; ++d) dot += static_cast<double>(q[d]) * cached_value(keys, first + p, d);
-    scratch[p] = static_cast<float>(dot) * scale;
-  }
-  normalize_scores(scratch, count, cap, sink, exp_shifted, keep);
-  for (int64_t d = 0; d < values.dim; ++d) {
-    double acc = 0.0;
-    for (int64_t p = 0; p < count; ++p) acc += static_cast<double>(scratch[p]) * cached_value(values, first + p, d);
-    out[d] = static_cast<float>(acc);
+  for (int64_t h = 0; h < heads; ++h) {
+    const float* qh = q + h * keys.dim;
+    for (int64_t p = 0; p < count; ++p) {
+      double dot = 0.0;
+      for (int64_t d = 0; d < keys.dim; ++d) dot += static_cast<double>(qh[d]) * cached_value(keys, first + p, d);
+      scratch[p] = static_cast<float>(dot) * scale;
+    }
+    normalize_scores(scratch, count, cap, sinks == nullptr ? nullptr : sinks + h, exp_shifted, keep);
+    for (int64_t d = 0; d < values.dim; ++d) {
+      double acc = 0.0;
+      for (int64_t p = 0; p < count; ++p) acc += static_cast<double>(scratch[p]) * cached_value(values, first + p, d);
+      out[h * values.dim + d] = static_cast<float>(acc);
+    }
   }
 }
 
-void attention_with(const AttentionArgs& a, HeadAttend attend) {
+void attention_with(const AttentionArgs& a, HeadsAttend attend) {
   const int64_t group = a.heads / a.kv_heads;
   const int64_t key_dim = a.keys.dim, value_dim = a.values.dim;
   const int64_t q_width = a.heads * key_dim, out_width = a.heads * value_dim;
@@ -64,22 +68,21 @@ void attention_with(const AttentionArgs& a, HeadAttend attend) {
   const int64_t work = a.tokens * a.heads * (a.start + a.tokens) * key_dim;
 #pragma omp parallel if (work > kParallelAttentionWork)
   {
-    std::vector<float> scores(a.start + a.tokens);
+    std::vector<float> scores(group * (a.start + a.tokens));
 #pragma omp for collapse(2) schedule(dynamic)
     for (int64_t t = 0; t < a.tokens; ++t) {
       for (int64_t kv_head = 0; kv_head < a.kv_heads; ++kv_head) {
         const int64_t position = a.start + t;
         int64_t first = a.window > 0 ? std::max<int64_t>(0, position - a.window + 1) : 0;
         if (a.chunk > 0) first = std::max(first, position / a.chunk * a.chunk);
-        // The kv head's query heads on one thread, which reads its cached keys and values from
+        // The kv head's query heads in one call, which reads its cached keys and values from
         // memory once and then from its cache.
-        const CachedRows keys = a.keys.advanced(kv_head * a.key_stride);
-        const CachedRows values = a.values.advanced(kv_head * a.value_stride);
-        for (int64_t h = kv_head * group; h < (kv_head + 1) * group; ++h)
-          attend(a.q + t * q_width + h * key_dim, keys, values, first, position, a.scale, a.softcap,
-                 a.sinks == nullptr ? nullptr : a.sinks + h,
-                 a.keep == nullptr ? nullptr : a.keep + t * a.keep_stride + first, scores.data(),
-                 a.out + t * out_width + h * value_dim);
+        const int64_t h = kv_head * group;
+        attend(a.q + t * q_width + h * key_dim, group, a.keys.advanced(kv_head * a.key_stride),
+               a.values.advanced(kv_head * a.value_stride), first, position, a.scale, a.softcap,
+               a.sinks == nullptr ? nullptr : a.sinks + h,
+               a.keep == nullptr ? nullptr : a.keep + t * a.keep_stride + first, scores.data(),
+               a.out + t * out_width + h * value_dim);
       }
     }
   }

@@ -48,21 +48,25 @@ using ExpShifted = double (*)(float* x, int64_t n, float shift, double sum);
 void normalize_scores(float* scores, int64_t count, float cap, const float* sink, ExpShifted exp = exp_shifted,
                       const uint8_t* keep = nullptr);
 
-// One query head's attention, the contract of ref::attend below (the cpu backend has its own).
-using HeadAttend = void (*)(const float* q, const CachedRows& keys, const CachedRows& values, int64_t first,
-                            int64_t last, float scale, float softcap, const float* sink, const uint8_t* keep,
-                            float* scratch, float* out);
-// Every (query, head) of `args` through `attend`: each pair computed alone, so results do not
-// depend on the thread count; a kv head's query heads run on one thread.
-void attention_with(const AttentionArgs& args, HeadAttend attend);
+// The attention of a kv head's query heads, the contract of ref::attend below (the cpu backend
+// has its own).
+using HeadsAttend = void (*)(const float* q, int64_t heads, const CachedRows& keys, const CachedRows& values,
+                             int64_t first, int64_t last, float scale, float softcap, const float* sinks,
+                             const uint8_t* keep, float* scratch, float* out);
+// Every (query, kv head) of `args` through `attend`, with the kv head's query heads: each
+// computed alone, so results do not depend on the thread count.
+void attention_with(const AttentionArgs& args, HeadsAttend attend);
 void attention(const AttentionArgs& args);
 
-// One query head of keys.dim against cached keys and values; attends to positions [first,
-// last] inclusive; writes values.dim outputs. `softcap` (0: none) caps each score before the
-// softmax; `sink` (null: none) is one more logit in the softmax whose probability is then
-// dropped (gpt-oss's attention sinks); `keep` (null: all) as normalize_scores's, from `first` on.
-void attend(const float* q, const CachedRows& keys, const CachedRows& values, int64_t first, int64_t last,
-            float scale, float softcap, const float* sink, const uint8_t* keep, float* scratch, float* out);
+// `heads` query heads of keys.dim each (q, one after another) against the same cached keys
+// and values; attends to positions [first, last] inclusive; writes values.dim outputs per head
+// (out, one after another). `softcap` (0: none) caps each score before the softmax; `sinks`
+// (null: none) is one more logit per head in its softmax whose probability is then dropped
+// (gpt-oss's attention sinks); `keep` (null: all) as normalize_scores's, from `first` on.
+// `scratch` holds heads * (last - first + 1) floats.
+void attend(const float* q, int64_t heads, const CachedRows& keys, const CachedRows& values, int64_t first,
+            int64_t last, float scale, float softcap, const float* sinks, const uint8_t* keep, float* scratch,
+            float* out);
 
 // y[i] = (clamp(up[i], -limit, limit) + 1) * g * sigmoid(alpha * g), g = min(gate[i], limit):
 // gpt-oss's clamped SwiGLU.
