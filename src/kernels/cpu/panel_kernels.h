@@ -3,6 +3,7 @@
 // V, then includes this file, whose templates are in an anonymous namespace: each set compiles
 // its own copy with its own instructions. V provides:
 //   using F;  static constexpr int kLanes;  (16 % kLanes == 0)
+//   static constexpr bool kPrefetchStreams;  (whether decode prefetches its weight streams)
 //   F zero();  F load(const float*);  F load(const uint16_t*) (bf16 widened);  F broadcast(const float*);
 //   F splat(float);  F mul(F, F);  F fma(F a, F b, F acc);  void store(float*, F);
 //   F load_fp8(const uint8_t*) (E4M3 values times 2^-8, exactly: their bits read as f16)
@@ -26,9 +27,23 @@ namespace {
 template <typename V>
 inline constexpr int kVectorsPerPanel = 16 / V::kLanes;
 
+// One row (decode) reads each weight once, straight from memory. With 16-lane loads the
+// hardware prefetcher alone left two Zen 4 threads short of the bandwidth; asking L2 for the
+// line this far ahead of each stream read a 1 GiB matrix at 51 GB/s instead of 45 (bf16) and
+// 54 instead of 49 (f32), against a 53 GB/s triad, with distances of 1-4 KiB within 2% of each
+// other. AVX2's 8-lane loops measured no faster with it, and go without.
+constexpr int64_t kStreamPrefetchBytes = 2048;
+
+// Asks L2 for the line kStreamPrefetchBytes past `position` of a weight stream.
+inline void prefetch_stream_ahead(const void* position) {
+  __builtin_prefetch(static_cast<const char*>(position) + kStreamPrefetchBytes, 0, 2);
+}
+
 // Where a panel's weights come from, one block of inputs after another. Each source gives
-// column(k), the panel's 16 weights at input k, valid after enter_block(the block of k), and
-// prefetch_next(k, n), which asks the cache for the next panel's column k.
+// column(k), the panel's 16 weights at input k, valid after enter_block(the block of k),
+// prefetch_next(k, n), which asks the cache for the next panel's column k, and
+// prefetch_ahead(k), which asks for the weights kStreamPrefetchBytes past column k's (once per
+// 64-byte line: a column of f32 weights is a line, of bf16 half, of FP8 a quarter).
 
 // Weights stored as computed (f32, or bf16 widened exactly): all n inputs are one block.
 template <typename V, typename W>
@@ -38,6 +53,9 @@ struct StoredPanel {
   int64_t block_cols(int64_t n) const { return n; }
   StoredPanel following(int64_t index, int64_t n) const { return {weights + index * 16 * n}; }
   void prefetch_next(int64_t k, int64_t n) const { __builtin_prefetch(weights + (n + k) * 16, 0, 2); }
+  void prefetch_ahead(int64_t k) const {
+    if (V::kPrefetchStreams && k % (4 / sizeof(W)) == 0) prefetch_stream_ahead(weights + k * 16);
+  }
   CANRUN_TARGET void enter_block(int64_t) {}
   CANRUN_TARGET void column(int64_t k, F (&w)[kVectorsPerPanel<V>]) const {
     CANRUN_UNROLLED for (int v = 0; v < kVectorsPerPanel<V>; ++v) w[v] = V::load(weights + k * 16 + v * V::kLanes);
@@ -59,6 +77,9 @@ struct Fp8Panel {
     return {weights + index * 16 * n, scales + index * blocks * 16, block, {}};
   }
   void prefetch_next(int64_t k, int64_t n) const { __builtin_prefetch(weights + (n + k) * 16, 0, 2); }
+  void prefetch_ahead(int64_t k) const {
+    if (V::kPrefetchStreams && k % 4 == 0) prefetch_stream_ahead(weights + k * 16);
+  }
   CANRUN_TARGET void enter_block(int64_t b) {
     CANRUN_UNROLLED for (int v = 0; v < kVectorsPerPanel<V>; ++v)
       scale[v] = V::mul(V::load(scales + b * 16 + v * V::kLanes), V::splat(256.0f));
@@ -122,7 +143,8 @@ CANRUN_TARGET void panel_rows(const float* x, int64_t x_rows, int64_t n, Panel p
 }
 
 // One row of x against P consecutive panels: P weight streams and P * kV accumulator chains
-// in flight, where one panel alone would wait on the latency of its own chains.
+// in flight, where one panel alone would wait on the latency of its own chains; with
+// V::kPrefetchStreams, each stream prefetched ahead (kStreamPrefetchBytes).
 template <typename V, int P, typename Panel>
 CANRUN_TARGET void panels_row_block(const float* x, int64_t n, Panel first, int64_t outputs, float* y) {
   using F = typename V::F;
@@ -141,6 +163,7 @@ CANRUN_TARGET void panels_row_block(const float* x, int64_t n, Panel first, int6
       CANRUN_UNROLLED for (int p = 0; p < P; ++p) {
         F w[kV];
         panels[p].column(k, w);
+        panels[p].prefetch_ahead(k);
         CANRUN_UNROLLED for (int v = 0; v < kV; ++v) acc[p][v] = V::fma(xv, w[v], acc[p][v]);
       }
     }

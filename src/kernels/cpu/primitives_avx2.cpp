@@ -279,6 +279,7 @@ CANRUN_AVX2 void tile(const float* x, int64_t x_rows, const float* w, int64_t w_
 struct Avx2Vector {
   using F = __m256;
   static constexpr int kLanes = 8;
+  static constexpr bool kPrefetchStreams = false;
   CANRUN_AVX2 static F zero() { return _mm256_setzero_ps(); }
   CANRUN_AVX2 static F load(const float* p) { return _mm256_load_ps(p); }
   CANRUN_AVX2 static F load(const uint16_t* p) { return load_bf16(p); }

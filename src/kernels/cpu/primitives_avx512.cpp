@@ -27,6 +27,7 @@ namespace {
 struct Avx512Vector {
   using F = __m512;
   static constexpr int kLanes = 16;
+  static constexpr bool kPrefetchStreams = true;
   CANRUN_AVX512 static F zero() { return _mm512_setzero_ps(); }
   // Panels are 32-byte aligned in a plan file, so a 64-byte column may straddle a line.
   CANRUN_AVX512 static F load(const float* p) { return _mm512_loadu_ps(p); }
@@ -173,8 +174,8 @@ CANRUN_AVX512_BF16 void panel_bf16_products(const uint16_t* x, int64_t x_rows, i
     pairs_rows<1>(x, x_rows, n, panels + q * 16 * n, outputs - q * 16, y + q * 16, ldy, rows_per_block);
 }
 
-// One rounded row against P consecutive panels, P weight streams in flight; the chains of
-// pairs_block, so the bits are its bits.
+// One rounded row against P consecutive panels, P weight streams in flight, each prefetched
+// ahead (kStreamPrefetchBytes); the chains of pairs_block, so the bits are its bits.
 template <int P>
 CANRUN_AVX512_BF16 void pairs_row_block(const uint16_t* x, int64_t n, const uint16_t* panels, int64_t outputs,
                                         float* y) {
@@ -186,6 +187,7 @@ CANRUN_AVX512_BF16 void pairs_row_block(const uint16_t* x, int64_t n, const uint
     CANRUN_UNROLLED for (int p = 0; p < P; ++p) {
       acc[p][0] = dot_pairs(acc[p][0], panel_pairs(panels + p * 16 * n, k, n), x0);
       acc[p][1] = dot_pairs(acc[p][1], panel_pairs(panels + p * 16 * n, k + 2, n), x1);
+      prefetch_stream_ahead(panels + (p * n + k) * 16);  // one line of the step's two: as fast as both
     }
   }
   for (; k < n; k += 2) {
