@@ -9,6 +9,7 @@
 #include <bit>
 #include <cstddef>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -152,7 +153,7 @@ TEST(CpuPrimitives, ShiftedExponentialsAndTheirSumMatchStdExp) {
       std::vector<float> x(static_cast<size_t>(n));
       for (float& v : x) v = scores(rng);
       const std::vector<float> original = x;
-      const double sum = p->exp_shifted(x.data(), n, 5.0f, 0.25);
+      const double sum = p->softmax_loops.exp_shifted(x.data(), n, 5.0f, 0.25);
       double exact_sum = 0.25;
       for (int64_t i = 0; i < n; ++i) {
         const double exact = std::exp(static_cast<double>(original[i] - 5.0f));  // the shift is in f32
@@ -160,6 +161,26 @@ TEST(CpuPrimitives, ShiftedExponentialsAndTheirSumMatchStdExp) {
         exact_sum += exact;
       }
       EXPECT_NEAR(sum, exact_sum, 4 * 0x1p-23 * exact_sum) << n;
+    }
+}
+
+TEST(CpuPrimitives, SoftmaxScaleAndMaximumAreRefs) {
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> scores(-30.0f, 5.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const cpu::Primitives* p : primitive_sets())
+    for (const int64_t n : {1, 7, 8, 9, 100}) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (float& v : x) v = scores(rng);
+      std::vector<float> scaled = x, expected = x;
+      p->softmax_loops.scale(scaled.data(), n, 0.125f * 1.1f);
+      ref::scale(expected.data(), n, 0.125f * 1.1f);
+      EXPECT_EQ(scaled, expected) << n;
+      EXPECT_EQ(p->softmax_loops.max_of(x.data(), n, -100.0f), ref::max_of(x.data(), n, -100.0f)) << n;
+      EXPECT_EQ(p->softmax_loops.max_of(x.data(), n, 50.0f), 50.0f) << n;
+      x[static_cast<size_t>(n / 2)] = nan;  // passed over, wherever it falls among the lanes
+      EXPECT_EQ(p->softmax_loops.max_of(x.data(), n, -100.0f), ref::max_of(x.data(), n, -100.0f)) << n;
+      EXPECT_TRUE(std::isnan(p->softmax_loops.max_of(x.data(), n, nan))) << n;  // a NaN start stays
     }
 }
 

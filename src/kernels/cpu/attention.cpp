@@ -13,8 +13,8 @@ void attend(const float* q, int64_t heads, const CachedRows& keys, const CachedR
   p.dot_rows(q, heads, keys.row(first), keys.dtype, count, keys.dim, scratch);
   for (int64_t h = 0; h < heads; ++h) {
     float* scores = scratch + h * count;
-    for (int64_t i = 0; i < count; ++i) scores[i] *= scale;
-    ref::normalize_scores(scores, count, softcap, sinks == nullptr ? nullptr : sinks + h, p.exp_shifted, keep);
+    p.softmax_loops.scale(scores, count, scale);
+    ref::normalize_scores(scores, count, softcap, sinks == nullptr ? nullptr : sinks + h, p.softmax_loops, keep);
   }
   p.weighted_sum(scratch, heads, values.row(first), values.dtype, count, values.dim, out);
 }

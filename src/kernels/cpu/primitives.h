@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/instruction_set.h"
+#include "kernels/ref/ops.h"
 #include "tensor/dtype.h"
 
 namespace canrun::cpu {
@@ -22,8 +23,8 @@ struct Primitives {
   // any `heads`: heads only share the loads of the keys.
   void (*dot_rows)(const float* x, int64_t heads, const void* rows, DType dtype, int64_t count, int64_t n,
                    float* out);
-  // ref::exp_shifted's contract (softmax's exponentials and their sum).
-  double (*exp_shifted)(float* x, int64_t n, float shift, double sum);
+  // A softmax's loops (ref::SoftmaxLoops's contracts).
+  ref::SoftmaxLoops softmax_loops;
   // y[i] = silu(gate[i]) * up[i] = gate[i] / (1 + exp(-gate[i])) * up[i] (the SwiGLU MLP),
   // exp within 4 ulp.
   void (*gated_silu)(const float* gate, const float* up, int64_t n, float* y);

@@ -150,6 +150,25 @@ CANRUN_AVX2 double exp_shifted(float* x, int64_t n, float shift, double sum) {
   return ref::exp_shifted(x + i, n - i, shift, sum);
 }
 
+CANRUN_AVX2 void scale(float* x, int64_t n, float factor) {
+  const __m256 factor_v = _mm256_set1_ps(factor);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), factor_v));
+  ref::scale(x + i, n - i, factor);
+}
+
+// maxps(a, b) is `a > b ? a : b` per lane, ref's step: each lane passes over NaNs of x and
+// keeps a NaN start; the lanes then combine as ref's loop would. Among equal values only the
+// sign of a zero may differ from ref's, and softmax's x - max is the same for either zero.
+CANRUN_AVX2 float max_of(const float* x, int64_t n, float start) {
+  __m256 lanes = _mm256_set1_ps(start);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) lanes = _mm256_max_ps(_mm256_loadu_ps(x + i), lanes);
+  alignas(32) float each[8];
+  _mm256_store_ps(each, lanes);
+  return ref::max_of(x + i, n - i, ref::max_of(each, 8, start));
+}
+
 CANRUN_AVX2 void gated_silu(const float* gate, const float* up, int64_t n, float* y) {
   const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
   int64_t i = 0;
@@ -309,7 +328,7 @@ const Primitives& avx2_primitives() {
                                      dot_f32,
                                      dot_bf16,
                                      dot_rows,
-                                     exp_shifted,
+                                     {scale, max_of, exp_shifted},
                                      gated_silu,
                                      weighted_sum,
                                      tile,

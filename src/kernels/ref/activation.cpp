@@ -62,6 +62,12 @@ double exp_shifted(float* x, int64_t n, float shift, double sum) {
   return sum;
 }
 
+float max_of(const float* x, int64_t n, float start) {
+  float m = start;
+  for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
 void softmax(float* x, int64_t n) { normalize_scores(x, n, 0, nullptr); }
 
 }  // namespace canrun::ref

@@ -25,18 +25,17 @@ float cached_value(const CachedRows& rows, int64_t position, int64_t d) {
 
 }  // namespace
 
-void normalize_scores(float* scores, int64_t count, float cap, const float* sink, ExpShifted exp,
+void normalize_scores(float* scores, int64_t count, float cap, const float* sink, const SoftmaxLoops& loops,
                       const uint8_t* keep) {
   if (cap > 0) softcap(scores, count, cap);
   if (keep != nullptr)
     for (int64_t p = 0; p < count; ++p)
       if (keep[p] == 0) scores[p] = -std::numeric_limits<float>::infinity();
   // A sink takes part in the maximum and the sum, and then has no output of its own.
-  float max_value = sink != nullptr ? *sink : scores[0];
-  for (int64_t p = 0; p < count; ++p) max_value = scores[p] > max_value ? scores[p] : max_value;
-  const double sum = exp(scores, count, max_value, sink != nullptr ? std::exp(*sink - max_value) : 0.0);
-  const float inv = static_cast<float>(1.0 / sum);
-  for (int64_t p = 0; p < count; ++p) scores[p] *= inv;
+  const float max_value = loops.max_of(scores, count, sink != nullptr ? *sink : scores[0]);
+  const double sum =
+      loops.exp_shifted(scores, count, max_value, sink != nullptr ? std::exp(*sink - max_value) : 0.0);
+  loops.scale(scores, count, static_cast<float>(1.0 / sum));
 }
 
 void attend(const float* q, int64_t heads, const CachedRows& keys, const CachedRows& values, int64_t first,
@@ -50,7 +49,7 @@ void attend(const float* q, int64_t heads, const CachedRows& keys, const CachedR
       for (int64_t d = 0; d < keys.dim; ++d) dot += static_cast<double>(qh[d]) * cached_value(keys, first + p, d);
       scratch[p] = static_cast<float>(dot) * scale;
     }
-    normalize_scores(scratch, count, cap, sinks == nullptr ? nullptr : sinks + h, exp_shifted, keep);
+    normalize_scores(scratch, count, cap, sinks == nullptr ? nullptr : sinks + h, kSoftmaxLoops, keep);
     for (int64_t d = 0; d < values.dim; ++d) {
       double acc = 0.0;
       for (int64_t p = 0; p < count; ++p) acc += static_cast<double>(scratch[p]) * cached_value(values, first + p, d);

@@ -35,18 +35,33 @@ void softcap(float* x, int64_t n, float cap);
 // In-place softmax over n values, computed stably.
 void softmax(float* x, int64_t n);
 
+// x[i] *= s; x[i] += y[i] * s (exactly x[i] += y[i] when s is 1).
+void scale(float* x, int64_t n, float s);
+void add_scaled(float* x, const float* y, int64_t n, float s);
+
 // x[i] = exp(x[i] - shift) for i < n; returns `sum` plus their sum, added in order in double.
 double exp_shifted(float* x, int64_t n, float shift, double sum);
-// The same contract for another backend's vector exp (the sum's order may differ).
-using ExpShifted = double (*)(float* x, int64_t n, float shift, double sum);
+// The largest of `start` and x[0, n), as `m = x[i] > m ? x[i] : m` in order: NaNs in x are
+// passed over, a NaN start stays. (A backend's may give the other zero when the largest is a
+// zero: x - max, all a softmax takes from it, is the same.)
+float max_of(const float* x, int64_t n, float start);
+
+// A softmax's loops over its scores: ref's (kSoftmaxLoops), or a backend's vector ones with
+// the same contracts (the same results, but for the order exp's sum is added in).
+struct SoftmaxLoops {
+  void (*scale)(float* x, int64_t n, float factor);
+  float (*max_of)(const float* x, int64_t n, float start);
+  double (*exp_shifted)(float* x, int64_t n, float shift, double sum);
+};
+inline constexpr SoftmaxLoops kSoftmaxLoops{scale, max_of, exp_shifted};
 
 // Attention scores[count] to probabilities in place: `cap` (0: none) caps each score first;
 // `sink` (null: none) is one more logit in the softmax whose probability is then dropped
-// (gpt-oss's attention sinks). `exp` computes the exponentials and their sum. `keep` (null:
-// all) zeroes the probability of each position p with keep[p] == 0 (a sparse attention's
-// unselected keys); it keeps at least one.
-void normalize_scores(float* scores, int64_t count, float cap, const float* sink, ExpShifted exp = exp_shifted,
-                      const uint8_t* keep = nullptr);
+// (gpt-oss's attention sinks). `loops` run the maximum, the exponentials and the division.
+// `keep` (null: all) zeroes the probability of each position p with keep[p] == 0 (a sparse
+// attention's unselected keys); it keeps at least one.
+void normalize_scores(float* scores, int64_t count, float cap, const float* sink,
+                      const SoftmaxLoops& loops = kSoftmaxLoops, const uint8_t* keep = nullptr);
 
 // The attention of a kv head's query heads, the contract of ref::attend below (the cpu backend
 // has its own).
@@ -75,9 +90,5 @@ void clamped_swiglu(const float* gate, const float* up, int64_t n, float alpha, 
 // Rotates pairs (x[2i], x[2i+1]) of the first rotary_dim dims (cohere's interleaved layout).
 void apply_rotary_interleaved(float* x, int64_t heads, int64_t head_dim, int64_t rotary_dim, const float* cos,
                               const float* sin);
-
-// x[i] *= s; x[i] += y[i] * s (exactly x[i] += y[i] when s is 1).
-void scale(float* x, int64_t n, float s);
-void add_scaled(float* x, const float* y, int64_t n, float s);
 
 }  // namespace canrun::ref
