@@ -127,6 +127,23 @@ def bandwidth(threads, cache):
     return result
 
 
+def triad_now(threads, cache):
+    """The triad bandwidth in GB/s right now (stream_bw as bandwidth() compiled it), or None."""
+    exe = cache / "stream_bw"
+    if not exe.exists():
+        return None
+    ok, out, _, _ = run([str(exe)], 300, {"OMP_NUM_THREADS": str(threads)})
+    try:
+        return last_json(out).get("triad_gb_s") if ok else None
+    except ValueError:
+        return None
+
+
+# Triads before and after an engine's run further apart than this: the machine's memory changed
+# speed during the run (a neighbour on a shared host), and its decode % of the limit is marked.
+TRIAD_MOVED = 0.15
+
+
 def safetensors_tensors(model_dir):
     """{name: (dtype, numel)} from the safetensors headers (single file or sharded)."""
     d = Path(model_dir)
@@ -353,6 +370,7 @@ def main():
         for engine in engines:
             log(f"{name}: {engine}")
             load_before = os.getloadavg()
+            triad_before = triad_now(threads, cache)
             try:
                 if engine == "canrun":
                     r = engine_canrun(model_dir, cfg)
@@ -370,8 +388,13 @@ def main():
                         r["error"] = "torch.compile failed: " + r["error"]
             except Exception as exc:
                 r = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            # The machine may be shared: the load average around each engine says how quiet it was.
+            # The machine may be shared: the load average around each engine says how quiet it was,
+            # and the triads around it the memory speed its decode had.
             r["loadavg_1min_before_after"] = [load_before[0], os.getloadavg()[0]]
+            r["triad_gb_s_before_after"] = [triad_before, triad_now(threads, cache)]
+            if None not in r["triad_gb_s_before_after"]:
+                r["decode_limit_tokens_per_s"] = (sum(r["triad_gb_s_before_after"]) / 2 * 1e9
+                                                  / entry["weights"]["bytes_read_per_token"])
             entry["engines"][engine] = r
             if r["ok"]:
                 log(f"{name}: {engine}: prefill {r['prefill_tokens_per_s']:.1f} tok/s, decode "
@@ -400,7 +423,8 @@ def print_table(report, cfg):
     else:
         print(f"memory bandwidth (STREAM-like, bench/stream_bw.c, {bw['threads']} threads): "
               f"triad {bw['triad_gb_s']:.1f} GB/s, copy {bw['copy_gb_s']:.1f} GB/s; "
-              f"decode limit = triad bandwidth / bytes of weights read per token")
+              f"decode limit = triad bandwidth / bytes of weights read per token (a row that shows the triads "
+              f"measured right before and after its engine's run: of the limit at their mean)")
     if c.get("cpu_flags"):
         print("processor flags: " + " ".join(c["cpu_flags"]))
     for name, m in report["models"].items():
@@ -425,7 +449,12 @@ def print_table(report, cfg):
             if base and base.get("ok"):
                 ratio_p = f"{base['prefill_tokens_per_s'] / r['prefill_tokens_per_s']:.3f}"
                 ratio_d = f"{base['decode_tokens_per_s'] / r['decode_tokens_per_s']:.3f}"
-            frac = f"{100 * r['decode_tokens_per_s'] / limit:.1f}%" if limit else "-"
+            own_limit = r.get("decode_limit_tokens_per_s", limit)
+            frac = f"{100 * r['decode_tokens_per_s'] / own_limit:.1f}%" if own_limit else "-"
+            triads = r.get("triad_gb_s_before_after")
+            if triads and None not in triads:
+                frac += f" (triad {triads[0]:.1f} -> {triads[1]:.1f}"
+                frac += ", moved during the run)" if abs(triads[1] - triads[0]) > TRIAD_MOVED * min(triads) else ")"
             if r.get("runs"):  # the spread of the runs: a shared machine shows here
                 frac += "  (decode runs: " + ", ".join(f"{x['decode_tokens_per_s']:.2f}" for x in r["runs"]) + ")"
             rows.append([engine, r["precision"], fmt(r["prefill_tokens_per_s"]), fmt(r["decode_tokens_per_s"], 2),
