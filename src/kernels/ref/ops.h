@@ -57,9 +57,9 @@ inline constexpr SoftmaxLoops kSoftmaxLoops{scale, max_of, exp_shifted};
 
 // Attention scores[count] to probabilities in place: `cap` (0: none) caps each score first;
 // `sink` (null: none) is one more logit in the softmax whose probability is then dropped
-// (gpt-oss's attention sinks). `loops` run the maximum, the exponentials and the division.
-// `keep` (null: all) zeroes the probability of each position p with keep[p] == 0 (a sparse
-// attention's unselected keys); it keeps at least one.
+// (gpt-oss's attention sinks). `loops` run the maximum, the exponentials and the scaling by
+// their sum's inverse. `keep` (null: all) zeroes the probability of each position p with
+// keep[p] == 0 (a sparse attention's unselected keys); it keeps at least one.
 void normalize_scores(float* scores, int64_t count, float cap, const float* sink,
                       const SoftmaxLoops& loops = kSoftmaxLoops, const uint8_t* keep = nullptr);
 
