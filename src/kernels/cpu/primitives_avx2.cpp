@@ -318,7 +318,7 @@ struct Avx2Vector {
                             _mm256_castsi256_ps(_mm256_cvtepi8_epi32(nan)));
   }
   CANRUN_AVX2 static F fma(F a, F b, F acc) { return _mm256_fmadd_ps(a, b, acc); }
-  CANRUN_AVX2 static void store(float* p, F v) { _mm256_store_ps(p, v); }
+  CANRUN_AVX2 static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
 };
 
 }  // namespace
