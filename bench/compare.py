@@ -117,10 +117,9 @@ def bandwidth(threads, cache):
     ok, out, err, _ = run([cc, "-O2", "-fopenmp", str(BENCH / "stream_bw.c"), "-o", str(exe)], 120)
     if not ok:
         return {"error": f"compile: {err}"}
-    ok, out, err, _ = run([str(exe)], 300, {"OMP_NUM_THREADS": str(threads)})
-    if not ok:
-        return {"error": err}
-    result = last_json(out)
+    result = run_stream_bw(exe, threads)
+    if "error" in result:
+        return result
     result["method"] = ("bench/stream_bw.c: STREAM-like copy and triad, 3 x 2^25 doubles (768 MiB), "
                         "OpenMP, best of 5; triad taken as the limit")
     result["compiler"] = cc
@@ -132,11 +131,18 @@ def triad_now(threads, cache):
     exe = cache / "stream_bw"
     if not exe.exists():
         return None
-    ok, out, _, _ = run([str(exe)], 300, {"OMP_NUM_THREADS": str(threads)})
+    return run_stream_bw(exe, threads).get("triad_gb_s")
+
+
+def run_stream_bw(exe, threads):
+    """Runs the compiled stream_bw on `threads` threads: its JSON result, or {"error": why}."""
+    ok, out, err, _ = run([str(exe)], 300, {"OMP_NUM_THREADS": str(threads)})
+    if not ok:
+        return {"error": err}
     try:
-        return last_json(out).get("triad_gb_s") if ok else None
-    except ValueError:
-        return None
+        return last_json(out)
+    except ValueError as e:
+        return {"error": str(e)}
 
 
 # Triads before and after an engine's run further apart than this: the machine's memory changed
