@@ -29,7 +29,7 @@ struct Avx512Vector {
   static constexpr int kLanes = 16;
   static constexpr bool kPrefetchStreams = true;
   CANRUN_AVX512 static F zero() { return _mm512_setzero_ps(); }
-  // Panels are 32-byte aligned in a plan file, so a 64-byte column may straddle a line.
+  // WeightMatrix asks panels to be only 32-byte aligned, so a 64-byte column may straddle a line.
   CANRUN_AVX512 static F load(const float* p) { return _mm512_loadu_ps(p); }
   CANRUN_AVX512 static F load(const uint16_t* p) {
     const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
