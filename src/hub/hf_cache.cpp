@@ -44,7 +44,9 @@ std::optional<CachedSnapshot> find_snapshot(const std::string& cache_dir, const 
     std::ifstream in(ref);
     std::getline(in, commit);
     while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back()))) commit.pop_back();
-    if (commit.empty()) fail(ErrorKind::kIo, ref.string() + ": empty, expected a commit hash");
+    // A commit hash, never a path: it is joined to snapshots/ below.
+    if (!is_commit_hash(commit))
+      fail(ErrorKind::kIo, ref.string() + ": holds '" + commit.substr(0, 80) + "', expected a commit hash (40 hex digits)");
     if (!fs::is_directory(repo / "snapshots" / commit))
       fail(ErrorKind::kIo, ref.string() + " names revision " + commit + " but " +
                                (repo / "snapshots" / commit).string() + " is missing");

@@ -26,8 +26,17 @@ std::string parse(const std::string& text, HubRef& ref) {
   const std::string id = text.substr(0, at);
   if (at != std::string::npos) {
     ref.revision = text.substr(at + 1);
-    if (ref.revision.empty() || ref.revision.find_first_of(" \t\n@") != std::string::npos)
+    if (ref.revision.empty() || ref.revision.find_first_of(" \t\n@\\") != std::string::npos)
       return "the revision after '@' is a branch, tag or commit, without spaces";
+    // It names a file below refs/ of the cache: no part may climb out of it.
+    for (size_t begin = 0;;) {
+      const size_t slash = ref.revision.find('/', begin);
+      const std::string part = ref.revision.substr(begin, slash - begin);
+      if (part.empty() || part == "." || part == "..")
+        return "the revision after '@' has an empty, '.' or '..' part between slashes";
+      if (slash == std::string::npos) break;
+      begin = slash + 1;
+    }
   }
   const size_t slash = id.find('/');
   if (slash == std::string::npos || id.find('/', slash + 1) != std::string::npos) return "expected ORG/NAME[@REVISION]";

@@ -81,14 +81,15 @@ def test_second_check_loads_the_plan_from_the_cache_dir(canrun_bin, lab_env, tmp
 
 def test_hub_id_from_the_cache_records_the_revision(canrun_bin, lab_env, tmp_path):
     repo = tmp_path / "hub" / "models--tiny-org--tiny-qwen3"
-    shutil.copytree(FIXTURES / "qwen3", repo / "snapshots" / "c0ffee11")
+    commit = "c0ffee11" * 5
+    shutil.copytree(FIXTURES / "qwen3", repo / "snapshots" / commit)
     (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text("c0ffee11")
+    (repo / "refs" / "main").write_text(commit)
     row = check_json(canrun_bin, lab_env, "tiny-org/tiny-qwen3")
     assert row["result"] == "PASS"
     assert row["model_id"] == "tiny-org/tiny-qwen3"
-    assert row["revision"] == "c0ffee11" and row["weights"] == "real"
-    assert "--revision c0ffee11" in row["reproduce_script"]
+    assert row["revision"] == commit and row["weights"] == "real"
+    assert f"--revision {commit}" in row["reproduce_script"]
 
 
 def test_human_summary_and_out_dir(canrun_bin, lab_env, tmp_path):

@@ -27,6 +27,9 @@ TEST(HubRef, RefusesWhatTheHubRefusesSayingWhy) {
       {"org/model.git", "a repository id does not end with .git"},
       {"org/model@", "the revision after '@'"},
       {"org/", "each part has 1 to 96 characters"},
+      {"org/model@../../../etc", "the revision after '@' has an empty, '.' or '..' part between slashes"},
+      {"org/model@refs//pr", "the revision after '@' has an empty, '.' or '..' part between slashes"},
+      {"org/model@/etc", "the revision after '@' has an empty, '.' or '..' part between slashes"},
   };
   for (const auto& [text, why] : cases) {
     try {

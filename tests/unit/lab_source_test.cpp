@@ -49,6 +49,10 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
+const std::string kCommitA = "0123abcd0123abcd0123abcd0123abcd0123abcd";
+const std::string kCommitB = std::string(40, 'd');
+const std::string kCommitC = "feedface" + std::string(32, '0');
+
 // models--org--name/refs/main -> snapshots/<revision>/ holding a copy of a fixture.
 void make_cached_model(const fs::path& cache, const std::string& folder, const std::string& revision) {
   const fs::path repo = cache / folder;
@@ -67,11 +71,11 @@ std::string file_bytes(const fs::path& path) {
 
 TEST(LabHfCache, FindsTheSnapshotRefsMainNames) {
   TempDir cache;
-  make_cached_model(cache.path(), "models--tiny-org--tiny-qwen2", "0123abcd");
+  make_cached_model(cache.path(), "models--tiny-org--tiny-qwen2", kCommitA);
   const auto found = find_cached_snapshot(cache.path().string(), "tiny-org/tiny-qwen2");
   ASSERT_TRUE(found.has_value());
-  EXPECT_EQ(found->revision, "0123abcd");
-  EXPECT_EQ(fs::path(found->dir), cache.path() / "models--tiny-org--tiny-qwen2/snapshots/0123abcd");
+  EXPECT_EQ(found->revision, kCommitA);
+  EXPECT_EQ(fs::path(found->dir), cache.path() / "models--tiny-org--tiny-qwen2/snapshots" / kCommitA);
   EXPECT_FALSE(find_cached_snapshot(cache.path().string(), "tiny-org/other").has_value());
 }
 
@@ -92,12 +96,27 @@ TEST(LabHfCache, FindsATagsSnapshotOrACommitsOwn) {
 TEST(LabHfCache, RefToAMissingSnapshotIsAnError) {
   TempDir cache;
   fs::create_directories(cache.path() / "models--a--b/refs");
-  std::ofstream(cache.path() / "models--a--b/refs/main") << "deadbeef";
+  std::ofstream(cache.path() / "models--a--b/refs/main") << kCommitB;
   try {
     find_cached_snapshot(cache.path().string(), "a/b");
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("snapshots/deadbeef"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("snapshots/" + kCommitB), std::string::npos) << e.what();
+  }
+}
+
+TEST(LabHfCache, ARefHoldingAPathIsRefusedNotFollowed) {
+  TempDir cache;
+  fs::create_directories(cache.path() / "models--a--b/refs");
+  fs::create_directories(cache.path() / "models--a--b/snapshots");
+  std::ofstream(cache.path() / "models--a--b/refs/main") << "../../../../etc";
+  try {
+    find_cached_snapshot(cache.path().string(), "a/b");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("refs/main: holds '../../../../etc', expected a commit hash"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -118,11 +137,11 @@ Json tiny_config();
 
 TEST(LabModelSource, HubIdResolvesThroughTheCacheWithItsRevision) {
   TempDir cache;
-  make_cached_model(cache.path(), "models--tiny-org--tiny-qwen2", "feedface");
+  make_cached_model(cache.path(), "models--tiny-org--tiny-qwen2", kCommitC);
   const ScopedEnv hub("HF_HUB_CACHE", cache.path().string());
   const ModelSource source = resolve_model("tiny-org/tiny-qwen2", WeightsPolicy::kReal, {});
   EXPECT_EQ(source.kind, "hugging face cache");
-  EXPECT_EQ(source.revision, "feedface");
+  EXPECT_EQ(source.revision, kCommitC);
   EXPECT_EQ(source.weights(), "real");
   // --synthetic needs a catalog entry.
   EXPECT_THROW(resolve_model("tiny-org/tiny-qwen2", WeightsPolicy::kSynthetic, {}), Error);
