@@ -6,6 +6,7 @@
 #include "hub/download_progress.h"
 #include "hub/hf_cache.h"
 #include "hub/hub_download.h"
+#include "hub/model_folder.h"
 #include "lab/synthetic_weights.h"
 #include "util/json.h"
 
@@ -56,6 +57,7 @@ ModelSource resolve_model(const std::string& model, WeightsPolicy policy, const 
     source.revision = cached->revision;
   } else if (ref && policy == WeightsPolicy::kReal) {
     try {
+      if (const std::optional<std::string> mistyped = mistyped_local_folder(model, *ref)) fail(ErrorKind::kUsage, *mistyped);
       PullOptions pull;
       pull.ref = *ref;
       const PullResult pulled = pull_with_progress(pull, hub);
