@@ -10,6 +10,7 @@
 
 #include "checkpoint/config_reader.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/table.h"
 #include "lab/catalog.h"
 #include "lab/device_profile.h"
@@ -158,7 +159,8 @@ void add_archs_command(CLI::App& app) {
   auto args = std::make_shared<ArchsArgs>();
   CLI::App* command = app.add_subcommand(
       "archs", "List the supported architecture families, their config options and catalog coverage");
-  command->add_option("--catalog", args->catalog, "Catalog JSONL (default data/catalog.jsonl or $CANRUN_CATALOG)");
+  command->add_option("--catalog", args->catalog, "Catalog JSONL (default data/catalog.jsonl or $CANRUN_CATALOG)")
+      ->check(regular_file_check());
   command->add_option("--task", args->task, "Catalog task to count (default text-generation; empty: all)");
   command->add_option("--profile", args->profile, "Device profile the models must fit (default trn2)");
   command->add_flag("--json", args->json, "Print JSON");

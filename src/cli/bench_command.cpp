@@ -21,6 +21,7 @@
 #include "cli/image_options.h"
 #include "cli/kv_dtype_option.h"
 #include "cli/model_argument.h"
+#include "cli/option_checks.h"
 #include "cli/table.h"
 #include "kernels/cpu/instruction_set.h"
 #include "lab/software_stack.h"
@@ -49,6 +50,7 @@ struct BenchArgs {
   bool priced = false;
   bool json = false;
   EndpointBenchOptions endpoint;  // used when endpoint.url is set
+  std::string sweep_concurrency;  // endpoint.sweep as given, comma-separated
 };
 
 // Milliseconds below a second, seconds above: start-up and latencies span both.
@@ -267,6 +269,8 @@ void run_endpoint(BenchArgs& args, const CLI::App& command) {
   args.endpoint.json = args.json;
   if (args.priced) args.endpoint.price_per_hour = args.price_per_hour;
   args.endpoint.concurrency_given = command.get_option("--concurrency")->count() > 0;
+  if (!args.sweep_concurrency.empty())
+    for (const std::string& item : comma_items(args.sweep_concurrency)) args.endpoint.sweep.push_back(std::stoll(item));
   run_endpoint_bench_command(args.endpoint, args.workload);
 }
 
@@ -416,10 +420,9 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   command->add_option("--slo", endpoint.slo,
                       "With --endpoint: service-level objectives for goodput, e.g. ttft=500ms,tpot=50ms,e2el=10s");
-  command->add_option("--sweep-concurrency", endpoint.sweep,
+  command->add_option("--sweep-concurrency", args->sweep_concurrency,
                       "With --endpoint: run the workload at each of these concurrencies in turn (e.g. 1,2,4,8)")
-      ->delimiter(',')
-      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+      ->check(comma_list_check(number_check(NumberKind::kSigned) & CLI::Range(int64_t{1}, int64_t{1024})));
   command->add_option("--plot", endpoint.plot,
                       "With --sweep-concurrency: write the sweep as an SVG of median TTFT and TPOT against output "
                       "tokens/s");

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/table.h"
 #include "lab/catalog.h"
 #include "lab/catalog_plan.h"
@@ -124,8 +125,9 @@ void add_catalog_command(CLI::App& app) {
   command->add_option("--arch", args->filter.model_type, "Only this model_type");
   command->add_option("--profile", args->profile, "Device profile for the CORES column (default trn2)");
   command->add_option("--profiles", args->profiles_file, "JSON file of extra device profiles")
-      ->check(CLI::ExistingFile);
-  command->add_option("--catalog", args->catalog, "Catalog file (default $CANRUN_CATALOG or data/catalog.jsonl)");
+      ->check(regular_file_check());
+  command->add_option("--catalog", args->catalog, "Catalog file (default $CANRUN_CATALOG or data/catalog.jsonl)")
+      ->check(regular_file_check());
   command->add_flag("--json", args->json, "Print the entries, with config values and plan, as JSON");
   command->callback([args] { run_catalog(*args); });
 }

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/runner_options.h"
 #include "lab/check.h"
 #include "lab/device_profile.h"
@@ -88,9 +89,9 @@ void add_check_command(CLI::App& app) {
                     "ones exist");
   command->add_option("--profile", args->options.profile, "Device profile to plan cores on (default local)");
   command->add_option("--profiles", args->options.profiles_file, "JSON file of extra device profiles")
-      ->check(CLI::ExistingFile);
+      ->check(regular_file_check());
   command->add_option("--catalog", args->options.catalog, "Catalog file (default $CANRUN_CATALOG or data/catalog.jsonl)")
-      ->check(CLI::ExistingFile);
+      ->check(regular_file_check());
   command->add_option("--cache-dir", args->options.cache_dir,
                       "Plan cache folder of the compiled cpu run (default: $CANRUN_CACHE_DIR, else "
                       "$XDG_CACHE_HOME/canrun/plans, else ~/.cache/canrun/plans)");

@@ -18,6 +18,7 @@
 #include "cli/image_options.h"
 #include "cli/kv_dtype_option.h"
 #include "cli/model_argument.h"
+#include "cli/option_checks.h"
 #include "cli/sampling_flags.h"
 #include "runtime/activation_dump.h"
 #include "runtime/session.h"
@@ -47,7 +48,7 @@ struct GenerateArgs {
   int cores = 1;
   bool json = false;
   std::string dump_dir;
-  std::vector<std::string> dump_steps;
+  std::string dump_steps_list;  // comma-separated
 };
 
 double per_second(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
@@ -61,7 +62,7 @@ void run_generate(const GenerateArgs& args) {
   const Backend backend = parse_backend(args.backend, "--backend");
   if (!args.dump_dir.empty() && args.cores > 1)
     fail(ErrorKind::kUsage, "--dump: dumps are written by one process (--cores 1)");
-  if (args.dump_dir.empty() && !args.dump_steps.empty()) fail(ErrorKind::kUsage, "--dump-steps needs --dump DIR");
+  if (args.dump_dir.empty() && !args.dump_steps_list.empty()) fail(ErrorKind::kUsage, "--dump-steps needs --dump DIR");
   SessionOptions options;
   options.backend = backend;
   options.compile = compile_options(args.compile, backend);
@@ -118,7 +119,9 @@ void run_generate(const GenerateArgs& args) {
     }
   }
   std::optional<ActivationDump> dump;
-  if (!args.dump_dir.empty()) dump.emplace(args.dump_dir, session.program(), args.dump_steps, "--dump-steps");
+  if (!args.dump_dir.empty()) dump.emplace(args.dump_dir, session.program(),
+                 args.dump_steps_list.empty() ? std::vector<std::string>{} : comma_items(args.dump_steps_list),
+                 "--dump-steps");
   GenerateRequest request;
   request.max_new_tokens = args.max_new_tokens;
   request.cache_capacity = args.cache_tokens;
@@ -267,10 +270,10 @@ void add_generate_command(CLI::App& app) {
   command->add_option("--dump", args->dump_dir,
                       "Write the values every step of the prompt's forward pass computes to this folder (one .npy "
                       "per value, and manifest.json), to compare with transformers (tools/compare_steps.py)");
-  command->add_option("--dump-steps", args->dump_steps,
+  command->add_option("--dump-steps", args->dump_steps_list,
                       "With --dump: only these steps, comma-separated, by full name (layers.3.q_proj) or within "
                       "every layer (q_proj, attention, mlp_residual)")
-      ->delimiter(',');
+      ->check(comma_list_check());
   command->add_option("--top-logits", args->top_logits,
                       "With --json: also print the K largest logits after the prompt, and the ids of the K "
                       "largest at every generated position")

@@ -1,12 +1,13 @@
 #include "cli/image_options.h"
 
+#include "cli/option_checks.h"
 #include "util/error.h"
 #include "vision/multimodal_prompt.h"
 
 namespace canrun {
 
 void add_image_options(CLI::App& command, ImageFlags& flags, const std::string& image_help) {
-  command.add_option("--image", flags.files, image_help)->check(CLI::ExistingFile);
+  command.add_option("--image", flags.files, image_help)->check(regular_file_check());
   command.add_option("--max-image-pixels", flags.max_pixels,
                      "Refuse images with more pixels than this (default: PIL's decompression-bomb cap)")
       ->check(CLI::PositiveNumber);

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "lab/judge.h"
 #include "lab/status.h"
 
@@ -51,7 +52,7 @@ void add_judge_command(CLI::App& app) {
   command->add_option("text", args->text, "The continuation to score");
   command->add_option("--prompt", args->prompt, "The text it continues (default: none)");
   command->add_option("--calibrate", args->calibration, "A JSON-lines file of {prompt, continuation, fluent}")
-      ->check(CLI::ExistingFile);
+      ->check(regular_file_check());
   command->add_option("--model", args->model_dir,
                       "The judge model's folder (default: $CANRUN_JUDGE_MODEL, else models/SmolLM2-135M-Instruct "
                       "of the source tree, made by tools/fetch_smollm2.sh)");

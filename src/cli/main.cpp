@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/cores_option.h"
+#include "cli/option_checks.h"
 #include "util/error.h"
 #include "util/version.h"
 
@@ -27,11 +28,28 @@ int main(int argc, char** argv) {
   canrun::add_dataset_command(app);
   canrun::add_pull_command(app);
   canrun::add_preprocess_command(app);
+  canrun::check_every_number(app);
+  // CLI11 would call an unknown command a missing one.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string commands;
+    bool known = false;
+    for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+      commands += (commands.empty() ? "" : ", ") + command->get_name();
+      known = known || command->check_name(argv[1]);
+    }
+    if (!known) {
+      std::cerr << "error: '" << argv[1] << "' is not a canrun command (one of: " << commands << ")\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version end here too (0); every bad option or argument is a usage error.
-    return app.exit(e) == 0 ? 0 : 2;
+    // --help and --version end here too (0); every bad option or argument is a usage error, one
+    // line in the form of every other error.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "error: " << e.what() << " (--help lists the options)\n" << std::flush;
+    return 2;
   } catch (const canrun::WorkersEnded& ended) {
     return ended.status;
   } catch (const canrun::Error& e) {

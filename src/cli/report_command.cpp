@@ -3,8 +3,9 @@
 #include <iostream>
 #include <memory>
 
-#include "lab/migration_report.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
+#include "lab/migration_report.h"
 #include "util/error.h"
 
 namespace canrun {
@@ -59,10 +60,10 @@ void add_report_command(CLI::App& app) {
       "GO when every condition holds, else NO-GO naming the conditions that failed");
   command->add_option("current", args->current, "The current platform's bench result (JSON)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(regular_file_check());
   command->add_option("candidate", args->candidate, "The candidate's bench result (JSON)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(regular_file_check());
   command->add_option("--stop", args->stop,
                       "Conditions the candidate must meet, comma-separated, e.g. \"p95_ttft<800ms,failure_rate<0.5%,"
                       "cost_per_mtok<0.40\". Metrics: " + metrics + ". Units: ms, s, us, min; %; GB, MB, GiB, MiB");

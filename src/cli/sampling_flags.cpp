@@ -1,6 +1,5 @@
 #include "cli/sampling_flags.h"
 
-#include <cmath>
 #include <string>
 
 #include "util/error.h"
@@ -8,16 +7,15 @@
 namespace canrun {
 namespace {
 
-// A check that the option's value is a finite number for which `in_range` holds; CLI11 names
-// the option in front of the message.
+// A check that the option's value, a number (cli/option_checks.h reads it), is one for which
+// `in_range` holds; CLI11 names the option in front of the message.
 template <typename T, typename InRange>
 CLI::Validator value_check(InRange in_range, const std::string& range) {
   return CLI::Validator(
       [in_range, range](std::string& input) -> std::string {
         T value{};
-        if (!CLI::detail::lexical_cast(input, value)) return "";  // CLI11's conversion error says so
-        if (std::isfinite(static_cast<double>(value)) && in_range(value)) return "";
-        return "must be " + range + ", got " + input;
+        if (!CLI::detail::lexical_cast(input, value)) return "";  // the number check says why
+        return in_range(value) ? "" : "must be " + range + ", got " + input;
       },
       "");
 }
@@ -57,10 +55,7 @@ void add_sampling_flags(CLI::App* command, SamplingFlags& flags) {
       command
           ->add_option("--seed", flags.seed,
                        "Sample, with draws from this seed, 0 to 2^64-1 (default: a fresh "
-                       "one, printed with the timings and in the --json output)")
-          ->check(CLI::Validator(
-              // CLI11 would wrap a negative seed around to a large one.
-              [](std::string& input) { return input.starts_with('-') ? "must be >= 0, got " + input : ""; }, ""));
+                       "one, printed with the timings and in the --json output)");
   CLI::Option* greedy =
       command->add_flag("--greedy", flags.greedy,
                         "Choose the most likely token at every step (after any repetition penalty), whatever "

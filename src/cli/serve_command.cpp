@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
 #include "cli/model_argument.h"
+#include "cli/option_checks.h"
 #include "openai/model_server.h"
 #include "serve/server.h"
 #include "util/error.h"
@@ -64,7 +65,7 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(0, 65535));
   command->add_option("--host", options->host, "Address to bind (default 127.0.0.1: this machine only)");
   command->add_option("--catalog", options->catalog, "Catalog file (default $CANRUN_CATALOG or data/catalog.jsonl)")
-      ->check(CLI::ExistingFile);
+      ->check(regular_file_check());
   command->add_option("--static", options->static_dir,
                       "Folder of the page's files (default $CANRUN_WEB_DIR or web/ of the source tree)")
       ->check(CLI::ExistingDirectory);

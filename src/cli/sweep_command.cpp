@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/runner_options.h"
 #include "hub/hf_cache.h"
 #include "lab/device_profile.h"
@@ -64,9 +65,9 @@ void add_sweep_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   command->add_option("--profile", options.profile, "Device profile to plan cores on (default local)");
   command->add_option("--profiles", options.profiles_file, "JSON file of extra device profiles")
-      ->check(CLI::ExistingFile);
+      ->check(regular_file_check());
   command->add_option("--catalog", options.catalog, "Catalog file (default $CANRUN_CATALOG or data/catalog.jsonl)")
-      ->check(CLI::ExistingFile);
+      ->check(regular_file_check());
   command->add_option("--cache-dir", options.cache_dir,
                       "Plan cache folder the checks compile into (default: $CANRUN_CACHE_DIR, else "
                       "$XDG_CACHE_HOME/canrun/plans, else ~/.cache/canrun/plans); checks of synthetic weights\n"
@@ -75,7 +76,8 @@ void add_sweep_command(CLI::App& app) {
   command->add_option("--timeout", options.timeout_s, "Wall-time limit per model in seconds (default 600)")
       ->check(CLI::PositiveNumber);
   command->add_option("--memory-limit", args->memory_limit,
-                      "Address-space limit per model, e.g. \"16 GiB\" (RLIMIT_AS; default none)");
+                      "Address-space limit per model, e.g. \"16 GiB\" (RLIMIT_AS; default none)")
+      ->check(byte_size_check());
   command->add_option("--jobs,-j", options.jobs, "Models checked at once (default 1)")->check(CLI::PositiveNumber);
   command->add_option("--redo", options.redo_results,
                       "Check again the models whose row has this result, replacing the row (repeatable;\n"

@@ -4,14 +4,18 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "checkpoint/config_reader.h"
 #include "models/registry.h"
+#include "util/json.h"
 
 namespace canrun {
 namespace {
+
+// Far above a catalog of every Hub model's config (a few KiB a line).
+constexpr size_t kMaxCatalogBytes = size_t{256} << 20;
 
 std::string lowercase(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -94,8 +98,7 @@ std::string default_catalog_path() {
 }
 
 std::vector<CatalogEntry> load_catalog(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(ErrorKind::kIo, path + ": cannot open the catalog");
+  std::istringstream in(read_text_file(path, kMaxCatalogBytes));
   std::vector<CatalogEntry> entries;
   std::set<std::string> ids;
   std::string text;
@@ -108,7 +111,6 @@ std::vector<CatalogEntry> load_catalog(const std::string& path) {
       fail(ErrorKind::kCheckpoint, where + ": field 'id': '" + entry.id + "' appears on an earlier line too");
     entries.push_back(std::move(entry));
   }
-  if (in.bad()) fail(ErrorKind::kIo, path + ": read error");
   if (entries.empty()) fail(ErrorKind::kCheckpoint, path + ": the catalog has no models");
   return entries;
 }

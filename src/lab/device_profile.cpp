@@ -71,8 +71,12 @@ int64_t parse_byte_size(const std::string& text) {
   in >> unit;
   std::string rest;
   if (in >> rest) fail(ErrorKind::kUsage, "'" + text + "': unexpected '" + rest + "' after the unit");
-  for (const auto& [name, scale] : kUnits)
-    if (unit == name) return static_cast<int64_t>(std::llround(number * scale));
+  for (const auto& [name, scale] : kUnits) {
+    if (unit != name) continue;
+    // 2^63 bytes: no address space or memory is larger, and llround past it is undefined.
+    if (number * scale >= 0x1p63) fail(ErrorKind::kUsage, "'" + text + "' is larger than any memory");
+    return static_cast<int64_t>(std::llround(number * scale));
+  }
   fail(ErrorKind::kUsage, "'" + text + "': unknown unit '" + unit + "' (use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)");
 }
 

@@ -5,13 +5,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 
 #include "util/error.h"
 #include "util/json.h"
 #include "util/version.h"
 
 namespace canrun {
+
+// A calibration set is a few hundred short texts, one JSON object a line.
+constexpr size_t kMaxCalibrationBytes = size_t{64} << 20;
 
 std::string default_judge_model_dir() {
   const char* dir = std::getenv("CANRUN_JUDGE_MODEL");
@@ -59,8 +62,7 @@ double judge_accuracy(const std::vector<JudgedText>& texts, double threshold) {
 }
 
 JudgeCalibration calibrate_judge(Judge& judge, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(ErrorKind::kIo, path + ": cannot read the calibration set");
+  std::istringstream in(read_text_file(path, kMaxCalibrationBytes));
   JudgeCalibration calibration;
   int line_number = 0;
   for (std::string line; std::getline(in, line);) {
