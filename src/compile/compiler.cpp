@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "compile/fingerprint.h"
@@ -57,9 +59,11 @@ Json write_packed_weights(const std::vector<NamedMatrix>& matrices, const fs::pa
   }
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(ErrorKind::kIo, path.string() + ": cannot create: " + std::strerror(errno));
-  if (size > 0 && ::ftruncate(fd, size) != 0) {
+  // The blocks are reserved before the mapping is written: a sparse file's page on a full disk
+  // would be a SIGBUS at the write, not an error here.
+  if (const int error = size > 0 ? ::posix_fallocate(fd, 0, size) : 0; error != 0) {
     ::close(fd);
-    fail(ErrorKind::kIo, path.string() + ": cannot size to " + std::to_string(size) + " bytes: " + std::strerror(errno));
+    fail(ErrorKind::kIo, path.string() + ": cannot reserve " + std::to_string(size) + " bytes: " + std::strerror(error));
   }
   void* mapping = size > 0 ? ::mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
                            : nullptr;
@@ -160,9 +164,23 @@ void with_plan_files(const CompileOptions& options, const PlanKey& key, const st
     use(dir.path());
     return;
   }
-  PlanCache cache(options.cache_dir.empty() ? PlanCache::default_root() : options.cache_dir);
+  const fs::path root = options.cache_dir.empty() ? PlanCache::default_root() : options.cache_dir;
+  PlanCache cache(root);
   bool built = false;
-  const PlanEntry entry = cache.get_or_build(key, build, &built, {label});
+  std::optional<PlanEntry> found;
+  try {
+    found = cache.get_or_build(key, build, &built, {label});
+  } catch (const Error& e) {
+    // A full disk or an unwritable folder costs the cache, not the run (get_or_build removed
+    // its temporary folder).
+    if (e.kind() != ErrorKind::kIo) throw;
+    std::cerr << "warning: plan cache " << root.string() << ": " << e.what() << "; compiling without the cache"
+              << std::endl;
+    CompileOptions uncached = options;
+    uncached.use_cache = false;
+    return with_plan_files(uncached, key, label, stats, build, use);
+  }
+  const PlanEntry& entry = *found;
   ++(built ? stats.compilations : stats.cache_hits);
   stats.plan_bytes += folder_bytes(entry.dir);
   use(entry.dir);

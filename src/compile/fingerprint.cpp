@@ -52,12 +52,13 @@ std::string content_digest(const fs::path& path, const fs::path& memo_dir) {
   // written only costs the next run the hash again.
   fs::create_directories(memo_dir, error);
   const fs::path staged = memo_dir / (memo.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  bool written = false;
   {
     std::ofstream out(staged, std::ios::binary);
-    out << digest;
+    written = static_cast<bool>(out << digest << std::flush);
   }
-  fs::rename(staged, memo, error);
-  if (error) fs::remove(staged, error);
+  if (written) fs::rename(staged, memo, error);
+  if (!written || error) fs::remove(staged, error);
   return digest;
 }
 

@@ -2,6 +2,7 @@
 next loads it from the plan cache with the same output; plans pushed by one machine make the
 first run of another warm; bad compile options are usage errors."""
 import json
+import subprocess
 
 import pytest
 
@@ -76,3 +77,23 @@ def test_bad_compile_options_are_usage_errors(run_canrun, args, words):
     result = run_canrun("generate", MODEL, "--prompt", "hello world", "-n", "2", *args)
     assert result.returncode == 2, result.stderr
     assert words in result.stderr
+
+
+def test_a_full_cache_disk_costs_the_cache_not_the_run(canrun_bin, tmp_path):
+    """The cache on a 64 KiB file system (a tmpfs of a private mount namespace): the packed
+    weights do not fit. The run warns naming the cache folder, compiles without the cache and
+    generates what a run without a cache does; no temporary entry is left filling the disk."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = (f'mount -t tmpfs -o size=64k canrun-full "{disk}" && '
+              f'"{canrun_bin}" generate "{MODEL}" --prompt "hello world" -n 6 --json --cache-dir "{disk}/plans"; '
+              f'status=$?; find "{disk}" -name "*.tmp-*" | sed "s/^/left behind: /" >&2; exit $status')
+    result = subprocess.run(["unshare", "--map-root-user", "--mount", "sh", "-c", script], capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert f"warning: plan cache {disk}/plans: " in result.stderr
+    assert "No space left on device; compiling without the cache" in result.stderr
+    assert "left behind: " not in result.stderr, result.stderr
+    uncached = subprocess.run([canrun_bin, "generate", MODEL, "--prompt", "hello world", "-n", "6", "--json",
+                               "--no-plan-cache"], capture_output=True, text=True, timeout=600, check=True)
+    assert json.loads(result.stdout)["generated_ids"] == json.loads(uncached.stdout)["generated_ids"]
