@@ -49,6 +49,9 @@ void read_scaling(const ConfigReader& config, const ConfigReader& scaling, const
       scaling.reject("high_freq_factor", "must be greater than low_freq_factor");
   } else if (spec.type == "yarn") {
     spec.original_max_positions = original_max();
+    // transformers requires the key (a KeyError without it); only an explicit null means the
+    // ratio of the context lengths.
+    if (!scaling.json().contains("factor")) scaling.reject("factor", "is required by rope_type yarn (it may be null)");
     spec.factor = scaling.number("factor", static_cast<double>(spec.max_positions) /
                                                static_cast<double>(spec.original_max_positions));
     const auto get_mscale = [](double scale, double mscale) {

@@ -241,6 +241,16 @@ TEST_F(CheckpointErrors, UnknownRopeType) {
   expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kUnsupportedOption, {"rope_scaling", "'warp'", "llama3"});
 }
 
+TEST_F(CheckpointErrors, YarnRopeWithoutFactor) {
+  const std::string model = copy_fixture();
+  edit_config(model, [](Json& c) {
+    c.erase("rope_parameters");
+    c["rope_scaling"] = {{"rope_type", "yarn"}, {"original_max_position_embeddings", 64}};
+  });
+  expect_error([&] { Session(model, uncompiled(Backend::kRef)); }, ErrorKind::kCheckpoint,
+               {"rope_scaling", "'factor'", "required by rope_type yarn"});
+}
+
 TEST_F(CheckpointErrors, ConfigIsNotJson) {
   const std::string model = copy_fixture();
   write_file("model/config.json", "{\"model_type\": ");
