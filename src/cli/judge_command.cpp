@@ -24,8 +24,9 @@ void run(const JudgeArgs& args) {
   if (!args.text.empty()) {
     const double score = judge.score(args.prompt, args.text);
     const Status status = score >= kJudgeThreshold ? Status::kPassJudge : Status::kFailJudge;
-    std::printf("score %.3f: %s (%s)\n", score, std::string(status_name(status)).c_str(),
-                judge_description().c_str());
+    std::printf("score %.3f: %s (the mean log-prob is %s canrun's threshold %g; judge: %s)\n", score,
+                std::string(status_name(status)).c_str(), status == Status::kPassJudge ? "at or above" : "below",
+                kJudgeThreshold, judge_description().c_str());
     return;
   }
   const JudgeCalibration calibration = calibrate_judge(judge, args.calibration);

@@ -24,7 +24,8 @@ def test_fluent_passes_and_garbled_fails(run_canrun):
                         check=True)
     assert "PASS_JUDGE" in fluent.stdout and "SmolLM2-135M-Instruct" in fluent.stdout
     garbled = run_canrun("judge", "--prompt", "The capital of France is", " lar cit Fra the Pa ofris gest", check=True)
-    assert "FAIL_JUDGE" in garbled.stdout
+    assert "FAIL_JUDGE (the mean log-prob is below canrun's threshold" in garbled.stdout, garbled.stdout
+    assert "PASS_JUDGE (the mean log-prob is at or above canrun's threshold" in fluent.stdout, fluent.stdout
 
 
 def test_bad_input_is_named(run_canrun, tmp_path):
