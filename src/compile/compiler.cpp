@@ -171,9 +171,11 @@ void with_plan_files(const CompileOptions& options, const PlanKey& key, const st
   try {
     found = cache.get_or_build(key, build, &built, {label});
   } catch (const Error& e) {
-    // A full disk or an unwritable folder costs the cache, not the run (get_or_build removed
-    // its temporary folder).
-    if (e.kind() != ErrorKind::kIo) throw;
+    // A cache folder that cannot take the entry (a full disk, no write permission) costs the
+    // cache, not the run (get_or_build removed its temporary folder); a cache that is no folder
+    // at all is the caller's mistake.
+    std::error_code ignored;
+    if (e.kind() != ErrorKind::kIo || !fs::is_directory(root, ignored)) throw;
     std::cerr << "warning: plan cache " << root.string() << ": " << e.what() << "; compiling without the cache"
               << std::endl;
     CompileOptions uncached = options;
