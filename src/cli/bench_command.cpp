@@ -4,7 +4,6 @@
 // --image, prompts that start with images, the vision tower's time reported apart.
 // Sharded (--cores N), every worker runs the same requests and rank 0 reports.
 #include <omp.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -30,6 +29,7 @@
 #include "util/error.h"
 #include "util/json.h"
 #include "util/process_stats.h"
+#include "util/progress_line.h"
 #include "util/temporary_directory.h"
 
 namespace canrun {
@@ -251,6 +251,7 @@ CompileMeasurement measure_compile(const BenchArgs& args, const SessionOptions& 
     m.cold_load_s = cold.load_seconds();
     m.cold_s = seconds_to(start) - m.cold_load_s;
   }
+  if (options.compile->progress) options.compile->progress("loading again from the plan cache", 0, 0);
   const auto start = std::chrono::steady_clock::now();
   session = std::make_unique<Session>(args.model_dir, options);
   prepare_buckets(args, *session);
@@ -309,8 +310,11 @@ void run(BenchArgs& args, const CLI::App& command) {
   if (args.threads == 0) args.threads = omp_get_max_threads();
   options.comm = comm;
   Measured measured;
+  ProgressLine progress("bench", progress_style(args.json || !reports));
   std::unique_ptr<Session> session;
   if (options.compile) {
+    options.compile->progress = progress.reporter();
+    progress.report("loading and compiling into an empty plan cache");
     // A throwaway plan cache: the cold compile always starts from nothing. The warm plan stays
     // mapped after the folder goes.
     const TemporaryDirectory folder("canrun-bench-plans-");
@@ -330,11 +334,11 @@ void run(BenchArgs& args, const CLI::App& command) {
   if (images)
     add_images(requests, image_prefix, std::make_shared<const PixelValues>(images->pixels), spec.image_token_id,
                spec.vocab_size);
-  const bool terminal = reports && isatty(STDERR_FILENO);
-  measured.run = run_bench(*session, requests, args.workload, args.threads, [&](int64_t done, int64_t total) {
-    if (terminal) std::cerr << "\rbench: " << done << "/" << total << " requests done" << std::flush;
-  });
-  if (terminal) std::cerr << "\n";
+  const std::string step = "requests, the warm-up ones first";
+  progress.report(step, 0, args.workload.warmup + args.workload.requests);
+  measured.run = run_bench(*session, requests, args.workload, args.threads,
+                           [&](int64_t done, int64_t total) { progress.report(step, done, total); });
+  progress.close();
   measured.results = summarize_run(measured.run);
   measured.peak_rss_bytes = peak_resident_bytes();
 

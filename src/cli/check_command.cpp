@@ -10,6 +10,7 @@
 #include "lab/device_profile.h"
 #include "lab/results_dir.h"
 #include "lab/sharded_check.h"
+#include "util/progress_line.h"
 
 namespace canrun {
 namespace {
@@ -54,7 +55,10 @@ void run(CheckArgs& args) {
     run_check_worker(args.options, args.shard_worker_dir);
     return;
   }
+  ProgressLine progress("check " + args.options.model, progress_style(args.json));
+  args.options.progress = progress.reporter();
   const ResultRow row = run_check(args.options);
+  progress.close();
   if (!args.out_dir.empty()) record_row(args.out_dir, row);
   if (args.json)
     std::cout << row_to_json(row).dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";

@@ -26,6 +26,7 @@
 #include "tokenizer/tokenizer.h"
 #include "util/json.h"
 #include "util/process_stats.h"
+#include "util/progress_line.h"
 #include "vision/multimodal_prompt.h"
 
 namespace canrun {
@@ -96,6 +97,9 @@ void run_generate(const GenerateArgs& args) {
   const std::optional<PreparedImages> images = prepare_images(args.model_dir, image_paths, args.images.max_pixels);
   options.comm = communicator_for(args.cores, args.model_dir);
   const bool prints = options.comm->rank() == 0;
+  // A cold compile's steps on stderr, until the prompt's bucket is ready.
+  ProgressLine progress("generate", progress_style(args.json || !prints));
+  if (options.compile) options.compile->progress = progress.reporter();
   Session session(args.model_dir, options);
   const auto tokenizer_start = std::chrono::steady_clock::now();
   const Tokenizer tokenizer =
@@ -141,6 +145,7 @@ void run_generate(const GenerateArgs& args) {
     };
   // Compiling the prompt's bucket counts towards the time to the first token, not towards prefill.
   if (!prompt_ids.empty()) session.prepare(static_cast<int64_t>(prompt_ids.size()), args.max_new_tokens);
+  progress.close();
   const double before_prefill = seconds_since(start);
   const GenerationResult result = session.generate(prompt_ids, request);
   // From the command's start to the first generated token: load, compile and prefill.

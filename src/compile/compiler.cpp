@@ -47,7 +47,8 @@ void write_json_file(const fs::path& path, const Json& json) {
 // Writes every matrix as panels into one file, mapped for writing so nothing is copied twice.
 // Matrix by matrix, the packed pages go to the page cache and the checkpoint pages the matrix
 // was read from are let go, so the process never holds the model twice.
-Json write_packed_weights(const std::vector<NamedMatrix>& matrices, const fs::path& path, const WeightStore* store) {
+Json write_packed_weights(const std::vector<NamedMatrix>& matrices, const fs::path& path, const WeightStore* store,
+                          const ProgressReport& progress) {
   Json slots = Json::array();
   int64_t size = 0;
   for (const NamedMatrix& named : matrices) {
@@ -70,7 +71,9 @@ Json write_packed_weights(const std::vector<NamedMatrix>& matrices, const fs::pa
   ::close(fd);
   if (mapping == MAP_FAILED) fail(ErrorKind::kIo, path.string() + ": cannot map: " + std::strerror(errno));
   auto* base = static_cast<std::byte*>(mapping);
+  const int64_t count = static_cast<int64_t>(matrices.size());
   for (size_t i = 0; i < matrices.size(); ++i) {
+    if (progress) progress("compiling: packing weights", static_cast<int64_t>(i), count);
     const WeightMatrix& m = *matrices[i].matrix;
     std::byte* dst = base + slots[i].at("offset").get<int64_t>();
     pack_panels(m, dst);
@@ -79,6 +82,7 @@ Json write_packed_weights(const std::vector<NamedMatrix>& matrices, const fs::pa
     if (store != nullptr) store->release_if_mapped(m.row_bytes());
   }
   if (size > 0) ::munmap(mapping, static_cast<size_t>(size));
+  if (progress) progress("compiling: packing weights", count, count);
   return slots;
 }
 
@@ -197,7 +201,7 @@ void CompiledModel::load_weights(const WeightStore* store) {
   with_plan_files(
       options_, key, label(), stats_,
       [&](const fs::path& dir) {
-        write_json_file(dir / "matrices.json", write_packed_weights(matrices, dir / "weights.bin", store));
+        write_json_file(dir / "matrices.json", write_packed_weights(matrices, dir / "weights.bin", store, options_.progress));
       },
       [&](const fs::path& dir) {
         const Json slots = read_json_file((dir / "matrices.json").string(), ErrorKind::kIo);
@@ -259,14 +263,21 @@ void CompiledModel::load_shape(Plans& plans) {
   const auto build = [&](const fs::path& dir) {
     const RunShape prefill{shape.bucket, shape.cache_capacity}, decode{1, shape.cache_capacity};
     // One tuning per distinct matrix shape of the prefill; experts run a row at a time.
-    Json kernels = Json::array();
-    std::set<std::tuple<int64_t, int64_t, DType>> tuned;
+    std::vector<const WeightMatrix*> to_tune;
+    std::set<std::tuple<int64_t, int64_t, DType>> shapes;
     for (const NamedMatrix& named : program_.matrices()) {
       const WeightMatrix& m = *named.matrix;
       if (shape.bucket < 2 || named.name == "lm_head" || named.name.find(".experts.") != std::string::npos) continue;
-      if (!tuned.insert({m.rows(), m.cols(), m.dtype()}).second) continue;
-      kernels.push_back(tuned_json(tune_panel_product(m, shape.bucket)));
+      if (shapes.insert({m.rows(), m.cols(), m.dtype()}).second) to_tune.push_back(&m);
     }
+    const std::string step = "compiling: tuning the products of a " + std::to_string(shape.bucket) + "-token prompt";
+    const int64_t count = static_cast<int64_t>(to_tune.size());
+    Json kernels = Json::array();
+    for (const WeightMatrix* m : to_tune) {
+      if (options_.progress) options_.progress(step, static_cast<int64_t>(kernels.size()), count);
+      kernels.push_back(tuned_json(tune_panel_product(*m, shape.bucket)));
+    }
+    if (options_.progress && count > 0) options_.progress(step, count, count);
     write_json_file(dir / "graph.json",
                     {{"shapes", shapes_text(shape)},
                      {"prefill", run_shape_json(program_, prefill, plan_buffers(program_, prefill.tokens))},

@@ -22,6 +22,7 @@
 #include "program/program.h"
 #include "util/json.h"
 #include "util/mapped_file.h"
+#include "util/progress_line.h"
 
 namespace canrun {
 
@@ -38,6 +39,7 @@ struct CompileOptions {
   std::vector<int64_t> buckets = default_prompt_buckets();
   std::filesystem::path cache_dir;  // empty: PlanCache::default_root()
   bool use_cache = true;            // false: compile every time, store nothing
+  ProgressReport progress;          // a cold compile's steps (packing weights, tuning); none: silent
 };
 
 struct CompileStats {

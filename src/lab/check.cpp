@@ -95,11 +95,14 @@ void record_tested_run(const TestedRun& run, ResultRow& row) {
 }
 
 // The reference run: the same checkpoint on the ref backend (f32, never compiled, one process).
-GenerationTrace run_reference(const ModelSource& source, CheckPrompt& prompt, CheckStage& stage) {
+GenerationTrace run_reference(const ModelSource& source, const CheckOptions& options, CheckPrompt& prompt,
+                              CheckStage& stage) {
   stage = CheckStage::kLoad;
+  report_check_step(options, "reference run (ref): loading");
   Session session(source.dir, uncompiled(Backend::kRef));
   prompt = check_prompt(source, session.spec());
   stage = CheckStage::kGenerate;
+  report_check_step(options, "reference run (ref): generating " + std::to_string(kCheckNewTokens) + " tokens");
   GenerateRequest request;
   request.max_new_tokens = kCheckNewTokens;
   request.top_ids = kTopK;
@@ -140,13 +143,17 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
     return;
   }
 
-  if (source.synthetic()) make_synthetic_checkpoint(config, kSyntheticSeed, source.dir);
+  if (source.synthetic()) {
+    report_check_step(options, "making synthetic weights");
+    make_synthetic_checkpoint(config, kSyntheticSeed, source.dir);
+  }
   // What the runs are asked, where it is not the fixed prompt as it stands (the canrun runner
   // records it again from its reference run).
   if (source.synthetic() || row.task == "image-text-to-text")
     row.prompt = check_prompt(source, read_model_spec(source.dir)).description;
   if (options.runner == Runner::kTorch) {
     stage = CheckStage::kGenerate;
+    report_check_step(options, "torch runner: the tested and the reference run");
     run_torch_check(source, options, static_cast<int>(plan.cores), row);
     return;
   }
@@ -159,6 +166,7 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
       failure = current_failure(stage);
     }
   } else {
+    report_check_step(options, "tested run (cpu): " + std::to_string(plan.cores) + " workers");
     ShardedTestedRun sharded = run_tested_sharded(source, options, static_cast<int>(plan.cores));
     tested = std::move(sharded.run);
     row.peak_host_memory_bytes = sharded.peak_worker_bytes;
@@ -170,7 +178,7 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
     return;
   }
   CheckPrompt prompt;
-  const GenerationTrace reference = run_reference(source, prompt, stage);
+  const GenerationTrace reference = run_reference(source, options, prompt, stage);
   row.prompt = prompt.description;
   record_verdict(tested.trace, reference, row);
   if (prompt.tokenizer) row.generated_text = prompt.tokenizer->decode(tested.trace.tokens);
@@ -247,6 +255,10 @@ ResultRow initial_row(const ModelSource& source, const CheckOptions& options, co
   return row;
 }
 
+void report_check_step(const CheckOptions& options, const std::string& step) {
+  if (options.progress) options.progress(step, 0, 0);
+}
+
 ResultRow run_check(const CheckOptions& options) {
   const auto start = Clock::now();
   if (options.runner == Runner::kTorch) validate_torch_options(options.torch);
@@ -255,6 +267,7 @@ ResultRow run_check(const CheckOptions& options) {
   const DeviceProfile profile = find_profile(available_profiles(options.profiles_file), options.profile);
   const std::vector<CatalogEntry> catalog =
       load_catalog(options.catalog.empty() ? default_catalog_path() : options.catalog);
+  report_check_step(options, "finding the model");
   const ModelSource source = resolve_model(options.model, options.synthetic ? WeightsPolicy::kSynthetic
                                                                             : WeightsPolicy::kReal,
                                            catalog, options.model_id);

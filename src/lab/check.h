@@ -12,6 +12,7 @@
 #include "lab/model_source.h"
 #include "lab/torch_runner.h"
 #include "lab/verify.h"
+#include "util/progress_line.h"
 
 namespace canrun {
 
@@ -37,7 +38,11 @@ struct CheckOptions {
   bool plan_cache = true;     // false: compile without reading or writing the plan cache
   Runner runner = Runner::kCanrun;  // the engine of the tested half
   TorchOptions torch;               // for Runner::kTorch
+  ProgressReport progress;          // the check's steps as they start, a cold compile's too; none: silent
 };
+
+// Tells `options.progress`, when set, that `step` starts.
+void report_check_step(const CheckOptions& options, const std::string& step);
 
 // The version pair the check's rows belong to: canrun's engine pair, or the torch stack's
 // (probing the interpreter, which throws a usage error when it lacks torch or transformers).

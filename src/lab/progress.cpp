@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "util/progress_line.h"
+
 namespace canrun {
 
 SweepProgress::SweepProgress(int64_t total, bool terminal) : total_(total), terminal_(terminal) {}
@@ -40,12 +42,8 @@ std::string SweepProgress::eta() const {
 }
 
 void SweepProgress::draw() {
-  constexpr int kWidth = 30;
-  const int filled = total_ > 0 ? static_cast<int>(kWidth * done_ / total_) : kWidth;
-  std::string bar(static_cast<size_t>(filled), '#');
-  bar.resize(kWidth, '.');
   // \r and clear-to-end-of-line: the bar is redrawn in place.
-  std::fprintf(stderr, "\r\033[K[%s] %lld/%lld, %lld running, ETA %s | %s", bar.c_str(),
+  std::fprintf(stderr, "\r\033[K%s %lld/%lld, %lld running, ETA %s | %s", progress_bar(done_, total_).c_str(),
                static_cast<long long>(done_), static_cast<long long>(total_), static_cast<long long>(running_),
                eta().c_str(), last_.substr(0, 80).c_str());
   std::fflush(stderr);

@@ -189,9 +189,11 @@ void run_tested(const ModelSource& source, const CheckOptions& options, std::sha
   open.compile = CompileOptions{};
   open.compile->cache_dir = options.cache_dir;
   open.compile->use_cache = options.plan_cache;
+  open.compile->progress = options.progress;
   open.comm = std::move(comm);
   open.on_phase = [&](SessionPhase phase) {
     stage = phase == SessionPhase::kLoad ? CheckStage::kLoad : CheckStage::kCompile;
+    report_check_step(options, phase == SessionPhase::kLoad ? "tested run (cpu): loading" : "tested run (cpu): compiling");
     if (phase == SessionPhase::kCompile) run.load_time_s = seconds_since(load_start);
   };
   // The tokenizer is read first: a bad tokenizer.json is a load failure, not a compile failure.
@@ -205,6 +207,7 @@ void run_tested(const ModelSource& source, const CheckOptions& options, std::sha
   run.peak_activation_bytes = stats.peak_activation_bytes;
 
   stage = CheckStage::kGenerate;
+  report_check_step(options, "tested run (cpu): generating " + std::to_string(kCheckNewTokens) + " tokens");
   inject_fault_if_requested(source.model_id);
   GenerateRequest request;
   request.max_new_tokens = kCheckNewTokens;

@@ -118,6 +118,16 @@ def test_table_names_the_conditions_and_each_measure(run_canrun):
                     "peak memory", "failures", "cost"):
         assert any(line.startswith(measure + " ") for line in out.splitlines()), measure
     assert "0 of 2" in out and "per million generated tokens at $2.00/hour" in out
+    # Off a terminal, its steps as plain lines on stderr: the cold compile and the requests.
+    steps = result.stderr.splitlines()
+    assert "bench: loading and compiling into an empty plan cache" in steps[0], result.stderr
+    assert any(line.startswith("bench: compiling: packing weights 0/") for line in steps), result.stderr
+    assert any(line.startswith("bench: requests, the warm-up ones first 0/3") for line in steps), result.stderr
+
+
+def test_json_prints_no_progress(run_canrun):
+    result = run_canrun("bench", MODEL, "--json", "--prompt-tokens", "8", "--output-tokens", "3", "--requests", "2")
+    assert result.returncode == 0 and "bench:" not in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("args, words", [

@@ -38,6 +38,19 @@ def test_second_run_loads_the_plan_with_the_same_output(run_canrun, tmp_path):
     assert [e["key"]["shapes"] for e in entries if e["key"]["kind"] == "graph"] == ["prefill=16;cache=32"]
 
 
+def test_a_cold_compile_says_what_it_does_and_a_warm_one_says_nothing(run_canrun, tmp_path):
+    args = ("generate", MODEL, "--prompt", "hello world", "-n", "2", "--cache-dir", tmp_path / "plans")
+    cold = run_canrun(*args)
+    assert cold.returncode == 0, cold.stderr
+    assert any(line.startswith("generate: compiling: packing weights 0/") for line in cold.stderr.splitlines())
+    assert any(line.startswith("generate: compiling: tuning the products of a 16-token prompt 0/")
+               for line in cold.stderr.splitlines()), cold.stderr
+    warm = run_canrun(*args)
+    assert warm.returncode == 0 and "generate:" not in warm.stderr, warm.stderr
+    quiet = run_canrun(*args[:-1], tmp_path / "other-plans", "--json")
+    assert quiet.returncode == 0 and "generate:" not in quiet.stderr, quiet.stderr
+
+
 def test_a_longer_prompt_compiles_its_own_bucket(run_canrun, tmp_path):
     cache = tmp_path / "plans"
     generate(run_canrun, cache)

@@ -92,6 +92,20 @@ def test_hub_id_from_the_cache_records_the_revision(canrun_bin, lab_env, tmp_pat
     assert f"--revision {commit}" in row["reproduce_script"]
 
 
+def test_the_steps_show_on_stderr_but_not_with_json(canrun_bin, lab_env, tmp_path):
+    model = FIXTURES / "qwen2"
+    result = check(canrun_bin, lab_env, model, "--cache-dir", tmp_path / "plans")
+    assert result.returncode == 0, result.stderr
+    steps = [line.split(": ", 1)[1].split(" (at ")[0] for line in result.stderr.splitlines()
+             if line.startswith(f"check {model}: ")]
+    assert steps[:3] == ["finding the model", "tested run (cpu): loading", "tested run (cpu): compiling"], steps
+    assert any(step.startswith("compiling: packing weights 0/") for step in steps), steps
+    assert steps[-3:] == ["tested run (cpu): generating 32 tokens", "reference run (ref): loading",
+                          "reference run (ref): generating 32 tokens"], steps
+    quiet = check(canrun_bin, lab_env, model, "--json", "--cache-dir", tmp_path / "other-plans")
+    assert quiet.returncode == 0 and "check " not in quiet.stderr, quiet.stderr
+
+
 def test_human_summary_and_out_dir(canrun_bin, lab_env, tmp_path):
     result = check(canrun_bin, lab_env, FIXTURES / "qwen2", "--out", tmp_path / "results")
     assert result.returncode == 0, result.stderr
