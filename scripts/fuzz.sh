@@ -5,7 +5,7 @@
 # report or timeout stops it non-zero and leaves the input as build-fuzz/artifacts/TARGET-*;
 # reproduce it with `build-fuzz/fuzz/TARGET_fuzz FILE`.
 #
-#   bash scripts/fuzz.sh all 20                 # every target, 20 s each (what CI runs)
+#   bash scripts/fuzz.sh all 5                  # every target, 5 s each (what scripts/test.sh runs)
 #   bash scripts/fuzz.sh tokenizer_json 1800    # a long run of one target
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -48,7 +48,8 @@ void add_pull_command(CLI::App& app) {
       "pull",
       "Download a model repository from the Hugging Face Hub into the Hugging Face cache, laid out as\n"
       "huggingface_hub lays it out (blobs/, snapshots/<commit>/, refs/), and print the snapshot folder.\n"
-      "Resumes a partial file, checks each file's size and hash, and skips what the cache holds.\n"
+      "Resumes a partial file, checks each file's size (and its hash where the ETag is a sha256 or a git\n"
+      "blob sha1), and skips what the cache holds.\n"
       "Environment: HF_ENDPOINT (default https://huggingface.co), HF_TOKEN (gated and private\n"
       "repositories; else the token file of `hf auth login`), HF_HUB_CACHE / HF_HOME (where the cache\n"
       "is), HF_HUB_OFFLINE=1 (no network: only find the snapshot in the cache).");

@@ -13,7 +13,7 @@
 
 namespace canrun {
 
-// Calibrated with `canrun judge --calibrate data/judge_calibration.jsonl` (README: its accuracy).
+// Calibrated with `canrun judge --calibrate data/judge_calibration.jsonl` (docs/lab.md, "The judge": its accuracy).
 inline constexpr double kJudgeThreshold = -4.5;
 
 // $CANRUN_JUDGE_MODEL, else models/SmolLM2-135M-Instruct of the source tree canrun was built

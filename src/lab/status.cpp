@@ -9,7 +9,7 @@ namespace canrun {
 const std::vector<StatusInfo>& all_statuses() {
   static const std::vector<StatusInfo> kStatuses = {
       {Status::kPass, "PASS",
-       "Loaded, compiled and generated 32 tokens greedily from the fixed prompt on 1 core (`cpu` backend), and every "
+       "Loaded, compiled and generated 32 tokens greedily from the fixed prompt on the cores the planner chose (`cpu` backend), and every "
        "token equals the reference (`ref` backend, f32) run of the same checkpoint's weights."},
       {Status::kPassTop5, "PASS_TOP5",
        "Generated, and the sequences differ, but at the first differing position each side's token is among the "
