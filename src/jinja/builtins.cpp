@@ -61,6 +61,29 @@ int64_t need_int(const Value& v, const std::string& what) {
   return v.as_int();
 }
 
+// Python's integers have no bound; canrun's are 64-bit, so a result past them stops the render
+// rather than wrap (signed overflow is undefined in C++).
+[[noreturn]] void integer_overflow(const std::string& op) {
+  type_error("integer overflow: the result of " + op + " does not fit in 64 bits");
+}
+
+// Python's int(float): toward zero; NaN has no integer value.
+int64_t truncated(double value) {
+  if (std::isnan(value)) type_error("cannot convert float NaN to integer");
+  // 2^63 is exactly representable; every double below it and at or above -2^63 fits.
+  if (!(value < 9223372036854775808.0 && value >= -9223372036854775808.0)) integer_overflow("int()");
+  return static_cast<int64_t>(value);
+}
+
+// How many items Python's range(start, stop, step) has; step is not 0.
+int64_t range_length(int64_t start, int64_t stop, int64_t step) {
+  const __int128 span = step > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
+  if (span <= 0) return 0;
+  const __int128 stride = step > 0 ? static_cast<__int128>(step) : -static_cast<__int128>(step);
+  // range(-2**63, 2**63 - 1) has 2**64 - 1 items: past int64, and past any bound a caller sets.
+  return static_cast<int64_t>(std::min<__int128>((span - 1) / stride + 1, INT64_MAX));
+}
+
 std::u32string chars(const std::string& s) { return unicode::to_utf32(s); }
 
 std::string utf8(std::u32string_view s) {
@@ -271,7 +294,7 @@ std::string percent_format(const std::string& pattern, const Value& values) {
     else if (spec == 'r') out += repr(arg);
     else if (spec == 'd' || spec == 'i') {
       if (!arg.is_number()) type_error("%d format: a real number is required, not " + arg.type_name());
-      out += std::to_string(arg.kind() == Value::Kind::kFloat ? static_cast<int64_t>(arg.as_double()) : arg.as_int());
+      out += std::to_string(arg.kind() == Value::Kind::kFloat ? truncated(arg.as_double()) : arg.as_int());
     } else type_error(std::string("unsupported format character '") + spec + "'");
   }
   if (next < args.size()) type_error("not all arguments converted during string formatting");
@@ -666,17 +689,24 @@ const std::map<std::string, FilterFunction, std::less<>>& filters() {
     t["int"] = [](Interpreter&, const Value& v, Signature& sig) {
       const Value fallback = sig.get(0, "default", Value(0));
       if (v.kind() == Value::Kind::kInt || v.kind() == Value::Kind::kBool) return Value(v.as_int());
-      if (v.kind() == Value::Kind::kFloat) return Value(static_cast<int64_t>(v.as_double()));
+      // Jinja2's do_int: int(value), else int(float(value)), else the default; NaN has no integer.
+      const auto from_float = [&](double d) { return std::isnan(d) ? fallback : Value(truncated(d)); };
+      if (v.kind() == Value::Kind::kFloat) return from_float(v.as_double());
       if (v.is_string()) {
         const std::string s = strip(v.as_string(), Value::none(), true, true);
+        size_t used = 0;
         try {
-          size_t used = 0;
           const int64_t parsed = std::stoll(s, &used);
           if (used == s.size()) return Value(parsed);
-          const double d = std::stod(s, &used);
-          if (used == s.size()) return Value(static_cast<int64_t>(d));
-        } catch (const std::exception&) {
+        } catch (const std::logic_error&) {  // not an integer, or past 64 bits: read as a float
         }
+        double parsed = 0;
+        try {
+          parsed = std::stod(s, &used);
+        } catch (const std::logic_error&) {
+          used = 0;
+        }
+        if (used > 0 && used == s.size()) return from_float(parsed);
       }
       return fallback;
     };
@@ -697,7 +727,7 @@ const std::map<std::string, FilterFunction, std::less<>>& filters() {
     t["abs"] = [](Interpreter&, const Value& v, Signature&) {
       if (v.kind() == Value::Kind::kFloat) return Value(std::fabs(v.as_double()));
       if (!v.is_number()) type_error("bad operand type for abs(): '" + v.type_name() + "'");
-      return Value(std::abs(v.as_int()));
+      return v.as_int() < 0 ? arithmetic("-", Value(0), v) : Value(v.as_int());
     };
     const auto ordered = [](bool descending, bool pick_one) {
       return [descending, pick_one](Interpreter&, const Value& v, Signature& sig) {
@@ -783,7 +813,7 @@ const std::map<std::string, TestFunction, std::less<>>& tests() {
     t["divisibleby"] = [](Interpreter&, const Value& v, Signature& sig) {
       const int64_t n = need_int(sig.get(0, "num"), "divisibleby's argument");
       if (n == 0) type_error("integer division or modulo by zero");
-      return need_int(v, "divisibleby's value") % n == 0;
+      return arithmetic("%", Value(need_int(v, "divisibleby's value")), Value(n)).as_int() == 0;
     };
     t["eq"] = [](Interpreter&, const Value& v, Signature& sig) { return equals(v, sig.get(0, "other")); };
     t["equalto"] = t["=="] = t["eq"];
@@ -933,9 +963,12 @@ Value slice_of(const Value& object, const Value& start, const Value& stop, const
   const int64_t end = clamp(read(stop, "stop"), stride > 0 ? size : -1);
   std::u32string text_out;
   std::vector<Value> items_out;
-  for (int64_t i = begin; stride > 0 ? i < end : i > end; i += stride) {
-    if (object.is_string()) text_out += text[static_cast<size_t>(i)];
-    else items_out.push_back(items[static_cast<size_t>(i)]);
+  // Counted, not stepped past `end`: a huge step would leave 64 bits.
+  const int64_t count = range_length(begin, end, stride);
+  for (int64_t k = 0; k < count; ++k) {
+    const size_t i = static_cast<size_t>(begin + k * stride);
+    if (object.is_string()) text_out += text[i];
+    else items_out.push_back(items[i]);
   }
   if (object.is_string()) return Value(utf8(text_out));
   return Value::list(std::move(items_out), object.list_data().tuple);
@@ -1010,10 +1043,9 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
     return unsupported();
   }
   const int64_t x = a.as_int(), y = b.as_int();
-  // Python's integers do not overflow; past 64 bits canrun refuses rather than wrap.
   int64_t r = 0;
   const auto checked = [&](bool overflowed) {
-    if (overflowed) type_error("integer " + op + " overflows 64 bits");
+    if (overflowed) integer_overflow(op);
     return Value(r);
   };
   if (op == "+") return checked(__builtin_add_overflow(x, y, &r));
@@ -1021,12 +1053,24 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   if (op == "*") return checked(__builtin_mul_overflow(x, y, &r));
   if (op == "**") {
     if (y < 0) return Value(std::pow(static_cast<double>(x), static_cast<double>(y)));
+    // By squaring: 63 steps at most, where 1 ** (2**62) would otherwise loop 2**62 times. Once the
+    // squared base overflows with exponent bits left, the result overflows too (|base| >= 2).
+    bool overflowed = false;
+    int64_t base = x;
     r = 1;
-    for (int64_t i = 0; i < y; ++i)
-      if (__builtin_mul_overflow(r, x, &r)) type_error("integer ** overflows 64 bits");
-    return Value(r);
+    for (uint64_t e = static_cast<uint64_t>(y); e != 0; e >>= 1) {
+      if (e & 1) overflowed |= __builtin_mul_overflow(r, base, &r);
+      if (e > 1) overflowed |= __builtin_mul_overflow(base, base, &base);
+      if (overflowed) break;
+    }
+    return checked(overflowed);
   }
   if (y == 0) type_error("integer division or modulo by zero");
+  // The one quotient past 64 bits (and a division the processor traps): -2**63 // -1.
+  if (y == -1) {
+    if (op == "%") return Value(0);
+    if (op == "//") return checked(__builtin_sub_overflow(int64_t{0}, x, &r));
+  }
   int64_t quotient = x / y;
   if ((x % y != 0) && ((x < 0) != (y < 0))) --quotient;
   if (op == "//") return Value(quotient);
@@ -1079,12 +1123,12 @@ std::vector<std::pair<std::string, Value>> template_globals(std::function<std::t
     if (step == 0) type_error("range() arg 3 must not be zero");
     // transformers renders in jinja2's sandbox, which refuses ranges longer than its MAX_RANGE.
     constexpr int64_t kMaxRange = 100000;
-    const int64_t length = step > 0 ? (stop > start ? (stop - start - 1) / step + 1 : 0)
-                                    : (start > stop ? (start - stop - 1) / -step + 1 : 0);
+    const int64_t length = range_length(start, stop, step);
     if (length > kMaxRange)
       throw std::overflow_error("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
     std::vector<Value> out;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.emplace_back(i);
+    // Counted, not stepped to `stop`: the step past the last item may leave 64 bits.
+    for (int64_t i = 0; i < length; ++i) out.emplace_back(static_cast<int64_t>(start + static_cast<__int128>(i) * step));
     return Value::list(std::move(out));
   }));
   return globals;

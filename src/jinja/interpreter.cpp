@@ -155,7 +155,7 @@ Value Unary::eval(Interpreter& in) const {
   if (!v.is_number()) in.fail(line, "bad operand type for unary " + op + ": '" + v.type_name() + "'");
   if (op == "+") return v.kind() == Value::Kind::kFloat ? v : Value(v.as_int());
   if (v.kind() == Value::Kind::kFloat) return Value(-v.as_double());
-  return Value(-v.as_int());
+  return at_line(in, line, [&] { return arithmetic("-", Value(0), Value(v.as_int())); });  // -(-2**63) overflows
 }
 
 Value Binary::eval(Interpreter& in) const {

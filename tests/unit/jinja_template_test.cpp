@@ -85,6 +85,42 @@ TEST(JinjaTemplate, RunawayTemplatesStopAtTheRenderBounds) {
   EXPECT_EQ(render("{{ ('ab' * 3) ~ ([0] * 2)|length }}"), "ababab2");
 }
 
+// Python's integers have no bound; canrun's are 64-bit. A result past them is a render error
+// naming the line, never a wrapped value or a trap (-2**63 // -1 killed the process with SIGFPE),
+// and what fits is Python's result.
+TEST(JinjaTemplate, IntegersPast64BitsAreAnErrorNotASignal) {
+  const std::string min = "(-9223372036854775807 - 1)";
+  for (const std::string& source : std::vector<std::string>{
+           "{{ " + min + " // -1 }}", "{{ -" + min + " }}", "{{ " + min + " | abs }}", "{{ " + min + " - 1 }}",
+           "{{ 9223372036854775807 + 1 }}", "{{ 4294967296 * 4294967296 }}", "{{ 2 ** 63 }}", "{{ 3 ** 9223372036854775807 }}",
+           "{{ 1e300 | int }}", "{{ '1e300' | int }}", "{{ '99999999999999999999' | int }}", "{{ '%d' % 1e19 }}"}) {
+    try {
+      render("\n" + source);
+      ADD_FAILURE() << source << ": rendered";
+    } catch (const TemplateError& error) {
+      EXPECT_EQ(error.cause(), TemplateError::Cause::kRender) << source;
+      EXPECT_EQ(error.line(), 2) << source;
+      EXPECT_NE(std::string(error.what()).find("integer overflow"), std::string::npos) << source << ": " << error.what();
+    }
+  }
+  EXPECT_EQ(render("{{ " + min + " % -1 }} {{ " + min + " is divisibleby(-1) }} {{ 7 // -1 }} {{ -7 % -1 }}"),
+            "0 True -7 0");
+  EXPECT_EQ(render("{{ 1 ** 9223372036854775807 }} {{ (-1) ** 9223372036854775807 }} {{ 2 ** 62 }} {{ (-2) ** 63 }}"),
+            "1 -1 4611686018427387904 -9223372036854775808");
+  EXPECT_EQ(render("{{ -9223372036854775807 | abs }} {{ 'nan' | float | int(7) }} {{ -2.9 | int }}"),
+            "9223372036854775807 7 -2");
+  EXPECT_EQ(render("{{ range(-9223372036854775807 - 1, 9223372036854775807, 9223372036854775807) | list }}"),
+            "[-9223372036854775808, -1, 9223372036854775806]");
+  EXPECT_EQ(render("{{ range(9223372036854775800, 9223372036854775807, 5) | list }} {{ 'abcdef'[1::9223372036854775807] }}"),
+            "[9223372036854775800, 9223372036854775805] b");
+  try {
+    render("{{ range(-9223372036854775807 - 1, 9223372036854775807) | length }}");
+    ADD_FAILURE() << "a range of 2**64 - 1 items rendered";
+  } catch (const TemplateError& error) {
+    EXPECT_NE(std::string(error.what()).find("Range too big"), std::string::npos) << error.what();
+  }
+}
+
 // Found by fuzz/chat_template_fuzz: a string literal of bytes that are not UTF-8, printed through
 // repr(), read past the end of the string. Python never lets such bytes reach Jinja; neither does
 // canrun: the template is refused, naming the byte and its line.
