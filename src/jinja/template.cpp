@@ -13,8 +13,14 @@ namespace canrun::jinja {
 
 namespace {
 
-// Python reads a template as text: bytes that are not UTF-8 never reach Jinja.
-std::string_view utf8_source(std::string_view source) {
+// The size first, so an oversized template costs nothing; then the text: Python reads a template
+// as text, so bytes that are not UTF-8 never reach Jinja.
+std::string_view parsable_source(std::string_view source) {
+  if (source.size() > kMaxTemplateBytes)
+    throw TemplateError(TemplateError::Cause::kSyntax,
+                        "the template is " + std::to_string(source.size()) + " bytes, more than the " +
+                            std::to_string(kMaxTemplateBytes >> 20) + " MiB canrun parses",
+                        0);
   if (const std::optional<size_t> bad = unicode::first_invalid_utf8(source)) {
     const int line = 1 + static_cast<int>(std::count(source.begin(), source.begin() + *bad, '\n'));
     throw TemplateError(TemplateError::Cause::kSyntax, "not UTF-8 text (byte " + std::to_string(*bad) + ")", line);
@@ -24,7 +30,7 @@ std::string_view utf8_source(std::string_view source) {
 
 }  // namespace
 
-Template::Template(std::string_view source) : body_(parse(utf8_source(source))) {}
+Template::Template(std::string_view source) : body_(parse(parsable_source(source))) {}
 
 std::string Template::render(const std::vector<std::pair<std::string, Value>>& variables,
                              std::function<std::tm()> now) const {
