@@ -7,6 +7,7 @@
 #include <unicode/locid.h>
 #include <unicode/unistr.h>
 
+#include "jinja/bounds.h"
 #include "jinja/interpreter.h"
 #include "jinja/template_error.h"
 #include "tokenizer/unicode.h"
@@ -86,6 +87,12 @@ int64_t range_length(int64_t start, int64_t stop, int64_t step) {
 
 std::u32string chars(const std::string& s) { return unicode::to_utf32(s); }
 
+// One item onto a list being built, refused before the list passes its bound.
+void push_item(std::vector<Value>& items, Value item) {
+  checked_list_items(items.size() + 1);
+  items.push_back(std::move(item));
+}
+
 std::string utf8(std::u32string_view s) {
   std::string out;
   for (char32_t c : s) unicode::append_utf8(out, c);
@@ -129,7 +136,7 @@ std::string title(const std::string& text) {
   bool previous_cased = false;
   for (char32_t c : chars(text)) {
     const std::string one = utf8(std::u32string(1, c));
-    out += previous_cased ? case_map(one, false) : case_map(one, true);
+    append_bounded(out, previous_cased ? case_map(one, false) : case_map(one, true));
     previous_cased = is_cased_letter(c);
   }
   return out;
@@ -142,7 +149,17 @@ std::string capitalize(const std::string& text) {
 }
 
 std::string replace_all(const std::string& text, const std::string& old, const std::string& replacement, int64_t count) {
+  // The result's size first: replacing '' in a long string multiplies it.
+  uint64_t replaced = 0;
+  if (old.empty()) {
+    replaced = chars(text).size() + 1;
+  } else {
+    for (size_t pos = text.find(old); pos != std::string::npos; pos = text.find(old, pos + old.size())) ++replaced;
+  }
+  if (count >= 0) replaced = std::min(replaced, static_cast<uint64_t>(count));
   std::string out;
+  out.reserve(checked_string_bytes(text.size() - size_product(replaced, old.size()) +
+                                   size_product(replaced, replacement.size())));
   if (old.empty()) {  // Python inserts the replacement between every character
     const std::u32string s = chars(text);
     int64_t done = 0;
@@ -161,7 +178,7 @@ std::string replace_all(const std::string& text, const std::string& old, const s
   while (count < 0 || done < count) {
     const size_t found = text.find(old, pos);
     if (found == std::string::npos) break;
-    out += text.substr(pos, found - pos) + replacement;
+    out.append(text, pos, found - pos).append(replacement);
     pos = found + old.size();
     ++done;
   }
@@ -179,12 +196,12 @@ std::vector<Value> split(const std::string& text, const Value& separator, int64_
       if (max_splits >= 0 && static_cast<int64_t>(parts.size()) == max_splits) {
         size_t end = s.size();
         while (end > i && python_space(s[end - 1])) --end;
-        parts.emplace_back(utf8(std::u32string_view(s).substr(i, end - i)));
+        push_item(parts, utf8(std::u32string_view(s).substr(i, end - i)));
         break;
       }
       size_t j = i;
       while (j < s.size() && !python_space(s[j])) ++j;
-      parts.emplace_back(utf8(std::u32string_view(s).substr(i, j - i)));
+      push_item(parts, utf8(std::u32string_view(s).substr(i, j - i)));
       i = j;
     }
     return parts;
@@ -195,10 +212,10 @@ std::vector<Value> split(const std::string& text, const Value& separator, int64_
   while (max_splits < 0 || static_cast<int64_t>(parts.size()) < max_splits) {
     const size_t found = text.find(sep, pos);
     if (found == std::string::npos) break;
-    parts.emplace_back(text.substr(pos, found - pos));
+    push_item(parts, text.substr(pos, found - pos));
     pos = found + sep.size();
   }
-  parts.emplace_back(text.substr(pos));
+  push_item(parts, text.substr(pos));
   return parts;
 }
 
@@ -212,10 +229,10 @@ std::vector<Value> rsplit(const std::string& text, const Value& separator, int64
     if (end < sep.size()) break;
     const size_t found = text.rfind(sep, end - sep.size());
     if (found == std::string::npos) break;
-    parts.emplace_back(text.substr(found + sep.size(), end - found - sep.size()));
+    push_item(parts, text.substr(found + sep.size(), end - found - sep.size()));
     end = found;
   }
-  parts.emplace_back(text.substr(0, end));
+  push_item(parts, text.substr(0, end));
   std::reverse(parts.begin(), parts.end());
   return parts;
 }
@@ -241,10 +258,10 @@ std::string format(const std::string& pattern, Arguments& arguments) {
   for (size_t i = 0; i < pattern.size(); ++i) {
     const char c = pattern[i];
     if (c == '{' && i + 1 < pattern.size() && pattern[i + 1] == '{') {
-      out += '{';
+      append_bounded(out, "{");
       ++i;
     } else if (c == '}' && i + 1 < pattern.size() && pattern[i + 1] == '}') {
-      out += '}';
+      append_bounded(out, "}");
       ++i;
     } else if (c == '{') {
       const size_t close = pattern.find('}', i);
@@ -254,19 +271,19 @@ std::string format(const std::string& pattern, Arguments& arguments) {
       if (field.empty() || std::all_of(field.begin(), field.end(), ::isdigit)) {
         const size_t index = field.empty() ? automatic++ : std::stoul(field);
         if (index >= arguments.positional.size()) type_error("Replacement index " + std::to_string(index) + " out of range");
-        out += to_str(arguments.positional[index]);
+        append_bounded(out, to_str(arguments.positional[index]));
       } else {
         bool found = false;
         for (const auto& [name, value] : arguments.named)
           if (name == field) {
-            out += to_str(value);
+            append_bounded(out, to_str(value));
             found = true;
           }
         if (!found) type_error("'" + field + "'");
       }
       i = close;
     } else {
-      out += c;
+      append_bounded(out, std::string_view(&c, 1));
     }
   }
   return out;
@@ -279,22 +296,22 @@ std::string percent_format(const std::string& pattern, const Value& values) {
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%') {
-      out += pattern[i];
+      append_bounded(out, std::string_view(&pattern[i], 1));
       continue;
     }
     if (++i >= pattern.size()) type_error("incomplete format");
     const char spec = pattern[i];
     if (spec == '%') {
-      out += '%';
+      append_bounded(out, "%");
       continue;
     }
     if (next >= args.size()) type_error("not enough arguments for format string");
     const Value& arg = args[next++];
-    if (spec == 's') out += to_str(arg);
-    else if (spec == 'r') out += repr(arg);
+    if (spec == 's') append_bounded(out, to_str(arg));
+    else if (spec == 'r') append_bounded(out, repr(arg));
     else if (spec == 'd' || spec == 'i') {
       if (!arg.is_number()) type_error("%d format: a real number is required, not " + arg.type_name());
-      out += std::to_string(arg.kind() == Value::Kind::kFloat ? truncated(arg.as_double()) : arg.as_int());
+      append_bounded(out, std::to_string(arg.kind() == Value::Kind::kFloat ? truncated(arg.as_double()) : arg.as_int()));
     } else type_error(std::string("unsupported format character '") + spec + "'");
   }
   if (next < args.size()) type_error("not all arguments converted during string formatting");
@@ -316,17 +333,24 @@ int64_t python_length(const Value& v) {
 // markupsafe.escape: a Markup string stays as it is, anything else is HTML-escaped.
 std::string escaped(const Value& v) {
   if (v.is_markup()) return v.as_string();
+  const std::string text = to_str(v);
   std::string out;
-  for (char c : to_str(v)) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+  size_t copied = 0;  // text before this is in `out`
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char* entity = nullptr;
+    switch (text[i]) {
+      case '&': entity = "&amp;"; break;
+      case '<': entity = "&lt;"; break;
+      case '>': entity = "&gt;"; break;
+      case '"': entity = "&#34;"; break;
+      case '\'': entity = "&#39;"; break;
+      default: continue;
     }
+    append_bounded(out, std::string_view(text).substr(copied, i - copied));
+    append_bounded(out, entity);
+    copied = i + 1;
   }
+  append_bounded(out, std::string_view(text).substr(copied));
   return out;
 }
 
@@ -365,11 +389,11 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
         if (s[i] != '\n' && s[i] != '\r') continue;
         size_t end = i + 1;
         if (s[i] == '\r' && end < s.size() && s[end] == '\n') ++end;
-        lines.emplace_back(s.substr(start, (keep ? end : i) - start));
+        push_item(lines, s.substr(start, (keep ? end : i) - start));
         start = end;
         i = end - 1;
       }
-      if (start < s.size()) lines.emplace_back(s.substr(start));
+      if (start < s.size()) push_item(lines, s.substr(start));
       return Value::list(std::move(lines));
     });
   if (name == "startswith" || name == "endswith")
@@ -404,7 +428,8 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
       std::string out;
       bool first = true;
       for (const Value& item : iterate(sig.get(0, "iterable"))) {
-        out += (first ? "" : s) + need_string(item, "str.join's items");
+        if (!first) append_bounded(out, s);
+        append_bounded(out, need_string(item, "str.join's items"));
         first = false;
       }
       return Value(out);
@@ -519,6 +544,10 @@ Value sort_key(const Value& v, bool case_sensitive) {
   return v;
 }
 
+// `width` spaces (none for a negative width, as Python's ' ' * width), refused past the bound on a
+// string before they are made.
+std::string spaces(int64_t width) { return std::string(checked_string_bytes(static_cast<uint64_t>(std::max<int64_t>(0, width))), ' '); }
+
 JsonOptions json_options(Signature& sig) {
   JsonOptions options;
   options.ensure_ascii = sig.get(0, "ensure_ascii", Value(false)).truthy();
@@ -527,8 +556,7 @@ JsonOptions json_options(Signature& sig) {
   options.sort_keys = sig.get(3, "sort_keys", Value(false)).truthy();
   if (!indent.is_none()) {
     options.indented = true;
-    options.indent = indent.is_string() ? indent.as_string()
-                                        : std::string(static_cast<size_t>(std::max<int64_t>(0, need_int(indent, "indent"))), ' ');
+    options.indent = indent.is_string() ? indent.as_string() : spaces(need_int(indent, "indent"));
     options.item_separator = ",";
   }
   if (!separators.is_none()) {
@@ -540,16 +568,19 @@ JsonOptions json_options(Signature& sig) {
 }
 
 std::string indent(const std::string& text, const Value& width, bool first, bool blank) {
-  const std::string indention = width.is_string() ? width.as_string() : std::string(static_cast<size_t>(need_int(width, "width")), ' ');
-  std::vector<std::string> lines;
-  for (const Value& line : split(text + "\n", Value("\n"), -1)) lines.push_back(line.as_string());
-  lines.pop_back();  // the piece after the added newline
+  const std::string indention = width.is_string() ? width.as_string() : spaces(need_int(width, "width"));
   std::string out;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (i) out += "\n";
-    out += (i > 0 && (blank || !lines[i].empty()) ? indention : "") + lines[i];
+  if (first) append_bounded(out, indention);
+  // Jinja2 splits on "\n" after adding one, so a text ending in a newline ends in an empty line.
+  for (size_t start = 0;;) {
+    const size_t end = text.find('\n', start);
+    const std::string_view line = std::string_view(text).substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (start > 0 && (blank || !line.empty())) append_bounded(out, indention);
+    append_bounded(out, line);
+    if (end == std::string::npos) break;
+    append_bounded(out, "\n");
+    start = end + 1;
   }
-  if (first) out = indention + out;
   return out;
 }
 
@@ -603,7 +634,8 @@ const std::map<std::string, FilterFunction, std::less<>>& filters() {
       std::string out;
       bool first = true;
       for (const Value& item : iterate(v)) {
-        out += (first ? "" : separator) + to_str(attribute.is_none() ? item : attribute_path(item, attribute));
+        if (!first) append_bounded(out, separator);
+        append_bounded(out, to_str(attribute.is_none() ? item : attribute_path(item, attribute)));
         first = false;
       }
       return Value(out);
@@ -775,7 +807,11 @@ const std::map<std::string, FilterFunction, std::less<>>& filters() {
       if (static_cast<int64_t>(s.size()) >= width) return Value(utf8(s));
       const size_t total = static_cast<size_t>(width) - s.size();
       const size_t left = total / 2 + (total & static_cast<size_t>(width) & 1);
-      return Value(std::string(left, ' ') + utf8(s) + std::string(total - left, ' '));
+      const std::string text = utf8(s);
+      std::string out;
+      out.reserve(checked_string_bytes(uint64_t{text.size()} + total));
+      out.append(left, ' ').append(text).append(total - left, ' ');
+      return Value(std::move(out));
     };
     return t;
   }();
@@ -895,8 +931,10 @@ std::vector<Value> iterate(const Value& value) {
       return keys;
     }
     case Value::Kind::kString: {
+      const std::u32string text = chars(value.as_string());
+      checked_list_items(text.size());
       std::vector<Value> out;
-      for (char32_t c : chars(value.as_string())) out.emplace_back(utf8(std::u32string(1, c)));
+      for (char32_t c : text) out.emplace_back(utf8(std::u32string(1, c)));
       return out;
     }
     default: type_error("'" + value.type_name() + "' object is not iterable");
@@ -996,29 +1034,31 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   };
   if (op == "%" && a.is_string()) return Value(percent_format(a.as_string(), b));
   if (op == "+" && a.is_string() && b.is_string()) {
-    if (a.is_markup() || b.is_markup()) return Value::markup(escaped(a) + escaped(b));
-    return Value(a.as_string() + b.as_string());
+    const bool markup = a.is_markup() || b.is_markup();
+    std::string out = markup ? escaped(a) : a.as_string();
+    append_bounded(out, markup ? escaped(b) : b.as_string());
+    return markup ? Value::markup(std::move(out)) : Value(std::move(out));
   }
   if (op == "+" && a.is_list() && b.is_list() && a.list_data().tuple == b.list_data().tuple) {
-    std::vector<Value> items = a.items();
+    std::vector<Value> items;
+    items.reserve(checked_list_items(uint64_t{a.items().size()} + b.items().size()));
+    items.insert(items.end(), a.items().begin(), a.items().end());
     items.insert(items.end(), b.items().begin(), b.items().end());
     return Value::list(std::move(items), a.list_data().tuple);
   }
   if (op == "*" && (a.is_string() || a.is_list()) && (b.kind() == Value::Kind::kInt || b.kind() == Value::Kind::kBool)) {
-    const int64_t times = std::max<int64_t>(0, b.as_int());
-    // Bounded like a render's output: a repetition cannot make more than 64 MiB or 1M items.
+    // An empty value repeated any number of times is empty, without looping that many times.
     const size_t unit = a.is_string() ? a.as_string().size() : a.items().size();
-    const size_t limit = a.is_string() ? size_t{64} << 20 : size_t{1} << 20;
-    if (unit > 0 && static_cast<uint64_t>(times) > limit / unit)
-      type_error("repeating " + std::string(a.is_string() ? "a string" : "a list") + " " + std::to_string(times) +
-                 " times makes more than " + (a.is_string() ? "64 MiB" : "1048576 items"));
+    const uint64_t times = unit == 0 ? 0 : static_cast<uint64_t>(std::max<int64_t>(0, b.as_int()));
     if (a.is_string()) {
       std::string out;
-      for (int64_t i = 0; i < times; ++i) out += a.as_string();
-      return Value(out);
+      out.reserve(checked_string_bytes(size_product(unit, times)));
+      for (uint64_t i = 0; i < times; ++i) out += a.as_string();
+      return Value(std::move(out));
     }
     std::vector<Value> items;
-    for (int64_t i = 0; i < times; ++i) items.insert(items.end(), a.items().begin(), a.items().end());
+    items.reserve(checked_list_items(size_product(unit, times)));
+    for (uint64_t i = 0; i < times; ++i) items.insert(items.end(), a.items().begin(), a.items().end());
     return Value::list(std::move(items), a.list_data().tuple);
   }
   if (!a.is_number() || !b.is_number()) return unsupported();

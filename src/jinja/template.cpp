@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "jinja/bounds.h"
 #include "jinja/builtins.h"
 #include "jinja/interpreter.h"
 #include "jinja/parser.h"
@@ -37,6 +38,7 @@ std::string Template::render(const std::vector<std::pair<std::string, Value>>& v
   std::vector<std::pair<std::string, Value>> names = template_globals(std::move(now));
   names.insert(names.end(), variables.begin(), variables.end());
   const NamespaceCollector namespaces;  // declared first: the interpreter's scopes go before it empties them
+  const BuildBudget budget;
   Interpreter interpreter(std::move(names));
   std::string out;
   interpreter.render(body_, out);
