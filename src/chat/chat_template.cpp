@@ -80,11 +80,13 @@ ChatTemplate ChatTemplate::from_model_dir(const std::string& model_dir, const st
   // name -> (origin, source), as transformers collects them.
   std::map<std::string, std::pair<std::string, std::string>> templates;
   if (fs::exists(dir / "chat_template.jinja"))
-    templates["default"] = {(dir / "chat_template.jinja").string(), read_text_file((dir / "chat_template.jinja").string())};
+    templates["default"] = {(dir / "chat_template.jinja").string(),
+                            read_text_file((dir / "chat_template.jinja").string(), jinja::kMaxTemplateBytes)};
   if (fs::is_directory(dir / "additional_chat_templates"))
     for (const auto& entry : fs::directory_iterator(dir / "additional_chat_templates"))
       if (entry.path().extension() == ".jinja")
-        templates[entry.path().stem().string()] = {entry.path().string(), read_text_file(entry.path().string())};
+        templates[entry.path().stem().string()] = {entry.path().string(),
+                                                   read_text_file(entry.path().string(), jinja::kMaxTemplateBytes)};
   if (templates.empty() && config.contains("chat_template")) {
     const Json& field = config["chat_template"];
     const std::string origin = config_path.string() + ": chat_template";

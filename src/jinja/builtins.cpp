@@ -7,6 +7,7 @@
 #include <unicode/locid.h>
 #include <unicode/unistr.h>
 
+#include "jinja/bounds.h"
 #include "jinja/interpreter.h"
 #include "jinja/template_error.h"
 #include "tokenizer/unicode.h"
@@ -61,7 +62,36 @@ int64_t need_int(const Value& v, const std::string& what) {
   return v.as_int();
 }
 
+// Python's integers have no bound; canrun's are 64-bit, so a result past them stops the render
+// rather than wrap (signed overflow is undefined in C++).
+[[noreturn]] void integer_overflow(const std::string& op) {
+  type_error("integer overflow: the result of " + op + " does not fit in 64 bits");
+}
+
+// Python's int(float): toward zero; NaN has no integer value.
+int64_t truncated(double value) {
+  if (std::isnan(value)) type_error("cannot convert float NaN to integer");
+  // 2^63 is exactly representable; every double below it and at or above -2^63 fits.
+  if (!(value < 9223372036854775808.0 && value >= -9223372036854775808.0)) integer_overflow("int()");
+  return static_cast<int64_t>(value);
+}
+
+// How many items Python's range(start, stop, step) has; step is not 0.
+int64_t range_length(int64_t start, int64_t stop, int64_t step) {
+  const __int128 span = step > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
+  if (span <= 0) return 0;
+  const __int128 stride = step > 0 ? static_cast<__int128>(step) : -static_cast<__int128>(step);
+  // range(-2**63, 2**63 - 1) has 2**64 - 1 items: past int64, and past any bound a caller sets.
+  return static_cast<int64_t>(std::min<__int128>((span - 1) / stride + 1, INT64_MAX));
+}
+
 std::u32string chars(const std::string& s) { return unicode::to_utf32(s); }
+
+// One item onto a list being built, refused before the list passes its bound.
+void push_item(std::vector<Value>& items, Value item) {
+  checked_list_items(items.size() + 1);
+  items.push_back(std::move(item));
+}
 
 std::string utf8(std::u32string_view s) {
   std::string out;
@@ -106,7 +136,7 @@ std::string title(const std::string& text) {
   bool previous_cased = false;
   for (char32_t c : chars(text)) {
     const std::string one = utf8(std::u32string(1, c));
-    out += previous_cased ? case_map(one, false) : case_map(one, true);
+    append_bounded(out, previous_cased ? case_map(one, false) : case_map(one, true));
     previous_cased = is_cased_letter(c);
   }
   return out;
@@ -119,7 +149,17 @@ std::string capitalize(const std::string& text) {
 }
 
 std::string replace_all(const std::string& text, const std::string& old, const std::string& replacement, int64_t count) {
+  // The result's size first: replacing '' in a long string multiplies it.
+  uint64_t replaced = 0;
+  if (old.empty()) {
+    replaced = chars(text).size() + 1;
+  } else {
+    for (size_t pos = text.find(old); pos != std::string::npos; pos = text.find(old, pos + old.size())) ++replaced;
+  }
+  if (count >= 0) replaced = std::min(replaced, static_cast<uint64_t>(count));
   std::string out;
+  out.reserve(checked_string_bytes(text.size() - size_product(replaced, old.size()) +
+                                   size_product(replaced, replacement.size())));
   if (old.empty()) {  // Python inserts the replacement between every character
     const std::u32string s = chars(text);
     int64_t done = 0;
@@ -138,7 +178,7 @@ std::string replace_all(const std::string& text, const std::string& old, const s
   while (count < 0 || done < count) {
     const size_t found = text.find(old, pos);
     if (found == std::string::npos) break;
-    out += text.substr(pos, found - pos) + replacement;
+    out.append(text, pos, found - pos).append(replacement);
     pos = found + old.size();
     ++done;
   }
@@ -156,12 +196,12 @@ std::vector<Value> split(const std::string& text, const Value& separator, int64_
       if (max_splits >= 0 && static_cast<int64_t>(parts.size()) == max_splits) {
         size_t end = s.size();
         while (end > i && python_space(s[end - 1])) --end;
-        parts.emplace_back(utf8(std::u32string_view(s).substr(i, end - i)));
+        push_item(parts, utf8(std::u32string_view(s).substr(i, end - i)));
         break;
       }
       size_t j = i;
       while (j < s.size() && !python_space(s[j])) ++j;
-      parts.emplace_back(utf8(std::u32string_view(s).substr(i, j - i)));
+      push_item(parts, utf8(std::u32string_view(s).substr(i, j - i)));
       i = j;
     }
     return parts;
@@ -172,10 +212,10 @@ std::vector<Value> split(const std::string& text, const Value& separator, int64_
   while (max_splits < 0 || static_cast<int64_t>(parts.size()) < max_splits) {
     const size_t found = text.find(sep, pos);
     if (found == std::string::npos) break;
-    parts.emplace_back(text.substr(pos, found - pos));
+    push_item(parts, text.substr(pos, found - pos));
     pos = found + sep.size();
   }
-  parts.emplace_back(text.substr(pos));
+  push_item(parts, text.substr(pos));
   return parts;
 }
 
@@ -189,10 +229,10 @@ std::vector<Value> rsplit(const std::string& text, const Value& separator, int64
     if (end < sep.size()) break;
     const size_t found = text.rfind(sep, end - sep.size());
     if (found == std::string::npos) break;
-    parts.emplace_back(text.substr(found + sep.size(), end - found - sep.size()));
+    push_item(parts, text.substr(found + sep.size(), end - found - sep.size()));
     end = found;
   }
-  parts.emplace_back(text.substr(0, end));
+  push_item(parts, text.substr(0, end));
   std::reverse(parts.begin(), parts.end());
   return parts;
 }
@@ -218,10 +258,10 @@ std::string format(const std::string& pattern, Arguments& arguments) {
   for (size_t i = 0; i < pattern.size(); ++i) {
     const char c = pattern[i];
     if (c == '{' && i + 1 < pattern.size() && pattern[i + 1] == '{') {
-      out += '{';
+      append_bounded(out, "{");
       ++i;
     } else if (c == '}' && i + 1 < pattern.size() && pattern[i + 1] == '}') {
-      out += '}';
+      append_bounded(out, "}");
       ++i;
     } else if (c == '{') {
       const size_t close = pattern.find('}', i);
@@ -231,19 +271,19 @@ std::string format(const std::string& pattern, Arguments& arguments) {
       if (field.empty() || std::all_of(field.begin(), field.end(), ::isdigit)) {
         const size_t index = field.empty() ? automatic++ : std::stoul(field);
         if (index >= arguments.positional.size()) type_error("Replacement index " + std::to_string(index) + " out of range");
-        out += to_str(arguments.positional[index]);
+        append_bounded(out, to_str(arguments.positional[index]));
       } else {
         bool found = false;
         for (const auto& [name, value] : arguments.named)
           if (name == field) {
-            out += to_str(value);
+            append_bounded(out, to_str(value));
             found = true;
           }
         if (!found) type_error("'" + field + "'");
       }
       i = close;
     } else {
-      out += c;
+      append_bounded(out, std::string_view(&c, 1));
     }
   }
   return out;
@@ -256,22 +296,22 @@ std::string percent_format(const std::string& pattern, const Value& values) {
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%') {
-      out += pattern[i];
+      append_bounded(out, std::string_view(&pattern[i], 1));
       continue;
     }
     if (++i >= pattern.size()) type_error("incomplete format");
     const char spec = pattern[i];
     if (spec == '%') {
-      out += '%';
+      append_bounded(out, "%");
       continue;
     }
     if (next >= args.size()) type_error("not enough arguments for format string");
     const Value& arg = args[next++];
-    if (spec == 's') out += to_str(arg);
-    else if (spec == 'r') out += repr(arg);
+    if (spec == 's') append_bounded(out, to_str(arg));
+    else if (spec == 'r') append_bounded(out, repr(arg));
     else if (spec == 'd' || spec == 'i') {
       if (!arg.is_number()) type_error("%d format: a real number is required, not " + arg.type_name());
-      out += std::to_string(arg.kind() == Value::Kind::kFloat ? static_cast<int64_t>(arg.as_double()) : arg.as_int());
+      append_bounded(out, std::to_string(arg.kind() == Value::Kind::kFloat ? truncated(arg.as_double()) : arg.as_int()));
     } else type_error(std::string("unsupported format character '") + spec + "'");
   }
   if (next < args.size()) type_error("not all arguments converted during string formatting");
@@ -293,17 +333,24 @@ int64_t python_length(const Value& v) {
 // markupsafe.escape: a Markup string stays as it is, anything else is HTML-escaped.
 std::string escaped(const Value& v) {
   if (v.is_markup()) return v.as_string();
+  const std::string text = to_str(v);
   std::string out;
-  for (char c : to_str(v)) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+  size_t copied = 0;  // text before this is in `out`
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char* entity = nullptr;
+    switch (text[i]) {
+      case '&': entity = "&amp;"; break;
+      case '<': entity = "&lt;"; break;
+      case '>': entity = "&gt;"; break;
+      case '"': entity = "&#34;"; break;
+      case '\'': entity = "&#39;"; break;
+      default: continue;
     }
+    append_bounded(out, std::string_view(text).substr(copied, i - copied));
+    append_bounded(out, entity);
+    copied = i + 1;
   }
+  append_bounded(out, std::string_view(text).substr(copied));
   return out;
 }
 
@@ -342,11 +389,11 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
         if (s[i] != '\n' && s[i] != '\r') continue;
         size_t end = i + 1;
         if (s[i] == '\r' && end < s.size() && s[end] == '\n') ++end;
-        lines.emplace_back(s.substr(start, (keep ? end : i) - start));
+        push_item(lines, s.substr(start, (keep ? end : i) - start));
         start = end;
         i = end - 1;
       }
-      if (start < s.size()) lines.emplace_back(s.substr(start));
+      if (start < s.size()) push_item(lines, s.substr(start));
       return Value::list(std::move(lines));
     });
   if (name == "startswith" || name == "endswith")
@@ -381,7 +428,8 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
       std::string out;
       bool first = true;
       for (const Value& item : iterate(sig.get(0, "iterable"))) {
-        out += (first ? "" : s) + need_string(item, "str.join's items");
+        if (!first) append_bounded(out, s);
+        append_bounded(out, need_string(item, "str.join's items"));
         first = false;
       }
       return Value(out);
@@ -496,6 +544,10 @@ Value sort_key(const Value& v, bool case_sensitive) {
   return v;
 }
 
+// `width` spaces (none for a negative width, as Python's ' ' * width), refused past the bound on a
+// string before they are made.
+std::string spaces(int64_t width) { return std::string(checked_string_bytes(static_cast<uint64_t>(std::max<int64_t>(0, width))), ' '); }
+
 JsonOptions json_options(Signature& sig) {
   JsonOptions options;
   options.ensure_ascii = sig.get(0, "ensure_ascii", Value(false)).truthy();
@@ -504,8 +556,7 @@ JsonOptions json_options(Signature& sig) {
   options.sort_keys = sig.get(3, "sort_keys", Value(false)).truthy();
   if (!indent.is_none()) {
     options.indented = true;
-    options.indent = indent.is_string() ? indent.as_string()
-                                        : std::string(static_cast<size_t>(std::max<int64_t>(0, need_int(indent, "indent"))), ' ');
+    options.indent = indent.is_string() ? indent.as_string() : spaces(need_int(indent, "indent"));
     options.item_separator = ",";
   }
   if (!separators.is_none()) {
@@ -517,16 +568,19 @@ JsonOptions json_options(Signature& sig) {
 }
 
 std::string indent(const std::string& text, const Value& width, bool first, bool blank) {
-  const std::string indention = width.is_string() ? width.as_string() : std::string(static_cast<size_t>(need_int(width, "width")), ' ');
-  std::vector<std::string> lines;
-  for (const Value& line : split(text + "\n", Value("\n"), -1)) lines.push_back(line.as_string());
-  lines.pop_back();  // the piece after the added newline
+  const std::string indention = width.is_string() ? width.as_string() : spaces(need_int(width, "width"));
   std::string out;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (i) out += "\n";
-    out += (i > 0 && (blank || !lines[i].empty()) ? indention : "") + lines[i];
+  if (first) append_bounded(out, indention);
+  // Jinja2 splits on "\n" after adding one, so a text ending in a newline ends in an empty line.
+  for (size_t start = 0;;) {
+    const size_t end = text.find('\n', start);
+    const std::string_view line = std::string_view(text).substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (start > 0 && (blank || !line.empty())) append_bounded(out, indention);
+    append_bounded(out, line);
+    if (end == std::string::npos) break;
+    append_bounded(out, "\n");
+    start = end + 1;
   }
-  if (first) out = indention + out;
   return out;
 }
 
@@ -580,7 +634,8 @@ const std::map<std::string, FilterFunction, std::less<>>& filters() {
       std::string out;
       bool first = true;
       for (const Value& item : iterate(v)) {
-        out += (first ? "" : separator) + to_str(attribute.is_none() ? item : attribute_path(item, attribute));
+        if (!first) append_bounded(out, separator);
+        append_bounded(out, to_str(attribute.is_none() ? item : attribute_path(item, attribute)));
         first = false;
       }
       return Value(out);
@@ -666,17 +721,24 @@ const std::map<std::string, FilterFunction, std::less<>>& filters() {
     t["int"] = [](Interpreter&, const Value& v, Signature& sig) {
       const Value fallback = sig.get(0, "default", Value(0));
       if (v.kind() == Value::Kind::kInt || v.kind() == Value::Kind::kBool) return Value(v.as_int());
-      if (v.kind() == Value::Kind::kFloat) return Value(static_cast<int64_t>(v.as_double()));
+      // Jinja2's do_int: int(value), else int(float(value)), else the default; NaN has no integer.
+      const auto from_float = [&](double d) { return std::isnan(d) ? fallback : Value(truncated(d)); };
+      if (v.kind() == Value::Kind::kFloat) return from_float(v.as_double());
       if (v.is_string()) {
         const std::string s = strip(v.as_string(), Value::none(), true, true);
+        size_t used = 0;
         try {
-          size_t used = 0;
           const int64_t parsed = std::stoll(s, &used);
           if (used == s.size()) return Value(parsed);
-          const double d = std::stod(s, &used);
-          if (used == s.size()) return Value(static_cast<int64_t>(d));
-        } catch (const std::exception&) {
+        } catch (const std::logic_error&) {  // not an integer, or past 64 bits: read as a float
         }
+        double parsed = 0;
+        try {
+          parsed = std::stod(s, &used);
+        } catch (const std::logic_error&) {
+          used = 0;
+        }
+        if (used > 0 && used == s.size()) return from_float(parsed);
       }
       return fallback;
     };
@@ -697,7 +759,7 @@ const std::map<std::string, FilterFunction, std::less<>>& filters() {
     t["abs"] = [](Interpreter&, const Value& v, Signature&) {
       if (v.kind() == Value::Kind::kFloat) return Value(std::fabs(v.as_double()));
       if (!v.is_number()) type_error("bad operand type for abs(): '" + v.type_name() + "'");
-      return Value(std::abs(v.as_int()));
+      return v.as_int() < 0 ? arithmetic("-", Value(0), v) : Value(v.as_int());
     };
     const auto ordered = [](bool descending, bool pick_one) {
       return [descending, pick_one](Interpreter&, const Value& v, Signature& sig) {
@@ -745,7 +807,11 @@ const std::map<std::string, FilterFunction, std::less<>>& filters() {
       if (static_cast<int64_t>(s.size()) >= width) return Value(utf8(s));
       const size_t total = static_cast<size_t>(width) - s.size();
       const size_t left = total / 2 + (total & static_cast<size_t>(width) & 1);
-      return Value(std::string(left, ' ') + utf8(s) + std::string(total - left, ' '));
+      const std::string text = utf8(s);
+      std::string out;
+      out.reserve(checked_string_bytes(uint64_t{text.size()} + total));
+      out.append(left, ' ').append(text).append(total - left, ' ');
+      return Value(std::move(out));
     };
     return t;
   }();
@@ -783,7 +849,7 @@ const std::map<std::string, TestFunction, std::less<>>& tests() {
     t["divisibleby"] = [](Interpreter&, const Value& v, Signature& sig) {
       const int64_t n = need_int(sig.get(0, "num"), "divisibleby's argument");
       if (n == 0) type_error("integer division or modulo by zero");
-      return need_int(v, "divisibleby's value") % n == 0;
+      return arithmetic("%", Value(need_int(v, "divisibleby's value")), Value(n)).as_int() == 0;
     };
     t["eq"] = [](Interpreter&, const Value& v, Signature& sig) { return equals(v, sig.get(0, "other")); };
     t["equalto"] = t["=="] = t["eq"];
@@ -865,8 +931,10 @@ std::vector<Value> iterate(const Value& value) {
       return keys;
     }
     case Value::Kind::kString: {
+      const std::u32string text = chars(value.as_string());
+      checked_list_items(text.size());
       std::vector<Value> out;
-      for (char32_t c : chars(value.as_string())) out.emplace_back(utf8(std::u32string(1, c)));
+      for (char32_t c : text) out.emplace_back(utf8(std::u32string(1, c)));
       return out;
     }
     default: type_error("'" + value.type_name() + "' object is not iterable");
@@ -933,9 +1001,12 @@ Value slice_of(const Value& object, const Value& start, const Value& stop, const
   const int64_t end = clamp(read(stop, "stop"), stride > 0 ? size : -1);
   std::u32string text_out;
   std::vector<Value> items_out;
-  for (int64_t i = begin; stride > 0 ? i < end : i > end; i += stride) {
-    if (object.is_string()) text_out += text[static_cast<size_t>(i)];
-    else items_out.push_back(items[static_cast<size_t>(i)]);
+  // Counted, not stepped past `end`: a huge step would leave 64 bits.
+  const int64_t count = range_length(begin, end, stride);
+  for (int64_t k = 0; k < count; ++k) {
+    const size_t i = static_cast<size_t>(begin + k * stride);
+    if (object.is_string()) text_out += text[i];
+    else items_out.push_back(items[i]);
   }
   if (object.is_string()) return Value(utf8(text_out));
   return Value::list(std::move(items_out), object.list_data().tuple);
@@ -963,29 +1034,31 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   };
   if (op == "%" && a.is_string()) return Value(percent_format(a.as_string(), b));
   if (op == "+" && a.is_string() && b.is_string()) {
-    if (a.is_markup() || b.is_markup()) return Value::markup(escaped(a) + escaped(b));
-    return Value(a.as_string() + b.as_string());
+    const bool markup = a.is_markup() || b.is_markup();
+    std::string out = markup ? escaped(a) : a.as_string();
+    append_bounded(out, markup ? escaped(b) : b.as_string());
+    return markup ? Value::markup(std::move(out)) : Value(std::move(out));
   }
   if (op == "+" && a.is_list() && b.is_list() && a.list_data().tuple == b.list_data().tuple) {
-    std::vector<Value> items = a.items();
+    std::vector<Value> items;
+    items.reserve(checked_list_items(uint64_t{a.items().size()} + b.items().size()));
+    items.insert(items.end(), a.items().begin(), a.items().end());
     items.insert(items.end(), b.items().begin(), b.items().end());
     return Value::list(std::move(items), a.list_data().tuple);
   }
   if (op == "*" && (a.is_string() || a.is_list()) && (b.kind() == Value::Kind::kInt || b.kind() == Value::Kind::kBool)) {
-    const int64_t times = std::max<int64_t>(0, b.as_int());
-    // Bounded like a render's output: a repetition cannot make more than 64 MiB or 1M items.
+    // An empty value repeated any number of times is empty, without looping that many times.
     const size_t unit = a.is_string() ? a.as_string().size() : a.items().size();
-    const size_t limit = a.is_string() ? size_t{64} << 20 : size_t{1} << 20;
-    if (unit > 0 && static_cast<uint64_t>(times) > limit / unit)
-      type_error("repeating " + std::string(a.is_string() ? "a string" : "a list") + " " + std::to_string(times) +
-                 " times makes more than " + (a.is_string() ? "64 MiB" : "1048576 items"));
+    const uint64_t times = unit == 0 ? 0 : static_cast<uint64_t>(std::max<int64_t>(0, b.as_int()));
     if (a.is_string()) {
       std::string out;
-      for (int64_t i = 0; i < times; ++i) out += a.as_string();
-      return Value(out);
+      out.reserve(checked_string_bytes(size_product(unit, times)));
+      for (uint64_t i = 0; i < times; ++i) out += a.as_string();
+      return Value(std::move(out));
     }
     std::vector<Value> items;
-    for (int64_t i = 0; i < times; ++i) items.insert(items.end(), a.items().begin(), a.items().end());
+    items.reserve(checked_list_items(size_product(unit, times)));
+    for (uint64_t i = 0; i < times; ++i) items.insert(items.end(), a.items().begin(), a.items().end());
     return Value::list(std::move(items), a.list_data().tuple);
   }
   if (!a.is_number() || !b.is_number()) return unsupported();
@@ -1010,10 +1083,9 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
     return unsupported();
   }
   const int64_t x = a.as_int(), y = b.as_int();
-  // Python's integers do not overflow; past 64 bits canrun refuses rather than wrap.
   int64_t r = 0;
   const auto checked = [&](bool overflowed) {
-    if (overflowed) type_error("integer " + op + " overflows 64 bits");
+    if (overflowed) integer_overflow(op);
     return Value(r);
   };
   if (op == "+") return checked(__builtin_add_overflow(x, y, &r));
@@ -1021,12 +1093,24 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   if (op == "*") return checked(__builtin_mul_overflow(x, y, &r));
   if (op == "**") {
     if (y < 0) return Value(std::pow(static_cast<double>(x), static_cast<double>(y)));
+    // By squaring: 63 steps at most, where 1 ** (2**62) would otherwise loop 2**62 times. Once the
+    // squared base overflows with exponent bits left, the result overflows too (|base| >= 2).
+    bool overflowed = false;
+    int64_t base = x;
     r = 1;
-    for (int64_t i = 0; i < y; ++i)
-      if (__builtin_mul_overflow(r, x, &r)) type_error("integer ** overflows 64 bits");
-    return Value(r);
+    for (uint64_t e = static_cast<uint64_t>(y); e != 0; e >>= 1) {
+      if (e & 1) overflowed |= __builtin_mul_overflow(r, base, &r);
+      if (e > 1) overflowed |= __builtin_mul_overflow(base, base, &base);
+      if (overflowed) break;
+    }
+    return checked(overflowed);
   }
   if (y == 0) type_error("integer division or modulo by zero");
+  // The one quotient past 64 bits (and a division the processor traps): -2**63 // -1.
+  if (y == -1) {
+    if (op == "%") return Value(0);
+    if (op == "//") return checked(__builtin_sub_overflow(int64_t{0}, x, &r));
+  }
   int64_t quotient = x / y;
   if ((x % y != 0) && ((x < 0) != (y < 0))) --quotient;
   if (op == "//") return Value(quotient);
@@ -1079,12 +1163,12 @@ std::vector<std::pair<std::string, Value>> template_globals(std::function<std::t
     if (step == 0) type_error("range() arg 3 must not be zero");
     // transformers renders in jinja2's sandbox, which refuses ranges longer than its MAX_RANGE.
     constexpr int64_t kMaxRange = 100000;
-    const int64_t length = step > 0 ? (stop > start ? (stop - start - 1) / step + 1 : 0)
-                                    : (start > stop ? (start - stop - 1) / -step + 1 : 0);
+    const int64_t length = range_length(start, stop, step);
     if (length > kMaxRange)
       throw std::overflow_error("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
     std::vector<Value> out;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.emplace_back(i);
+    // Counted, not stepped to `stop`: the step past the last item may leave 64 bits.
+    for (int64_t i = 0; i < length; ++i) out.emplace_back(static_cast<int64_t>(start + static_cast<__int128>(i) * step));
     return Value::list(std::move(out));
   }));
   return globals;

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "jinja/bounds.h"
 #include "jinja/builtins.h"
 #include "jinja/template_error.h"
 
@@ -36,11 +37,9 @@ void Interpreter::fail(int line, const std::string& message) const {
   throw TemplateError(TemplateError::Cause::kRender, message, line);
 }
 
-void Interpreter::count_iteration(int line, const std::string& out) {
+void Interpreter::count_iteration(int line) {
   if (++loop_iterations_ > kMaxLoopIterations)
     fail(line, "the template loops more than " + std::to_string(kMaxLoopIterations) + " times in one render");
-  if (out.size() > kMaxOutputBytes)
-    fail(line, "the template's output is larger than " + std::to_string(kMaxOutputBytes >> 20) + " MiB");
 }
 
 Arguments Interpreter::evaluate(const CallArguments& arguments) {
@@ -155,7 +154,7 @@ Value Unary::eval(Interpreter& in) const {
   if (!v.is_number()) in.fail(line, "bad operand type for unary " + op + ": '" + v.type_name() + "'");
   if (op == "+") return v.kind() == Value::Kind::kFloat ? v : Value(v.as_int());
   if (v.kind() == Value::Kind::kFloat) return Value(-v.as_double());
-  return Value(-v.as_int());
+  return at_line(in, line, [&] { return arithmetic("-", Value(0), Value(v.as_int())); });  // -(-2**63) overflows
 }
 
 Value Binary::eval(Interpreter& in) const {
@@ -170,7 +169,11 @@ Value Binary::eval(Interpreter& in) const {
   const Value l = left->eval(in);
   const Value r = right->eval(in);
   return at_line(in, line, [&]() -> Value {
-    if (op == "~") return Value(to_str(l) + to_str(r));
+    if (op == "~") {
+      std::string joined = to_str(l);
+      append_bounded(joined, to_str(r));
+      return Value(std::move(joined));
+    }
     if (op == "==") return Value(equals(l, r));
     if (op == "!=") return Value(!equals(l, r));
     if (op == "in") return Value(contains(r, l));
@@ -190,9 +193,10 @@ Value Conditional::eval(Interpreter& in) const {
   return otherwise ? otherwise->eval(in) : Value::undefined("the condition was false and there is no else");
 }
 
-void TextOutput::render(Interpreter&, std::string& out) const { out += text; }
+// Output is a string like any other: bounded by kMaxStringBytes before it grows.
+void TextOutput::render(Interpreter&, std::string& out) const { append_bounded(out, text); }
 
-void PrintOutput::render(Interpreter& in, std::string& out) const { out += to_str(expr->eval(in)); }
+void PrintOutput::render(Interpreter& in, std::string& out) const { append_bounded(out, to_str(expr->eval(in))); }
 
 void If::render(Interpreter& in, std::string& out) const {
   for (const auto& [condition, body] : branches)
@@ -223,7 +227,7 @@ void For::render(Interpreter& in, std::string& out) const {
   std::vector<Value> items;
   if (filter) {
     for (const Value& item : all) {
-      in.count_iteration(line, out);
+      in.count_iteration(line);
       Interpreter::Opened scope(in, outside);
       bind(item);
       if (filter->eval(in).truthy()) items.push_back(item);
@@ -238,7 +242,7 @@ void For::render(Interpreter& in, std::string& out) const {
   const int64_t length = static_cast<int64_t>(items.size());
   ++in.loop_depth;
   for (int64_t i = 0; i < length; ++i) {
-    in.count_iteration(line, out);
+    in.count_iteration(line);
     Interpreter::Opened scope(in, outside);
     const Value& item = items[static_cast<size_t>(i)];
     Value loop = Value::dict({{"index", Value(i + 1)},
@@ -354,7 +358,7 @@ void FilterBlock::render(Interpreter& in, std::string& out) const {
   in.render(body, text);
   Value result(std::move(text));
   for (const auto& filter : filters) result = filter->apply(in, result);
-  out += to_str(result);
+  append_bounded(out, to_str(result));
 }
 
 void Group::render(Interpreter& in, std::string& out) const { in.render(body, out); }

@@ -4,7 +4,6 @@
 // one object a loop can change for the code after it.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -46,12 +45,12 @@ class Interpreter {
     std::shared_ptr<Scope> saved_;
   };
 
-  // A template comes with a checkpoint, so a hostile one could loop or grow its output without
-  // end; a render stops with an error past these bounds, far above what a chat template needs.
+  // A template comes with a checkpoint, so a hostile one could loop without end; a render stops
+  // with an error past this bound, far above what a chat template needs. What it builds, its
+  // output included, is bounded by jinja/bounds.h.
   static constexpr int64_t kMaxLoopIterations = 10'000'000;
-  static constexpr size_t kMaxOutputBytes = size_t{64} << 20;
-  // Counts one loop iteration; throws past kMaxLoopIterations or once `out` is past kMaxOutputBytes.
-  void count_iteration(int line, const std::string& out);
+  // Counts one loop iteration; throws past kMaxLoopIterations.
+  void count_iteration(int line);
 
   enum class Flow { kNormal, kBreak, kContinue };
   Flow flow = Flow::kNormal;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "jinja/bounds.h"
 #include "tokenizer/unicode.h"
 
 namespace canrun::jinja {
@@ -38,6 +39,27 @@ int checked_nesting(int nesting) {
 
 thread_local NamespaceCollector* current_collector = nullptr;
 
+std::shared_ptr<const std::string> counted_string(std::string s) {
+  BuildBudget::count_string(s.size());
+  return std::make_shared<const std::string>(std::move(s));
+}
+
+// One character onto a string being built, refused before the string passes its bound.
+void append_char(std::string& out, char32_t c) {
+  std::string one;
+  unicode::append_utf8(one, c);
+  append_bounded(out, one);
+}
+
+// How many characters from `pos` are printable ASCII other than `specials`: what repr() and
+// json.dumps copy as they are, a run at a time rather than a character at a time.
+size_t plain_run(const std::string& text, size_t pos, std::string_view specials) {
+  size_t end = pos;
+  while (end < text.size() && text[end] >= 0x20 && text[end] < 0x7f && specials.find(text[end]) == std::string_view::npos)
+    ++end;
+  return end - pos;
+}
+
 }  // namespace
 
 NamespaceCollector::NamespaceCollector() : outer_(current_collector) { current_collector = this; }
@@ -65,6 +87,8 @@ void DictData::set(const Value& key, Value value) {
   items.emplace_back(key, std::move(value));
 }
 
+Value::Value(std::string s) : data_(counted_string(std::move(s))) {}
+
 Value Value::markup(std::string s) {
   Value out(std::move(s));
   out.markup_ = true;
@@ -72,6 +96,7 @@ Value Value::markup(std::string s) {
 }
 
 Value Value::list(std::vector<Value> items, bool tuple) {
+  BuildBudget::count_list(items.size(), sizeof(Value));
   int deepest = 0;
   for (const Value& item : items) deepest = std::max(deepest, nesting_of(item));
   auto made = std::make_shared<ListData>(ListData{std::move(items), tuple});
@@ -254,23 +279,30 @@ std::string string_repr(const std::string& text) {
   const bool has_double = text.find('"') != std::string::npos;
   const char quote = has_single && !has_double ? '"' : '\'';
   std::string out(1, quote);
+  const char specials[] = {'\\', quote, '\0'};
   size_t pos = 0;
   while (pos < text.size()) {
+    if (const size_t run = plain_run(text, pos, specials)) {
+      append_bounded(out, std::string_view(text).substr(pos, run));
+      pos += run;
+      continue;
+    }
     const char32_t c = unicode::next_char(text, pos);
     char escape[16];
-    if (c == '\\') out += "\\\\";
-    else if (c == static_cast<char32_t>(quote)) out += std::string("\\") + quote;
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else if (printable(c)) unicode::append_utf8(out, c);
+    if (c == '\\') append_bounded(out, "\\\\");
+    else if (c == static_cast<char32_t>(quote)) append_bounded(out, std::string("\\") + quote);
+    else if (c == '\n') append_bounded(out, "\\n");
+    else if (c == '\r') append_bounded(out, "\\r");
+    else if (c == '\t') append_bounded(out, "\\t");
+    else if (printable(c)) append_char(out, c);
     else {
       if (c < 0x100) std::snprintf(escape, sizeof escape, "\\x%02x", static_cast<unsigned>(c));
       else std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
-      out += escape;
+      append_bounded(out, escape);
     }
   }
-  return out + quote;
+  append_bounded(out, std::string_view(&quote, 1));
+  return out;
 }
 
 }  // namespace
@@ -294,10 +326,14 @@ std::string repr_in(const Value& value, std::vector<const void*>& open) {
       const bool tuple = value.list_data().tuple;
       if (!tuple && !enter(&value.list_data())) return "[...]";
       std::string out = tuple ? "(" : "[";
-      for (size_t i = 0; i < value.items().size(); ++i) out += (i ? ", " : "") + repr_in(value.items()[i], open);
-      if (tuple && value.items().size() == 1) out += ",";
+      for (size_t i = 0; i < value.items().size(); ++i) {
+        if (i) append_bounded(out, ", ");
+        append_bounded(out, repr_in(value.items()[i], open));
+      }
+      if (tuple && value.items().size() == 1) append_bounded(out, ",");
       if (!tuple) open.pop_back();
-      return out + (tuple ? ")" : "]");
+      append_bounded(out, tuple ? ")" : "]");
+      return out;
     }
     case Kind::kDict: {
       const bool space = value.dict_data().namespace_object;
@@ -305,11 +341,15 @@ std::string repr_in(const Value& value, std::vector<const void*>& open) {
       std::string out = space ? "<Namespace {" : "{";
       bool first = true;
       for (const auto& [key, item] : value.dict_data().items) {
-        out += (first ? "" : ", ") + repr_in(key, open) + ": " + repr_in(item, open);
+        if (!first) append_bounded(out, ", ");
+        append_bounded(out, repr_in(key, open));
+        append_bounded(out, ": ");
+        append_bounded(out, repr_in(item, open));
         first = false;
       }
       open.pop_back();
-      return out + (space ? "}>" : "}");
+      append_bounded(out, space ? "}>" : "}");
+      return out;
     }
     default: return to_str(value);
   }
@@ -342,16 +382,21 @@ std::string json_string(const std::string& text, bool ensure_ascii) {
   std::string out = "\"";
   size_t pos = 0;
   while (pos < text.size()) {
+    if (const size_t run = plain_run(text, pos, "\"\\")) {
+      append_bounded(out, std::string_view(text).substr(pos, run));
+      pos += run;
+      continue;
+    }
     const char32_t c = unicode::next_char(text, pos);
     char escape[16];
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"': append_bounded(out, "\\\""); break;
+      case '\\': append_bounded(out, "\\\\"); break;
+      case '\n': append_bounded(out, "\\n"); break;
+      case '\r': append_bounded(out, "\\r"); break;
+      case '\t': append_bounded(out, "\\t"); break;
+      case '\b': append_bounded(out, "\\b"); break;
+      case '\f': append_bounded(out, "\\f"); break;
       default:
         if (c < 0x20 || (ensure_ascii && c > 0x7e)) {
           if (c > 0xffff) {  // a surrogate pair, as Python writes it
@@ -361,13 +406,14 @@ std::string json_string(const std::string& text, bool ensure_ascii) {
           } else {
             std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
           }
-          out += escape;
+          append_bounded(out, escape);
         } else {
-          unicode::append_utf8(out, c);
+          append_char(out, c);
         }
     }
   }
-  return out + "\"";
+  append_bounded(out, "\"");
+  return out;
 }
 
 // Python's json.dumps turns non-string keys into strings.
@@ -384,35 +430,35 @@ void write_json(const Value& value, const JsonOptions& options, int depth, std::
   using Kind = Value::Kind;
   const auto newline = [&](int level) {
     if (!options.indented) return;
-    out += '\n';
-    for (int i = 0; i < level; ++i) out += options.indent;
+    append_bounded(out, "\n");
+    for (int i = 0; i < level; ++i) append_bounded(out, options.indent);
   };
   switch (value.kind()) {
-    case Kind::kNone: out += "null"; return;
-    case Kind::kBool: out += value.as_bool() ? "true" : "false"; return;
-    case Kind::kInt: out += std::to_string(value.as_int()); return;
+    case Kind::kNone: append_bounded(out, "null"); return;
+    case Kind::kBool: append_bounded(out, value.as_bool() ? "true" : "false"); return;
+    case Kind::kInt: append_bounded(out, std::to_string(value.as_int())); return;
     case Kind::kFloat: {
       const double f = value.as_double();
-      if (std::isnan(f)) out += "NaN";
-      else if (std::isinf(f)) out += f > 0 ? "Infinity" : "-Infinity";
-      else out += float_repr(f);
+      if (std::isnan(f)) append_bounded(out, "NaN");
+      else if (std::isinf(f)) append_bounded(out, f > 0 ? "Infinity" : "-Infinity");
+      else append_bounded(out, float_repr(f));
       return;
     }
-    case Kind::kString: out += json_string(value.as_string(), options.ensure_ascii); return;
+    case Kind::kString: append_bounded(out, json_string(value.as_string(), options.ensure_ascii)); return;
     case Kind::kList: {
       if (value.list_data().generator) throw std::invalid_argument("Object of type generator is not JSON serializable");
       if (value.items().empty()) {
-        out += "[]";
+        append_bounded(out, "[]");
         return;
       }
-      out += '[';
+      append_bounded(out, "[");
       for (size_t i = 0; i < value.items().size(); ++i) {
-        if (i) out += options.item_separator;
+        if (i) append_bounded(out, options.item_separator);
         newline(depth + 1);
         write_json(value.items()[i], options, depth + 1, out);
       }
       newline(depth);
-      out += ']';
+      append_bounded(out, "]");
       return;
     }
     case Kind::kDict: {
@@ -422,18 +468,19 @@ void write_json(const Value& value, const JsonOptions& options, int depth, std::
       if (options.sort_keys)
         std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return less_than(a.first, b.first); });
       if (items.empty()) {
-        out += "{}";
+        append_bounded(out, "{}");
         return;
       }
-      out += '{';
+      append_bounded(out, "{");
       for (size_t i = 0; i < items.size(); ++i) {
-        if (i) out += options.item_separator;
+        if (i) append_bounded(out, options.item_separator);
         newline(depth + 1);
-        out += json_key(items[i].first, options.ensure_ascii) + options.key_separator;
+        append_bounded(out, json_key(items[i].first, options.ensure_ascii));
+        append_bounded(out, options.key_separator);
         write_json(items[i].second, options, depth + 1, out);
       }
       newline(depth);
-      out += '}';
+      append_bounded(out, "}");
       return;
     }
     default: throw std::invalid_argument("Object of type " + value.type_name() + " is not JSON serializable");

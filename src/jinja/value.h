@@ -1,7 +1,9 @@
 // The values a Jinja template computes with, with Python's semantics, because Hub chat templates
 // are written against Jinja2 on CPython: lists and dicts are shared references (a namespace is
 // mutated through any name for it), dicts keep insertion order, `1 == 1.0 == True`, and printing
-// a value writes what Python's str() and repr() write.
+// a value writes what Python's str() and repr() write. Strings are shared too, as Python's
+// immutable str is: copying a list of them copies references, never text. During a render, each
+// string and list made is counted against the bounds of jinja/bounds.h.
 #pragma once
 
 #include <cstdint>
@@ -92,8 +94,8 @@ class Value {
   Value(int64_t i) : data_(i) {}
   Value(int i) : data_(static_cast<int64_t>(i)) {}
   Value(double f) : data_(f) {}
-  Value(std::string s) : data_(std::move(s)) {}
-  Value(const char* s) : data_(std::string(s)) {}
+  Value(std::string s);
+  Value(const char* s) : Value(std::string(s)) {}
   static Value list(std::vector<Value> items = {}, bool tuple = false);
   static Value dict(std::vector<std::pair<Value, Value>> items = {}, bool namespace_object = false);
   static Value function(std::string name, std::function<Value(Arguments&)> call);
@@ -113,7 +115,7 @@ class Value {
   bool as_bool() const { return std::get<bool>(data_); }
   int64_t as_int() const;  // bool or int
   double as_double() const;
-  const std::string& as_string() const { return std::get<std::string>(data_); }
+  const std::string& as_string() const { return *std::get<std::shared_ptr<const std::string>>(data_); }
   const std::vector<Value>& items() const { return list_data().items; }
   ListData& list_data() const { return *std::get<std::shared_ptr<ListData>>(data_); }
   DictData& dict_data() const { return *std::get<std::shared_ptr<DictData>>(data_); }
@@ -125,8 +127,8 @@ class Value {
   std::string type_name() const;
 
  private:
-  using Data = std::variant<Undefined, std::nullptr_t, bool, int64_t, double, std::string, std::shared_ptr<ListData>,
-                            std::shared_ptr<DictData>, std::shared_ptr<Callable>>;
+  using Data = std::variant<Undefined, std::nullptr_t, bool, int64_t, double, std::shared_ptr<const std::string>,
+                            std::shared_ptr<ListData>, std::shared_ptr<DictData>, std::shared_ptr<Callable>>;
   explicit Value(Data data) : data_(std::move(data)) {}
   Data data_;
   bool markup_ = false;
