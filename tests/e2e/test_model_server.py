@@ -289,6 +289,14 @@ def test_a_hub_id_is_served_under_that_id(canrun_bin, tmp_path):
         renamed.stop()
 
 
+@pytest.mark.parametrize("field", ['"temperature": 1e-300', '"top_p": 1.5', '"top_k": -5', '"max_tokens": -1',
+                                   '"seed": -1', '"n": 3', '"presence_penalty": 9'])
+def test_sampling_edge_values_are_400s_naming_the_field(tiny, field):
+    code, error, _ = tiny.post("/v1/completions", ('{"prompt": "x", ' + field + "}").encode())
+    name = field.split('"')[1]
+    assert code == 400 and error["error"]["param"] == name and error["error"]["message"].startswith(name + ":")
+
+
 def test_silent_connections_do_not_delay_health_and_an_oversize_body_gets_413_at_once(canrun_bin):
     server = Server(canrun_bin, TINY, "--backend", "ref", "--header-timeout", "30")
     silent = []
