@@ -113,6 +113,26 @@ void read_prompt(const OrderedJson& body, CompletionRequest& request) {
   request.prompt_ids = std::move(ids);
 }
 
+// A content of text parts only ([{"type": "text", "text": ...}], as LangChain sends it) becomes
+// their texts joined with "\n", as vLLM and llama-server render it for templates that expect a
+// string; content with an image part stays a list for the image handling.
+OrderedJson with_text_parts_joined(OrderedJson messages) {
+  for (OrderedJson& message : messages) {
+    OrderedJson* content = message.contains("content") ? &message["content"] : nullptr;
+    if (!content || !content->is_array() || content->empty()) continue;
+    std::string joined;
+    bool text_only = true;
+    for (const OrderedJson& part : *content) {
+      text_only = part.value("type", "") == "text";
+      if (!text_only) break;
+      if (&part != &content->front()) joined += "\n";
+      joined += part["text"].get<std::string>();
+    }
+    if (text_only) *content = joined;
+  }
+  return messages;
+}
+
 void read_messages(const OrderedJson& body, CompletionRequest& request) {
   const OrderedJson* messages = field(body, "messages");
   if (!messages) invalid("messages", "required");
@@ -121,7 +141,7 @@ void read_messages(const OrderedJson& body, CompletionRequest& request) {
   } catch (const Error& e) {
     throw ApiError(400, e.what(), "messages");
   }
-  request.conversation.messages = *messages;
+  request.conversation.messages = with_text_parts_joined(*messages);
   if (const OrderedJson* tools = field(body, "tools")) {
     if (!tools->is_array()) invalid("tools", "expected a list of tools");
     request.conversation.tools = *tools;

@@ -289,6 +289,16 @@ def test_a_hub_id_is_served_under_that_id(canrun_bin, tmp_path):
         renamed.stop()
 
 
+def test_text_content_parts_are_one_string_joined_with_newlines(smollm2):
+    def answer(content):
+        return smollm2.client.chat.completions.create(
+            model="SmolLM2-135M-Instruct", messages=[{"role": "user", "content": content}], max_tokens=6,
+            temperature=0).choices[0].message.content
+    assert answer([{"type": "text", "text": "What is 2+2?"}]) == answer("What is 2+2?")
+    assert answer([{"type": "text", "text": "Hello."}, {"type": "text", "text": "Who are you?"}]) == \
+        answer("Hello.\nWho are you?")
+
+
 @pytest.mark.parametrize("field", ['"temperature": 1e-300', '"top_p": 1.5', '"top_k": -5', '"max_tokens": -1',
                                    '"seed": -1', '"n": 3', '"presence_penalty": 9'])
 def test_sampling_edge_values_are_400s_naming_the_field(tiny, field):

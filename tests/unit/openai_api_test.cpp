@@ -155,6 +155,21 @@ TEST(CompletionRequest, NumericEdgeValuesAre400sNamingTheField) {
   EXPECT_EQ(error_status(R"({"prompt": "x", "temperature": 0.01, "top_p": 1, "top_k": -1, "seed": 0})", false), 0);
 }
 
+TEST(CompletionRequest, TextOnlyContentPartsAreJoinedWithNewlines) {
+  const CompletionRequest chat = parse_completion_request(
+      R"({"messages": [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+                       {"role": "user", "content": [{"type": "text", "text": "Hi"}, {"type": "text", "text": "there"}]}]})",
+      true);
+  EXPECT_EQ(chat.conversation.messages[0]["content"], "Be brief.");
+  EXPECT_EQ(chat.conversation.messages[1]["content"], "Hi\nthere");
+  // With an image the parts stay: the image handling reads them.
+  const CompletionRequest image = parse_completion_request(
+      R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "a.png"}},
+                                                    {"type": "text", "text": "What is it?"}]}]})",
+      true);
+  EXPECT_TRUE(image.conversation.messages[0]["content"].is_array());
+}
+
 TEST(CompletionResponse, WholeAndChunkedAsOpenAIWritesThem) {
   const ResponseIdentity chat{"chatcmpl-1", 100, "m", true};
   const Json whole = whole_response(chat, "Paris", "stop", 10, 2);
