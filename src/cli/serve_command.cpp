@@ -68,7 +68,8 @@ void add_serve_command(CLI::App& app) {
       "Serve the support lab's page and JSON API (/api/rows, /api/model, /api/pairs, /api/catalog) over the\n"
       "dataset folder, reloading it when its files change. Binds 127.0.0.1 unless --host says otherwise.\n"
       "With MODEL_DIR: serve that model behind an OpenAI-compatible API (/v1/completions,\n"
-      "/v1/chat/completions, /v1/models, /health, /metrics), streamed or whole.");
+      "/v1/chat/completions, /v1/models, /v1/models/ID, /health, /metrics), streamed or whole, behind the\n"
+      "same connection limits and Host check as the Space.");
   command->add_option("--data", options->data_dir, "Dataset folder (default: the dataset canrun ships, " + shipped_dataset_dir() + "; may be empty or missing)");
   command->add_option("--port", options->port, "TCP port (default 8080; 0 picks a free one)")
       ->check(CLI::Range(0, 65535));
@@ -132,7 +133,8 @@ void add_serve_command(CLI::App& app) {
                       "event in a stream")
       ->check(CLI::PositiveNumber)
       ->group(group);
-  command->add_option("--max-body-mib", model->max_body_mib, "Largest request body in MiB (default 4); past it 413")
+  command->add_option("--max-body-mib", model->max_body_mib, "Largest request body in MiB (default 4); a request whose Content-Length\n"
+                      "announces more gets 413 at once, its body unread")
       ->check(CLI::Range(0.001, 1024.0))
       ->group(group);
   command->add_option("--backend", model->backend, "Kernels: cpu (default, compiled) or ref")

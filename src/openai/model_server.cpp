@@ -34,8 +34,6 @@ using httplib::Response;
 
 constexpr auto kStreamPoll = std::chrono::milliseconds(250);  // how often a quiet request looks at its client
 
-constexpr size_t kMaxHeadBytes = 32 * 1024;
-
 std::string route_label(const std::string& path) {
   for (const char* route : {"/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/metrics"})
     if (path == route) return route;
@@ -88,7 +86,6 @@ class ModelServer {
     limits.max_connections = static_cast<size_t>(options_.max_connections);
     limits.header_timeout_s = options_.header_timeout_s;
     limits.idle_timeout_s = options_.idle_timeout_s;
-    limits.max_head_bytes = kMaxHeadBytes;
     limits.max_body_bytes = static_cast<size_t>(options_.max_body_bytes);
     // A worker holds each request from its arrival to its last token: one per slot and per
     // queued request, and a few more for /health, /metrics, /v1/models and the 429s.
