@@ -291,6 +291,8 @@ def test_a_hub_id_is_served_under_that_id(canrun_bin, tmp_path):
 
 def test_text_content_parts_are_one_string_joined_with_newlines(smollm2):
     def answer(content):
+        # The fixture lets no request wait: the last one's slot must be free.
+        smollm2.wait_for(lambda: smollm2.metric("canrun_running_sequences") == 0, "the slot is free")
         return smollm2.client.chat.completions.create(
             model="SmolLM2-135M-Instruct", messages=[{"role": "user", "content": content}], max_tokens=6,
             temperature=0).choices[0].message.content
