@@ -11,9 +11,15 @@ attacker the server closes reconnects at once, so the attack lasts the whole pha
 and max latency of the normal requests for both phases, their failures, and what the
 attackers saw (closed by the server, 503s).
 
+With --model the server is the model server (`canrun serve MODEL`) instead, and each normal
+client alternates GET /health and a short greedy POST /v1/completions (COMPLETION_TOKENS tokens),
+reported apart.
+
     python3 bench/serve_attack.py                       # uses build/canrun
     python3 bench/serve_attack.py --canrun build-serve/canrun --slow 300 --idle 300 --seconds 20
+    python3 bench/serve_attack.py --model models/SmolLM2-135M-Instruct --slow 300 --idle 300
 """
+import json
 import argparse
 import asyncio
 import multiprocessing
@@ -28,12 +34,20 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PATHS = [
-    "/api/rows?view=tested&task=text-generation&sort=rank&order=asc&limit=200",
-    "/api/rows?view=tested&task=text-generation&sort=wall_time_s&order=desc&limit=200",
-    "/api/rows?view=downloads&task=text-generation&limit=500",
-    "/api/pairs",
+# (label, method, path, body) of the normal requests, taken in turn.
+SPACE_REQUESTS = [
+    ("GET /api/rows", "GET", "/api/rows?view=tested&task=text-generation&sort=rank&order=asc&limit=200", None),
+    ("GET /api/rows", "GET", "/api/rows?view=tested&task=text-generation&sort=wall_time_s&order=desc&limit=200", None),
+    ("GET /api/rows", "GET", "/api/rows?view=downloads&task=text-generation&limit=500", None),
+    ("GET /api/pairs", "GET", "/api/pairs", None),
 ]
+
+
+def model_requests(completion_tokens):
+    body = json.dumps({"prompt": "The capital of France is", "max_tokens": completion_tokens, "temperature": 0,
+                       "ignore_eos": True})
+    return [("GET /health", "GET", "/health", None),
+            (f"POST /v1/completions ({completion_tokens} tokens)", "POST", "/v1/completions", body)]
 
 
 def raise_descriptor_limit():
@@ -43,13 +57,15 @@ def raise_descriptor_limit():
     return hard
 
 
-async def normal_request(port, path, timeout):
+async def normal_request(port, request, timeout):
     """Seconds for one whole request on a fresh connection, or the reason it failed."""
+    _, method, path, body = request
     start = time.perf_counter()
     try:
         reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), timeout)
         try:
-            writer.write(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
+            content = f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}" if body else "\r\n"
+            writer.write(f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{content}".encode())
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout)
             status = int(head.split()[1])
             length = int(re.search(rb"Content-Length: (\d+)", head, re.IGNORECASE).group(1))
@@ -61,19 +77,22 @@ async def normal_request(port, path, timeout):
     return time.perf_counter() - start, None if status == 200 else f"status {status}"
 
 
-async def normal_traffic(port, clients, seconds, timeout):
-    latencies, failures = [], {}
+async def normal_traffic(port, requests, clients, seconds, timeout):
+    """Latencies and failures by request label."""
+    latencies, failures = {}, {}
     deadline = time.monotonic() + seconds
 
     async def client(index):
         sent = index
         while time.monotonic() < deadline:
-            latency, failure = await normal_request(port, PATHS[sent % len(PATHS)], timeout)
+            request = requests[sent % len(requests)]
+            latency, failure = await normal_request(port, request, timeout)
             sent += 1
             if failure:
-                failures[failure] = failures.get(failure, 0) + 1
+                failures.setdefault(request[0], {})
+                failures[request[0]][failure] = failures[request[0]].get(failure, 0) + 1
             else:
-                latencies.append(latency)
+                latencies.setdefault(request[0], []).append(latency)
 
     await asyncio.gather(*(client(i) for i in range(clients)))
     return latencies, failures
@@ -82,8 +101,8 @@ async def normal_traffic(port, clients, seconds, timeout):
 class Attack:
     """SLOW and IDLE attacking connections, each reopened as soon as the server closes it."""
 
-    def __init__(self, port, slow, idle, interval):
-        self.port, self.slow, self.idle, self.interval = port, slow, idle, interval
+    def __init__(self, port, slow, idle, interval, path):
+        self.port, self.slow, self.idle, self.interval, self.path = port, slow, idle, interval, path
         self.closed_by_server = 0
         self.refused_503 = 0
         self.connect_failures = 0
@@ -102,9 +121,9 @@ class Attack:
             self.open += 1
             try:
                 if kind == "slow":
-                    writer.write(b"GET /api/pairs HTTP/1.1\r\n")
+                    writer.write(f"GET {self.path} HTTP/1.1\r\n".encode())
                 elif index % 2:
-                    writer.write(b"GET /api/ro")  # part of a request line
+                    writer.write(f"GET {self.path}"[:8].encode())  # part of a request line
                 line = 0
                 while not self.stopping:
                     try:
@@ -144,8 +163,8 @@ class Attack:
                 "connect_failures": self.connect_failures}
 
 
-def attack_process(port, slow, idle, interval, ready, stop, results):
-    results.put(asyncio.run(Attack(port, slow, idle, interval).run(ready, stop)))
+def attack_process(port, slow, idle, interval, path, ready, stop, results):
+    results.put(asyncio.run(Attack(port, slow, idle, interval, path).run(ready, stop)))
 
 
 def percentile(values, p):
@@ -153,34 +172,36 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def report(label, latencies, failures):
-    if not latencies:
-        print(f"  {label}: no request answered; failures {failures}")
-        return
-    ms = [1000 * v for v in latencies]
-    print(f"  {label}: {len(ms)} requests, p50 {percentile(ms, 50):.2f} ms, p95 {percentile(ms, 95):.2f} ms, "
-          f"p99 {percentile(ms, 99):.2f} ms, max {max(ms):.2f} ms, mean {statistics.mean(ms):.2f} ms; "
-          f"failures {failures or 'none'}")
+def report(phase, requests, latencies, failures):
+    for label in dict.fromkeys(request[0] for request in requests):
+        answered, failed = latencies.get(label, []), failures.get(label, {})
+        if not answered:
+            print(f"  {phase}, {label}: no request answered; failures {failed}")
+            continue
+        ms = [1000 * v for v in answered]
+        print(f"  {phase}, {label}: {len(ms)} requests, p50 {percentile(ms, 50):.2f} ms, "
+              f"p95 {percentile(ms, 95):.2f} ms, p99 {percentile(ms, 99):.2f} ms, max {max(ms):.2f} ms, "
+              f"mean {statistics.mean(ms):.2f} ms; failures {failed or 'none'}")
 
 
-async def measure(port, args):
+async def measure(port, requests, args):
     print(f"normal traffic: {args.clients} clients, a fresh connection per request, {args.seconds:g} s per phase")
-    latencies, failures = await normal_traffic(port, args.clients, args.seconds, args.timeout)
-    report("alone", latencies, failures)
+    latencies, failures = await normal_traffic(port, requests, args.clients, args.seconds, args.timeout)
+    report("alone", requests, latencies, failures)
     spawn = multiprocessing.get_context("spawn")  # a fresh interpreter, not a fork of this event loop
     ready, stop, results = spawn.Event(), spawn.Event(), spawn.Queue()
     attacker = spawn.Process(target=attack_process,
-                             args=(port, args.slow, args.idle, args.interval, ready, stop, results))
+                             args=(port, args.slow, args.idle, args.interval, requests[-1][2], ready, stop, results))
     attacker.start()
     try:
         ready.wait(15)
         print(f"attack: {args.slow} slow (a header line every {args.interval:g} s) + {args.idle} idle connections")
-        latencies, failures = await normal_traffic(port, args.clients, args.seconds, args.timeout)
+        latencies, failures = await normal_traffic(port, requests, args.clients, args.seconds, args.timeout)
     finally:
         stop.set()
     seen = results.get(timeout=30)
     attacker.join(10)
-    report(f"with {args.slow} slow + {args.idle} idle open", latencies, failures)
+    report(f"with {args.slow} slow + {args.idle} idle open", requests, latencies, failures)
     print(f"  attackers: {seen['open']} open at the end, {seen['closed_by_server']} closed by the server "
           f"({seen['refused_503']} of them with 503), {seen['connect_failures']} connects failed")
 
@@ -189,6 +210,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--canrun", default=os.environ.get("CANRUN_BIN", str(REPO / "build" / "canrun")))
     parser.add_argument("--rows", type=int, default=10000, help="synthetic rows (default 10000)")
+    parser.add_argument("--model", help="serve this model folder or Hub id (the model server) instead of the Space")
+    parser.add_argument("--completion-tokens", type=int, default=4,
+                        help="with --model: tokens of each normal completion (default 4)")
     parser.add_argument("--slow", type=int, default=300, help="slow connections (default 300)")
     parser.add_argument("--idle", type=int, default=300, help="idle connections (default 300)")
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between a slow client's lines")
@@ -199,23 +223,32 @@ def main():
     args = parser.parse_args()
     if not 0 < args.slow + args.idle <= 20000 or not 0 < args.seconds <= 600 or not 0 < args.clients <= 64:
         parser.error("--slow + --idle must be 1..20000, --seconds 0..600, --clients 1..64")
+    if not 0 < args.completion_tokens <= 512:
+        parser.error("--completion-tokens must be 1..512")
     limit = raise_descriptor_limit()
     if limit < args.slow + args.idle + args.clients + 64:
         parser.error(f"--slow + --idle need more descriptors than this process may open ({limit}, ulimit -Hn)")
 
     with tempfile.TemporaryDirectory() as work:
-        results = Path(work) / "results"
-        subprocess.run([sys.executable, str(REPO / "tools" / "make_synthetic_results.py"), "--out", str(results),
-                        "--rows", str(args.rows)], check=True, capture_output=True)
-        server = subprocess.Popen([args.canrun, "serve", "--data", str(results), "--port", "0", *args.serve_args],
+        if args.model:
+            served = [args.model]
+            requests = model_requests(args.completion_tokens)
+        else:
+            results = Path(work) / "results"
+            subprocess.run([sys.executable, str(REPO / "tools" / "make_synthetic_results.py"), "--out", str(results),
+                            "--rows", str(args.rows)], check=True, capture_output=True)
+            served = ["--data", str(results)]
+            requests = SPACE_REQUESTS
+        server = subprocess.Popen([args.canrun, "serve", *served, "--port", "0", *args.serve_args],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             line = server.stdout.readline()
             match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
             if not match:
                 sys.exit(f"no URL from the server: {line!r} {server.stderr.read()}")
-            print(f"server {args.canrun} on port {match.group(1)}, {args.rows} synthetic rows")
-            asyncio.run(measure(int(match.group(1)), args))
+            what = f"model {args.model}" if args.model else f"{args.rows} synthetic rows"
+            print(f"server {args.canrun} on port {match.group(1)}, {what}")
+            asyncio.run(measure(int(match.group(1)), requests, args))
         finally:
             server.terminate()
             server.wait(timeout=10)

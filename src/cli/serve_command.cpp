@@ -2,13 +2,14 @@
 // when its files change; or, given a model folder, that model behind an OpenAI-compatible API.
 #include <omp.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
-#include "cli/model_argument.h"
 #include "cli/option_checks.h"
+#include "hub/model_folder.h"
 #include "openai/model_server.h"
 #include "serve/server.h"
 #include "util/error.h"
@@ -17,15 +18,14 @@ namespace canrun {
 namespace {
 
 struct ModelServeArgs {
-  std::string model_dir;
+  std::string model;  // as given: a folder or a Hub id
   ModelServerOptions server;
   std::string backend = "cpu";
   CompileFlags compile;
   double max_body_mib = 4;
 };
 
-const char* const kSpaceOnly[] = {"--data", "--catalog", "--static", "--reload-interval", "--cache-mib",
-                                  "--max-connections", "--header-timeout", "--allow-host"};
+const char* const kSpaceOnly[] = {"--data", "--catalog", "--static", "--reload-interval", "--cache-mib"};
 const char* const kModelOnly[] = {"--served-model-name", "--chat-template", "--slots", "--prefill-chunk", "--max-queue",
                                   "--request-timeout", "--max-body-mib", "--backend", "--no-compile", "--buckets"};
 
@@ -33,17 +33,27 @@ void serve_the_model(ModelServeArgs& args, const ServeOptions& space, const CLI:
   for (const char* option : kSpaceOnly)
     if (command.get_option(option)->count() > 0)
       fail(ErrorKind::kUsage, std::string(option) + " is the Space's (canrun serve without MODEL_DIR)");
+  const std::string model_dir = resolve_model_folder(args.model);
+  if (!std::filesystem::is_directory(model_dir))
+    fail(ErrorKind::kUsage, "MODEL_DIR " + args.model + ": not a folder, nor a Hub id ORG/NAME[@REVISION]");
+  // Clients name the model as they know it: the Hub id given, not its cache snapshot's hash (a
+  // folder given is named by the server: its own name).
+  if (args.server.served_model_name.empty() && model_dir != args.model)
+    args.server.served_model_name = args.model.substr(0, args.model.find('@'));
   args.server.host = space.host;
   args.server.port = space.port;
   args.server.idle_timeout_s = space.idle_timeout_s;
+  args.server.header_timeout_s = space.header_timeout_s;
+  args.server.max_connections = space.max_connections;
+  args.server.allowed_hosts = space.allowed_hosts;
   args.server.threads = command.get_option("--threads")->count() > 0 ? space.threads : omp_get_max_threads();
   args.server.max_body_bytes = static_cast<int64_t>(args.max_body_mib * 1024 * 1024);
   SessionOptions session;
   session.backend = parse_backend(args.backend, "--backend");
   session.compile = compile_options(args.compile, session.backend);
-  std::cerr << "loading " << args.model_dir << " ..." << std::endl;
-  serve_model(args.model_dir, session, args.server, [&](const std::string& url) {
-    std::cout << "serving " << args.model_dir << " at " << url
+  std::cerr << "loading " << model_dir << " ..." << std::endl;
+  serve_model(model_dir, session, args.server, [&](const std::string& url) {
+    std::cout << "serving " << args.model << " at " << url
               << "/v1 (OpenAI-compatible: /v1/completions, /v1/chat/completions, /v1/models; /health, /metrics; "
                  "Ctrl-C stops after the requests in flight)"
               << std::endl;
@@ -59,7 +69,8 @@ void add_serve_command(CLI::App& app) {
       "Serve the support lab's page and JSON API (/api/rows, /api/model, /api/pairs, /api/catalog) over the\n"
       "dataset folder, reloading it when its files change. Binds 127.0.0.1 unless --host says otherwise.\n"
       "With MODEL_DIR: serve that model behind an OpenAI-compatible API (/v1/completions,\n"
-      "/v1/chat/completions, /v1/models, /health, /metrics), streamed or whole.");
+      "/v1/chat/completions, /v1/models, /v1/models/ID, /health, /metrics), streamed or whole, behind the\n"
+      "same connection limits and Host check as the Space.");
   command->add_option("--data", options->data_dir, "Dataset folder (default: the dataset canrun ships, " + shipped_dataset_dir() + "; may be empty or missing)");
   command->add_option("--port", options->port, "TCP port (default 8080; 0 picks a free one)")
       ->check(CLI::Range(0, 65535));
@@ -95,14 +106,12 @@ void add_serve_command(CLI::App& app) {
                       "address only localhost, *.localhost, 127.x.y.z and [::1] are answered, against DNS\n"
                       "rebinding; on any other --host every Host is answered");
   auto model = std::make_shared<ModelServeArgs>();
-  command->add_option("model_dir", model->model_dir,
+  command->add_option("model_dir", model->model,
                       "A model folder or a Hub id ORG/NAME[@REVISION]: serve it behind an OpenAI-compatible API "
-                      "instead of the Space")
-      ->transform(hub_model_folder())
-      ->check(CLI::ExistingDirectory);
+                      "instead of the Space");
   const std::string group = "Model server (with MODEL_DIR)";
   command->add_option("--served-model-name", model->server.served_model_name,
-                      "The model's id in the API (default: the folder's name)")
+                      "The model's id in the API (default: the Hub id as given, or the folder's name)")
       ->group(group);
   command->add_option("--chat-template", model->server.chat_template,
                       "A named chat template of the folder for /v1/chat/completions (default: its default)")
@@ -125,7 +134,8 @@ void add_serve_command(CLI::App& app) {
                       "event in a stream")
       ->check(CLI::PositiveNumber)
       ->group(group);
-  command->add_option("--max-body-mib", model->max_body_mib, "Largest request body in MiB (default 4); past it 413")
+  command->add_option("--max-body-mib", model->max_body_mib, "Largest request body in MiB (default 4); a request whose Content-Length\n"
+                      "announces more gets 413 at once, its body unread")
       ->check(CLI::Range(0.001, 1024.0))
       ->group(group);
   command->add_option("--backend", model->backend, "Kernels: cpu (default, compiled) or ref")
@@ -135,7 +145,7 @@ void add_serve_command(CLI::App& app) {
   for (const char* option : {"--no-compile", "--buckets", "--no-plan-cache", "--cache-dir"})
     if (CLI::Option* flag = command->get_option_no_throw(option)) flag->group(group);
   command->callback([options, model, command] {
-    if (!model->model_dir.empty()) return serve_the_model(*model, *options, *command);
+    if (!model->model.empty()) return serve_the_model(*model, *options, *command);
     for (const char* option : kModelOnly)
       if (command->get_option(option)->count() > 0)
         fail(ErrorKind::kUsage, std::string(option) + " applies to a model server: give MODEL_DIR");

@@ -1,5 +1,7 @@
 #include "openai/api_error.h"
 
+#include "openai/completion_response.h"
+
 namespace canrun {
 
 std::string error_type(int status) {
@@ -10,6 +12,10 @@ std::string error_type(int status) {
 
 Json error_body(int status, const std::string& message) {
   return {{"error", {{"message", message}, {"type", error_type(status)}, {"param", nullptr}, {"code", nullptr}}}};
+}
+
+std::string error_body_text(int status, std::string_view message) {
+  return json_text(error_body(status, std::string(message)));
 }
 
 Json ApiError::body() const {

@@ -29,4 +29,7 @@ std::string error_type(int status);
 // The body of an error that has only a status and a message.
 Json error_body(int status, const std::string& message);
 
+// error_body as text, for the connection gate's own refusals (408, 431, 503).
+std::string error_body_text(int status, std::string_view message);
+
 }  // namespace canrun

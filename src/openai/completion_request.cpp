@@ -1,6 +1,7 @@
 #include "openai/completion_request.h"
 
 #include <cstdio>
+#include <limits>
 
 #include "chat/conversation_file.h"
 #include "openai/api_error.h"
@@ -32,15 +33,21 @@ double number(const OrderedJson& body, const char* name, double low, double high
   if (!value) return fallback;
   if (!value->is_number()) invalid(name, "expected a number, got " + std::string(value->type_name()));
   const double x = value->get<double>();
+  // A number too large for a double reads as infinite; dump() would show it as null.
   if (!(x >= low && x <= high))
-    invalid(name, "must be between " + shown(low) + " and " + shown(high) + ", got " + value->dump());
+    invalid(name, "must be between " + shown(low) + " and " + shown(high) + ", got " + shown(x));
   return x;
 }
 
-std::optional<int64_t> integer(const OrderedJson& body, const char* name, int64_t low) {
+std::optional<int64_t> integer(const OrderedJson& body, const char* name, int64_t low,
+                               int64_t high = std::numeric_limits<int64_t>::max()) {
   const OrderedJson* value = field(body, name);
   if (!value) return std::nullopt;
   if (!value->is_number_integer()) invalid(name, "expected an integer, got " + value->dump());
+  // An unsigned value past int64's range would wrap to a negative one.
+  const bool too_large = value->is_number_unsigned() ? value->get<uint64_t>() > static_cast<uint64_t>(high)
+                                                     : value->get<int64_t>() > high;
+  if (too_large) invalid(name, "must be at most " + std::to_string(high) + ", got " + value->dump());
   const int64_t x = value->get<int64_t>();
   if (x < low) invalid(name, "must be at least " + std::to_string(low) + ", got " + std::to_string(x));
   return x;
@@ -106,6 +113,26 @@ void read_prompt(const OrderedJson& body, CompletionRequest& request) {
   request.prompt_ids = std::move(ids);
 }
 
+// A content of text parts only ([{"type": "text", "text": ...}], as LangChain sends it) becomes
+// their texts joined with "\n", as vLLM and llama-server render it for templates that expect a
+// string; content with an image part stays a list for the image handling.
+OrderedJson with_text_parts_joined(OrderedJson messages) {
+  for (OrderedJson& message : messages) {
+    OrderedJson* content = message.contains("content") ? &message["content"] : nullptr;
+    if (!content || !content->is_array() || content->empty()) continue;
+    std::string joined;
+    bool text_only = true;
+    for (const OrderedJson& part : *content) {
+      text_only = part.value("type", "") == "text";
+      if (!text_only) break;
+      if (&part != &content->front()) joined += "\n";
+      joined += part["text"].get<std::string>();
+    }
+    if (text_only) *content = joined;
+  }
+  return messages;
+}
+
 void read_messages(const OrderedJson& body, CompletionRequest& request) {
   const OrderedJson* messages = field(body, "messages");
   if (!messages) invalid("messages", "required");
@@ -114,7 +141,7 @@ void read_messages(const OrderedJson& body, CompletionRequest& request) {
   } catch (const Error& e) {
     throw ApiError(400, e.what(), "messages");
   }
-  request.conversation.messages = *messages;
+  request.conversation.messages = with_text_parts_joined(*messages);
   if (const OrderedJson* tools = field(body, "tools")) {
     if (!tools->is_array()) invalid("tools", "expected a list of tools");
     request.conversation.tools = *tools;
@@ -137,7 +164,8 @@ CompletionRequest parse_completion_request(const std::string& text, bool chat) {
   if (chat) read_messages(body, request);
   else read_prompt(body, request);
   refuse_unsupported(body);
-  // Chat's newer name first, as OpenAI reads it.
+  // Chat's newer name first, as OpenAI reads it. The context bounds it further once the prompt
+  // is tokenized.
   request.max_tokens = integer(body, "max_completion_tokens", 1);
   if (!request.max_tokens) request.max_tokens = integer(body, "max_tokens", 1);
   const double temperature = number(body, "temperature", 0, 2, 1);
@@ -145,11 +173,14 @@ CompletionRequest parse_completion_request(const std::string& text, bool chat) {
   request.sampling.temperature = temperature > 0 ? temperature : 1;
   request.sampling.top_p = number(body, "top_p", 0, 1, 1);
   if (request.sampling.top_p == 0) invalid("top_p", "must be above 0");
-  const std::optional<int64_t> top_k = integer(body, "top_k", -1);
+  const std::optional<int64_t> top_k = integer(body, "top_k", -1, std::numeric_limits<int32_t>::max());
   request.sampling.top_k = top_k && *top_k > 0 ? *top_k : 0;  // -1 and 0: every token, as vLLM reads them
   if (field(body, "min_p")) request.sampling.min_p = number(body, "min_p", 0, 1, 0);
   request.sampling.repetition_penalty = number(body, "repetition_penalty", 0.01, 100, 1);
   if (const std::optional<int64_t> seed = integer(body, "seed", 0)) request.sampling.seed = static_cast<uint64_t>(*seed);
+  // What the sampler itself refuses (a temperature too small to divide by) is a 400 here too.
+  if (const std::optional<SamplingProblem> problem = sampling_problem(request.sampling))
+    invalid(problem->field, problem->message);
   request.stop = stop_strings(body);
   request.stream = flag(body, "stream");
   if (const OrderedJson* options = field(body, "stream_options")) {

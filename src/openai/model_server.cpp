@@ -2,12 +2,12 @@
 
 #include <httplib.h>
 #include <omp.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include <atomic>
 #include <ctime>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "chat/chat_template.h"
@@ -17,6 +17,12 @@
 #include "openai/completion_response.h"
 #include "openai/generation_service.h"
 #include "openai/server_metrics.h"
+#include "openai/stop_signals.h"
+#include "serve/buffered_http_server.h"
+#include "serve/connection_gate.h"
+#include "serve/descriptor_limit.h"
+#include "serve/host_guard.h"
+#include "serve/listener.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 
@@ -31,6 +37,7 @@ constexpr auto kStreamPoll = std::chrono::milliseconds(250);  // how often a qui
 std::string route_label(const std::string& path) {
   for (const char* route : {"/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/metrics"})
     if (path == route) return route;
+  if (path.starts_with("/v1/models/")) return "/v1/models/{id}";
   return "other";
 }
 
@@ -40,18 +47,25 @@ std::string seconds_text(double seconds) {
   return text;
 }
 
+// "models/SmolLM2-135M-Instruct/" -> "SmolLM2-135M-Instruct"
+std::string folder_name(const std::string& model_dir) {
+  std::filesystem::path folder = std::filesystem::absolute(model_dir).lexically_normal();
+  if (!folder.has_filename()) folder = folder.parent_path();
+  return folder.filename().string();
+}
+
 class ModelServer {
  public:
-  ModelServer(const std::string& model_dir, const SessionOptions& session_options, const ModelServerOptions& options)
+  ModelServer(const std::string& model_dir, const SessionOptions& session_options, const ModelServerOptions& options,
+              const std::vector<std::string>& allowed_hosts)
       : options_(options),
+        allowed_hosts_(allowed_hosts),
         session_(model_dir, session_options),
         tokenizer_(Tokenizer::from_file((std::filesystem::path(model_dir) / "tokenizer.json").string())),
-        name_(options.served_model_name.empty() ? std::filesystem::path(model_dir).lexically_normal().filename().string()
-                                                : options.served_model_name),
+        name_(options.served_model_name.empty() ? folder_name(model_dir) : options.served_model_name),
         created_(static_cast<int64_t>(std::time(nullptr))),
         service_(session_, tokenizer_, metrics_, options.slots, options.max_queue, options.prefill_chunk,
                  options.threads > 0 ? options.threads : omp_get_max_threads()) {
-    if (name_.empty()) name_ = model_dir;
     try {
       chat_.emplace(ChatTemplate::from_model_dir(model_dir, options.chat_template));
     } catch (const Error& e) {
@@ -61,47 +75,58 @@ class ModelServer {
     routes();
   }
 
-  void run(const sigset_t& signals, const std::function<void(const std::string&)>& on_listening) {
-    const int port = options_.port == 0 ? http_.bind_to_any_port(options_.host)
-                                        : (http_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
-    if (port < 0)
+  // Serves until stop() has drained the requests in flight.
+  void run(const std::function<void(const std::string&)>& on_listening) {
+    if (std::optional<Listener> opened = Listener::open(options_.host, options_.port)) listener_.emplace(std::move(*opened));
+    if (!listener_)
       fail(ErrorKind::kUsage, "cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
                                   " (--host, --port): the address is in use or not this machine's");
-    std::atomic<bool> stopped = false;
-    std::thread watcher([&] { watch_signals(signals, stopped); });
-    std::thread listener([&] {
-      http_.listen_after_bind();
+    host_guard_.emplace(is_loopback_host(listener_->address()), allowed_hosts_);
+    GateLimits limits;
+    limits.max_connections = static_cast<size_t>(options_.max_connections);
+    limits.header_timeout_s = options_.header_timeout_s;
+    limits.idle_timeout_s = options_.idle_timeout_s;
+    limits.max_body_bytes = static_cast<size_t>(options_.max_body_bytes);
+    // A worker holds each request from its arrival to its last token: one per slot and per
+    // queued request, and a few more for /health, /metrics, /v1/models and the 429s.
+    const size_t workers = static_cast<size_t>(options_.slots + options_.max_queue + 8);
+    {
+      std::lock_guard lock(gate_mutex_);
+      gate_.emplace(listener_->fd(), limits, workers,
+                    [this](const ReceivedRequest& request) { return http_.answer(request); }, error_body_text);
+      if (draining_) gate_->stop();  // stopped before the gate was there
+    }
+    std::thread front([this] {
+      gate_->run();
       service_.stop();
     });
     const std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
-    on_listening("http://" + host + ":" + std::to_string(port));
+    on_listening("http://" + host + ":" + std::to_string(listener_->port()));
     service_.run();  // on this thread, which loaded the session
-    listener.join();
-    stopped = true;
-    watcher.join();
+    front.join();
+  }
+
+  // From any thread: refuse new requests (503), let those in flight finish and be sent, then
+  // make run() return.
+  void stop() {
+    std::lock_guard lock(gate_mutex_);
+    draining_ = true;
+    if (gate_) gate_->stop();
   }
 
  private:
-  // On SIGTERM or SIGINT: refuse new requests (503), let those in flight finish, then stop.
-  void watch_signals(const sigset_t& signals, const std::atomic<bool>& stopped) {
-    const timespec tick{0, 100'000'000};
-    while (!stopped) {
-      if (sigtimedwait(&signals, nullptr, &tick) < 0) continue;
-      draining_ = true;
-      while (in_flight_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      http_.stop();
-      return;
-    }
-  }
-
   void routes() {
-    http_.new_task_queue = [threads = static_cast<size_t>(options_.slots + options_.max_queue + 8)] {
-      return new httplib::ThreadPool(threads);
-    };
     http_.set_payload_max_length(static_cast<size_t>(options_.max_body_bytes));
+    http_.set_keep_alive_max_count(1000);
+    // Only the Keep-Alive header's hint (whole seconds); the gate enforces the idle timeout itself.
     http_.set_keep_alive_timeout(static_cast<time_t>(std::max(1.0, options_.idle_timeout_s)));
-    http_.set_read_timeout(30);
-    http_.set_write_timeout(30);
+    http_.set_pre_routing_handler([this](const Request& request, Response& response) {
+      if (const std::optional<HttpError> error = host_guard_->refusal(request)) {
+        reply_error(response, ApiError(error->status(), error->what()));
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
     http_.set_logger([this](const Request& request, const Response& response) {
       metrics_.request_done(route_label(request.path), response.status);
     });
@@ -125,9 +150,12 @@ class ModelServer {
       response.set_content("{\"status\":\"ok\"}", "application/json");
     });
     http_.Get("/v1/models", [this](const Request&, Response& response) {
-      const Json model = {{"id", name_}, {"object", "model"}, {"created", created_}, {"owned_by", "canrun"},
-                          {"max_model_len", session_.spec().max_positions}};
-      response.set_content(json_text({{"object", "list"}, {"data", Json::array({model})}}), "application/json");
+      response.set_content(json_text({{"object", "list"}, {"data", Json::array({model_card()})}}), "application/json");
+    });
+    http_.Get("/v1/models/(.+)", [this](const Request& request, Response& response) {
+      const std::string id = request.matches[1];
+      if (id != name_) return reply_error(response, unknown_model(id));
+      response.set_content(json_text(model_card()), "application/json");
     });
     http_.Get("/metrics", [this](const Request&, Response& response) {
       response.set_content(metrics_.text(service_.queued(), service_.running()), "text/plain; version=0.0.4");
@@ -141,6 +169,16 @@ class ModelServer {
                      reply_error(response, e);
                    }
                  });
+  }
+
+  Json model_card() const {
+    return {{"id", name_}, {"object", "model"}, {"created", created_}, {"owned_by", "canrun"},
+            {"max_model_len", session_.spec().max_positions}};
+  }
+
+  ApiError unknown_model(const std::string& id) const {
+    return ApiError(404, "The model `" + id + "` does not exist (this server serves `" + name_ + "`)", "model",
+                    "model_not_found");
   }
 
   static void reply_error(Response& response, const ApiError& error) {
@@ -175,14 +213,9 @@ class ModelServer {
 
   void complete(const Request& http_request, Response& response, bool chat) {
     const ServerClock::time_point arrival = ServerClock::now();
-    ++in_flight_;
-    // Held until the response is written (a stream's last chunk): draining waits for it.
-    const std::shared_ptr<void> in_flight(nullptr, [this](void*) { --in_flight_; });
     if (draining_) throw ApiError(503, "the server is shutting down");
     const CompletionRequest request = parse_completion_request(http_request.body, chat);
-    if (!request.model.empty() && request.model != name_)
-      throw ApiError(404, "The model `" + request.model + "` does not exist (this server serves `" + name_ + "`)",
-                     "model", "model_not_found");
+    if (!request.model.empty() && request.model != name_) throw unknown_model(request.model);
     GenerationJob job;
     job.arrival = arrival;
     job.prompt = prompt_ids(request);
@@ -211,7 +244,7 @@ class ModelServer {
                                     static_cast<int64_t>(std::time(nullptr)), name_, chat};
     const ServerClock::time_point deadline =
         arrival + std::chrono::duration_cast<ServerClock::duration>(std::chrono::duration<double>(options_.request_timeout_s));
-    if (request.stream) stream(response, running, identity, request.include_usage, deadline, in_flight);
+    if (request.stream) stream(response, running, identity, request.include_usage, deadline);
     else respond_whole(http_request, response, *running, identity, deadline);
   }
 
@@ -247,12 +280,15 @@ class ModelServer {
   }
 
   void stream(Response& response, const std::shared_ptr<Job>& job, const ResponseIdentity& identity,
-              bool include_usage, ServerClock::time_point deadline, const std::shared_ptr<void>& in_flight) {
+              bool include_usage, ServerClock::time_point deadline) {
     response.set_header("Cache-Control", "no-cache");
     auto started = std::make_shared<bool>(false);
     response.set_chunked_content_provider(
         "text/event-stream",
-        [this, job, identity, include_usage, deadline, started, in_flight](size_t, httplib::DataSink& sink) {
+        [this, job, identity, include_usage, deadline, started](size_t, httplib::DataSink& sink) {
+          // Hands the last call's events to the gate, and finds a client that left: the
+          // provider's release then cancels the job.
+          if (!sink.is_writable()) return false;
           const auto send = [&](const std::string& event) { return sink.write(event.data(), event.size()); };
           const auto end = [&](const std::string& last) {
             send(last + kSseDone);
@@ -284,6 +320,8 @@ class ModelServer {
   }
 
   ModelServerOptions options_;
+  std::vector<std::string> allowed_hosts_;
+  std::optional<HostGuard> host_guard_;  // once the listening address is known
   Session session_;
   Tokenizer tokenizer_;
   std::optional<ChatTemplate> chat_;
@@ -292,9 +330,11 @@ class ModelServer {
   int64_t created_;
   ServerMetrics metrics_;
   GenerationService service_;
-  httplib::Server http_;
+  BufferedHttpServer http_;
+  std::optional<Listener> listener_;
+  std::mutex gate_mutex_;
+  std::optional<ConnectionGate> gate_;  // serves on listener_
   std::atomic<bool> draining_ = false;
-  std::atomic<int64_t> in_flight_ = 0;
   std::atomic<uint64_t> responses_ = 0;
 };
 
@@ -302,21 +342,15 @@ class ModelServer {
 
 void serve_model(const std::string& model_dir, const SessionOptions& session_options,
                  const ModelServerOptions& options, const std::function<void(const std::string& url)>& on_listening) {
-  // Blocked before any thread starts, so that every thread inherits the mask and only the
-  // watcher takes them.
-  sigset_t signals, previous;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, &previous);
-  try {
-    ModelServer server(model_dir, session_options, options);
-    server.run(signals, on_listening);
-  } catch (...) {
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-    throw;
-  }
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  std::optional<ModelServer> server;  // outlives the signal watcher, which may stop it
+  // Before any thread starts, so that every thread inherits the blocked mask.
+  StopSignals signals;
+  // Mistakes in the options are told before the model loads.
+  const std::vector<std::string> allowed_hosts = checked_allowed_hosts(options.allowed_hosts);
+  require_descriptors_for(static_cast<size_t>(options.max_connections));
+  server.emplace(model_dir, session_options, options, allowed_hosts);
+  signals.on_stop([&server] { server->stop(); });
+  server->run(on_listening);
 }
 
 }  // namespace canrun

@@ -36,11 +36,26 @@ std::string text(double value) {
   return out.str();
 }
 
-void check(bool ok, const std::string& problem) {
-  if (!ok) fail(ErrorKind::kUsage, "sampling parameter " + problem);
-}
-
 }  // namespace
+
+std::optional<SamplingProblem> sampling_problem(const SamplingParams& params) {
+  if (!(std::isfinite(params.repetition_penalty) && params.repetition_penalty > 0))
+    return SamplingProblem{"repetition_penalty", "must be > 0, got " + text(params.repetition_penalty)};
+  if (!params.do_sample) return std::nullopt;
+  if (!(std::isfinite(params.temperature) && params.temperature > 0))
+    return SamplingProblem{"temperature", "must be > 0 to sample, got " + text(params.temperature) +
+                                              " (greedy decoding does not sample)"};
+  if (params.temperature < kMinTemperature)
+    return SamplingProblem{"temperature", "must be at least " + text(kMinTemperature) + " to sample, got " +
+                                              text(params.temperature) +
+                                              " (the scores divided by it overflow; use greedy decoding instead)"};
+  if (params.top_k < 0) return SamplingProblem{"top_k", "must be >= 0, got " + std::to_string(params.top_k)};
+  if (!(params.top_p >= 0 && params.top_p <= 1))
+    return SamplingProblem{"top_p", "must be in [0, 1], got " + text(params.top_p)};
+  if (params.min_p && !(*params.min_p >= 0 && *params.min_p <= 1))
+    return SamplingProblem{"min_p", "must be in [0, 1], got " + text(*params.min_p)};
+  return std::nullopt;
+}
 
 void apply_repetition_penalty(std::span<float> scores, std::span<const int32_t> ids, double penalty) {
   const float factor = static_cast<float>(penalty);  // torch scales float32 scores by a float32
@@ -110,15 +125,9 @@ std::vector<double> softmax_probabilities(std::span<const float> scores) {
 }
 
 Sampler::Sampler(const SamplingParams& params) : params_(params) {
-  check(std::isfinite(params.repetition_penalty) && params.repetition_penalty > 0,
-        "repetition_penalty must be > 0, got " + text(params.repetition_penalty));
+  if (const std::optional<SamplingProblem> problem = sampling_problem(params))
+    fail(ErrorKind::kUsage, "sampling parameter " + problem->field + " " + problem->message);
   if (!params.do_sample) return;
-  check(std::isfinite(params.temperature) && params.temperature > 0,
-        "temperature must be > 0 to sample, got " + text(params.temperature) + " (greedy decoding does not sample)");
-  check(params.top_k >= 0, "top_k must be >= 0, got " + std::to_string(params.top_k));
-  check(params.top_p >= 0 && params.top_p <= 1, "top_p must be in [0, 1], got " + text(params.top_p));
-  check(!params.min_p || (*params.min_p >= 0 && *params.min_p <= 1),
-        "min_p must be in [0, 1], got " + text(params.min_p.value_or(0)));
   if (!params_.seed) {
     std::random_device device;
     params_.seed = (static_cast<uint64_t>(device()) << 32) | device();

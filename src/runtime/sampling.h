@@ -6,6 +6,7 @@
 #include <optional>
 #include <random>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace canrun {
@@ -20,6 +21,23 @@ struct SamplingParams {
   double repetition_penalty = 1.0;  // 1.0: no penalty; applies when greedy too, as in transformers
   std::optional<uint64_t> seed;     // none: a fresh one from std::random_device
 };
+
+// The lowest temperature that samples. transformers divides the float32 scores by it, and below
+// about |score| / 3.4e38 a score turns infinite and the softmax NaN (logits / 1e-300 does); vLLM
+// raises temperatures under 0.01 to 0.01 for the same reason. canrun refuses them instead: a
+// temperature that small samples like greedy decoding (temperature 0) anyway.
+constexpr double kMinTemperature = 0.01;
+
+// A sampling parameter out of range: the field (as transformers and OpenAI's API name it) and
+// what is wrong with its value.
+struct SamplingProblem {
+  std::string field;
+  std::string message;
+};
+
+// The first parameter that cannot be used, or none. Greedy decoding reads only
+// repetition_penalty. The one check of every caller (CLI, generation_config.json, server).
+std::optional<SamplingProblem> sampling_problem(const SamplingParams& params);
 
 // The processors, each editing a position's scores (float32, as transformers' are) in place.
 // Removed tokens get -inf. transformers keeps at least min_tokens_to_keep tokens, which is 1
@@ -47,7 +65,7 @@ std::vector<double> softmax_probabilities(std::span<const float> scores);
 // Chooses the tokens of one generation. Not thread-safe: one per request.
 class Sampler {
  public:
-  // Throws Error(kUsage) naming the parameter when a value is out of range.
+  // Throws Error(kUsage) naming the parameter when sampling_problem finds one.
   explicit Sampler(const SamplingParams& params);
 
   // The seed the draws come from (the given one or the fresh one); nullopt when greedy.

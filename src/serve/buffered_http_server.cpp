@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace canrun {
 namespace {
@@ -12,7 +13,14 @@ class ReceivedRequestStream : public httplib::Stream {
   explicit ReceivedRequestStream(const ReceivedRequest& request) : request_(request) {}
 
   bool is_readable() const override { return read_ < request_.bytes.size(); }
-  bool is_writable() const override { return true; }
+
+  // Hands what was written so far to the gate, so that a stream's piece goes out before the
+  // provider waits for the next one.
+  bool is_writable() const override {
+    if (!request_.channel) return true;
+    if (!reply_.empty() && !request_.channel->write(std::exchange(reply_, ""))) return false;
+    return !request_.channel->closed();
+  }
 
   // Past the received bytes there is nothing: the gate framed the whole request.
   ssize_t read(char* ptr, size_t size) override {
@@ -45,10 +53,14 @@ class ReceivedRequestStream : public httplib::Stream {
  private:
   const ReceivedRequest& request_;
   size_t read_ = 0;
-  std::string reply_;
+  mutable std::string reply_;  // written and not yet handed to the gate
 };
 
 }  // namespace
+
+// httplib ends a streamed answer as soon as svr_sock_ is INVALID_SOCKET, its sign of a server
+// shutting down. This server has no listening socket of its own; it shuts down with the gate.
+BufferedHttpServer::BufferedHttpServer() { svr_sock_ = 0; }
 
 GateReply BufferedHttpServer::answer(const ReceivedRequest& request) {
   ReceivedRequestStream stream(request);

@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <system_error>
@@ -29,7 +31,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A client gets this long to take an answer; the gate holds its bytes meanwhile.
+// A client gets this long to take an answer, or the next part of a streamed one; the gate holds
+// its bytes meanwhile.
 constexpr auto kSendTimeout = std::chrono::seconds(10);
 // After the gate's last byte and FIN it reads and drops what the client still sends for this
 // long: closing with unread bytes would reset the connection, and the client could lose the
@@ -61,9 +64,39 @@ std::string shown_seconds(double s) {
 
 enum class Phase {
   kReading,    // waiting for (the rest of) a request
-  kAnswering,  // a worker has the request; the gate does not watch the socket
+  kAnswering,  // a worker has the request; the gate reads nothing, and sends what it streams
   kSending,    // writing the answer
   kLingering,  // answer sent and FIN too; dropping what still arrives until the client closes
+};
+
+// A worker's ReplyChannel: what it writes joins the gate's queue of completions, in order.
+class StreamChannel final : public ReplyChannel {
+ public:
+  StreamChannel(int fd, std::function<void(std::string)> deliver) : fd_(fd), deliver_(std::move(deliver)) {}
+
+  bool write(std::string bytes) override {
+    if (closed()) return false;
+    deliver_(std::move(bytes));
+    return true;
+  }
+
+  bool closed() const override {
+    if (given_up_) return true;
+    // The gate reads nothing while a worker answers, so a peek sees only what the client did.
+    char byte;
+    const ssize_t peeked = recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (peeked == 0) return true;  // the client's end of stream
+    return peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+  }
+
+  // The gate's event loop found the client gone; the worker's writes fail from now on.
+  void give_up() { given_up_ = true; }
+  bool given_up() const { return given_up_; }
+
+ private:
+  const int fd_;  // open until the worker is done: the gate closes no connection a worker answers
+  const std::function<void(std::string)> deliver_;
+  std::atomic<bool> given_up_ = false;
 };
 
 struct Connection {
@@ -75,23 +108,29 @@ struct Connection {
   std::string received;         // not yet handed to a worker
   bool request_started = false;  // a byte of the request now being read has arrived
   int answered = 0;
-  std::string reply;
+  std::string reply;  // kSending: the answer; kAnswering: what the worker streamed and is not yet sent
   size_t reply_sent = 0;
   bool keep_alive = false;  // after `reply`
+  std::shared_ptr<StreamChannel> channel;  // while a worker answers
   std::string remote_ip, local_ip;
   int remote_port = 0, local_port = 0;
 };
 
+// A part of an answer a worker streamed, or the end of its answer.
 struct Completion {
   int fd;
-  GateReply reply;
+  std::string bytes;
+  bool finished;    // the worker is done with the request
+  bool keep_alive;  // when finished
 };
+
+enum class SendResult { kDone, kBlocked, kFailed };
 
 }  // namespace
 
 struct ConnectionGate::Impl {
-  Impl(int listen_fd, const GateLimits& limits, size_t worker_threads, Answer answer)
-      : listen_fd(listen_fd), limits(limits), answer(std::move(answer)) {
+  Impl(int listen_fd, const GateLimits& limits, size_t worker_threads, Answer answer, ErrorBody error_body)
+      : listen_fd(listen_fd), limits(limits), answer(std::move(answer)), error_body(error_body) {
     epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (epoll_fd < 0 || wake_fd < 0) throw std::system_error(errno, std::generic_category(), "connection gate");
@@ -110,6 +149,15 @@ struct ConnectionGate::Impl {
   void run();
   void stop() {
     stopping = true;
+    wake();
+  }
+
+  // From any thread.
+  void complete(Completion completion) {
+    {
+      std::lock_guard lock(completions_mutex);
+      completions.push_back(std::move(completion));
+    }
     wake();
   }
 
@@ -170,7 +218,12 @@ struct ConnectionGate::Impl {
   void read_request(Connection& connection, Clock::time_point now);
   void dispatch_if_complete(Connection& connection, Clock::time_point now);
   void send_reply(Connection& connection, std::string reply, bool keep_alive, Clock::time_point now);
+  SendResult send_pending(Connection& connection);
   void flush(Connection& connection, Clock::time_point now);
+  void stream_out(Connection& connection, std::string bytes, Clock::time_point now);
+  void flush_stream(Connection& connection, Clock::time_point now);
+  void give_up_stream(Connection& connection);
+  void begin_draining();
   void linger(Connection& connection, Clock::time_point now);
   void drop_input(Connection& connection);
   void take_completions(Clock::time_point now);
@@ -179,6 +232,7 @@ struct ConnectionGate::Impl {
   const int listen_fd;
   const GateLimits limits;
   const Answer answer;
+  const ErrorBody error_body;
   std::unique_ptr<httplib::ThreadPool> workers;
   int epoll_fd = -1;
   int wake_fd = -1;
@@ -188,6 +242,7 @@ struct ConnectionGate::Impl {
   size_t open_count = 0;     // admitted and not yet lingering: what max_connections bounds
   size_t closing_count = 0;  // refused or lingering; bounded by max_connections too
   bool accepting = true;     // false after the process ran out of descriptors, until the next sweep
+  bool draining = false;     // stop() was seen: no new connections or requests, answers go out
 
   std::mutex completions_mutex;
   std::vector<Completion> completions;
@@ -196,7 +251,8 @@ struct ConnectionGate::Impl {
 void ConnectionGate::Impl::run() {
   std::vector<epoll_event> events(256);
   Clock::time_point last_sweep = Clock::now();
-  while (!stopping) {
+  while (!stopping || !connections.empty()) {
+    if (stopping && !draining) begin_draining();
     const bool needs_sweeps = !connections.empty() || !accepting;
     const int timeout_ms = needs_sweeps ? static_cast<int>(kSweepInterval.count()) : -1;
     const int ready = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), timeout_ms);
@@ -205,7 +261,7 @@ void ConnectionGate::Impl::run() {
     for (int i = 0; i < std::max(ready, 0); ++i) {
       const int fd = events[i].data.fd;
       if (fd == listen_fd) {
-        accept_connections(now);
+        if (!draining) accept_connections(now);
       } else if (fd == wake_fd) {
         uint64_t count;
         [[maybe_unused]] const ssize_t got = read(wake_fd, &count, sizeof(count));
@@ -216,7 +272,7 @@ void ConnectionGate::Impl::run() {
           case Phase::kReading: read_request(connection, now); break;
           case Phase::kSending: flush(connection, now); break;
           case Phase::kLingering: drop_input(connection); break;
-          case Phase::kAnswering: break;
+          case Phase::kAnswering: flush_stream(connection, now); break;
         }
       }
     }
@@ -225,8 +281,18 @@ void ConnectionGate::Impl::run() {
       last_sweep = now;
     }
   }
-  // Answers in progress finish, but nobody sends them any more.
   stop_workers();
+}
+
+void ConnectionGate::Impl::begin_draining() {
+  draining = true;
+  if (accepting) epoll_ctl(epoll_fd, EPOLL_CTL_DEL, listen_fd, nullptr);
+  accepting = false;
+  // A connection waiting for a request (or for the rest of one) gets none answered any more.
+  std::vector<int> waiting;
+  for (const auto& [fd, connection] : connections)
+    if (connection.phase == Phase::kReading) waiting.push_back(fd);
+  for (const int fd : waiting) close_connection(connections.at(fd));
 }
 
 void ConnectionGate::Impl::accept_connections(Clock::time_point now) {
@@ -248,7 +314,7 @@ void ConnectionGate::Impl::accept_connections(Clock::time_point now) {
       const std::string refusal =
           refusal_reply(503, "too many connections (" + std::to_string(limits.max_connections) +
                                  " open, the limit of --max-connections); try again in a moment",
-                        {{"Retry-After", "1"}});
+                        {{"Retry-After", "1"}}, error_body);
       if (closing_count >= limits.max_connections) {
         // Too many already on their way out: the refusal goes without waiting for the client.
         [[maybe_unused]] const ssize_t sent = send(fd, refusal.data(), refusal.size(), MSG_NOSIGNAL);
@@ -301,7 +367,8 @@ void ConnectionGate::Impl::dispatch_if_complete(Connection& connection, Clock::t
   if (framing.status == RequestFraming::Status::kHeadTooLarge) {
     send_reply(connection,
                refusal_reply(431, "request line and headers longer than " +
-                                      std::to_string(limits.max_head_bytes) + " bytes"),
+                                      std::to_string(limits.max_head_bytes) + " bytes",
+                             {}, error_body),
                false, now);
     return;
   }
@@ -318,18 +385,21 @@ void ConnectionGate::Impl::dispatch_if_complete(Connection& connection, Clock::t
   connection.received.erase(0, framing.length);
   watch(connection, 0);
   set_phase(connection, Phase::kAnswering);
-  workers->enqueue([this, request = std::move(request)] {
+  const int fd = connection.fd;
+  connection.channel =
+      std::make_shared<StreamChannel>(fd, [this, fd](std::string bytes) { complete({fd, std::move(bytes), false, false}); });
+  connection.reply.clear();
+  connection.reply_sent = 0;
+  request.channel = connection.channel.get();
+  workers->enqueue([this, request = std::move(request), channel = connection.channel] {
     GateReply reply{"", false};
     try {
       reply = answer(request);
     } catch (const std::exception&) {
-      // Nothing can be said on this connection any more: it closes without an answer.
+      // Nothing can be said on this connection any more: it closes without (the rest of) an answer.
+      channel->give_up();
     }
-    {
-      std::lock_guard lock(completions_mutex);
-      completions.push_back({request.fd, std::move(reply)});
-    }
-    wake();
+    complete({request.fd, std::move(reply.bytes), true, reply.keep_alive});
   });
 }
 
@@ -342,9 +412,58 @@ void ConnectionGate::Impl::take_completions(Clock::time_point now) {
   for (Completion& completion : taken) {
     // The connection is still there: the gate never closes one that a worker answers.
     Connection& connection = connections.at(completion.fd);
+    if (!completion.finished) {
+      stream_out(connection, std::move(completion.bytes), now);
+      continue;
+    }
     ++connection.answered;
-    send_reply(connection, std::move(completion.reply.bytes), completion.reply.keep_alive, now);
+    const bool given_up = connection.channel->given_up();
+    connection.channel.reset();
+    if (given_up) {
+      close_connection(connection);
+      continue;
+    }
+    // What the worker streamed and the client has not taken yet goes first.
+    std::string rest = connection.reply.substr(connection.reply_sent) + completion.bytes;
+    send_reply(connection, std::move(rest), completion.keep_alive, now);
   }
+}
+
+void ConnectionGate::Impl::stream_out(Connection& connection, std::string bytes, Clock::time_point now) {
+  if (connection.channel->given_up()) return;
+  if (connection.reply_sent == connection.reply.size()) {
+    connection.reply.clear();
+    connection.reply_sent = 0;
+    connection.deadline = now + kSendTimeout;
+  }
+  connection.reply += bytes;
+  flush_stream(connection, now);
+}
+
+void ConnectionGate::Impl::flush_stream(Connection& connection, Clock::time_point now) {
+  const size_t sent_before = connection.reply_sent;
+  switch (send_pending(connection)) {
+    case SendResult::kDone:
+      connection.reply.clear();
+      connection.reply_sent = 0;
+      watch(connection, 0);
+      return;
+    case SendResult::kBlocked:
+      // The client takes its stream, if slowly: its time counts from its last progress.
+      if (connection.reply_sent > sent_before) connection.deadline = now + kSendTimeout;
+      watch(connection, EPOLLOUT);
+      return;
+    case SendResult::kFailed:
+      give_up_stream(connection);
+      return;
+  }
+}
+
+void ConnectionGate::Impl::give_up_stream(Connection& connection) {
+  connection.channel->give_up();
+  std::string().swap(connection.reply);
+  connection.reply_sent = 0;
+  watch(connection, 0);
 }
 
 void ConnectionGate::Impl::send_reply(Connection& connection, std::string reply, bool keep_alive,
@@ -357,7 +476,7 @@ void ConnectionGate::Impl::send_reply(Connection& connection, std::string reply,
   flush(connection, now);
 }
 
-void ConnectionGate::Impl::flush(Connection& connection, Clock::time_point now) {
+SendResult ConnectionGate::Impl::send_pending(Connection& connection) {
   while (connection.reply_sent < connection.reply.size()) {
     const ssize_t sent = send(connection.fd, connection.reply.data() + connection.reply_sent,
                               connection.reply.size() - connection.reply_sent, MSG_NOSIGNAL);
@@ -366,15 +485,20 @@ void ConnectionGate::Impl::flush(Connection& connection, Clock::time_point now) 
       continue;
     }
     if (sent < 0 && errno == EINTR) continue;
-    if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      watch(connection, EPOLLOUT);
-      return;
-    }
-    close_connection(connection);
-    return;
+    if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return SendResult::kBlocked;
+    return SendResult::kFailed;
+  }
+  return SendResult::kDone;
+}
+
+void ConnectionGate::Impl::flush(Connection& connection, Clock::time_point now) {
+  switch (send_pending(connection)) {
+    case SendResult::kDone: break;
+    case SendResult::kBlocked: watch(connection, EPOLLOUT); return;
+    case SendResult::kFailed: close_connection(connection); return;
   }
   std::string().swap(connection.reply);
-  if (!connection.keep_alive) {
+  if (!connection.keep_alive || draining) {
     linger(connection, now);
     return;
   }
@@ -412,19 +536,25 @@ void ConnectionGate::Impl::drop_input(Connection& connection) {
 }
 
 void ConnectionGate::Impl::sweep(Clock::time_point now) {
-  if (!accepting) {
+  if (!accepting && !draining) {
     accepting = true;
     add_to_epoll(listen_fd, EPOLLIN);
   }
   std::vector<int> expired;
-  for (const auto& [fd, connection] : connections)
-    if (connection.phase != Phase::kAnswering && connection.deadline <= now) expired.push_back(fd);
+  for (const auto& [fd, connection] : connections) {
+    // A worker's connection has a deadline only while streamed bytes wait for the client.
+    const bool has_deadline = connection.phase != Phase::kAnswering || !connection.reply.empty();
+    if (has_deadline && connection.deadline <= now) expired.push_back(fd);
+  }
   for (const int fd : expired) {
     Connection& connection = connections.at(fd);
-    if (connection.phase == Phase::kReading && connection.request_started) {
+    if (connection.phase == Phase::kAnswering) {
+      give_up_stream(connection);  // the client did not take its stream: the worker stops
+    } else if (connection.phase == Phase::kReading && connection.request_started) {
       send_reply(connection,
                  refusal_reply(408, "the request did not arrive whole within " +
-                                        shown_seconds(limits.header_timeout_s) + " s (--header-timeout)"),
+                                        shown_seconds(limits.header_timeout_s) + " s (--header-timeout)",
+                              {}, error_body),
                  false, now);
     } else {
       close_connection(connection);  // idle, or not taking its answer, or done lingering
@@ -432,8 +562,9 @@ void ConnectionGate::Impl::sweep(Clock::time_point now) {
   }
 }
 
-ConnectionGate::ConnectionGate(int listen_fd, const GateLimits& limits, size_t worker_threads, Answer answer)
-    : impl_(std::make_unique<Impl>(listen_fd, limits, worker_threads, std::move(answer))) {}
+ConnectionGate::ConnectionGate(int listen_fd, const GateLimits& limits, size_t worker_threads, Answer answer,
+                               ErrorBody error_body)
+    : impl_(std::make_unique<Impl>(listen_fd, limits, worker_threads, std::move(answer), error_body)) {}
 
 ConnectionGate::~ConnectionGate() = default;
 

@@ -10,4 +10,9 @@ namespace canrun {
 // the soft limit in force afterwards.
 size_t raise_descriptor_limit(size_t needed);
 
+// Raises the limit for a connection gate of `max_connections`: those, as many again on their way
+// out (refused or lingering), and the server's own files. Throws a usage error naming
+// --max-connections when the hard limit is too low.
+void require_descriptors_for(size_t max_connections);
+
 }  // namespace canrun

@@ -1,9 +1,12 @@
 #include "serve/host_guard.h"
 
 #include <arpa/inet.h>
+#include <httplib.h>
 #include <netinet/in.h>
 
 #include <algorithm>
+
+#include "util/error.h"
 
 namespace canrun {
 namespace {
@@ -84,6 +87,17 @@ std::optional<std::string> allowed_host(std::string_view value) {
   return std::move(parsed->host);
 }
 
+std::vector<std::string> checked_allowed_hosts(const std::vector<std::string>& values) {
+  std::vector<std::string> hosts;
+  for (const std::string& value : values) {
+    std::optional<std::string> host = allowed_host(value);
+    if (!host)
+      fail(ErrorKind::kUsage, "--allow-host '" + value + "': not a host name or IP address (give it without a port)");
+    hosts.push_back(std::move(*host));
+  }
+  return hosts;
+}
+
 HostGuard::HostGuard(bool enabled, const std::vector<std::string>& allowed_hosts)
     : enabled_(enabled), allowed_hosts_(allowed_hosts) {}
 
@@ -98,6 +112,16 @@ std::optional<HttpError> HostGuard::refusal(std::string_view host_header) const 
                             "' is not answered: this server listens on a loopback address and answers only "
                             "localhost, *.localhost, 127.x.y.z and [::1] (start it with --allow-host NAME to add a "
                             "name)");
+}
+
+std::optional<HttpError> HostGuard::refusal(const httplib::Request& request) const {
+  const size_t hosts = request.get_header_value_count("Host");
+  if (hosts > 1) return HttpError(400, "more than one Host header");
+  if (hosts == 0) {
+    if (request.version == "HTTP/1.1") return HttpError(400, "an HTTP/1.1 request needs a Host header");
+    return std::nullopt;
+  }
+  return refusal(request.get_header_value("Host"));
 }
 
 }  // namespace canrun

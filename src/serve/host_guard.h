@@ -1,6 +1,7 @@
-// Which Host headers the Space answers. A page on another site can point its own name at
-// 127.0.0.1 (DNS rebinding) and then read the API through the visitor's browser; its requests
-// carry that site's name in Host. So while the Space listens on a loopback address it answers
+// Which Host headers the servers (the Space, the model server) answer. A page on another site can
+// point its own name at 127.0.0.1 (DNS rebinding) and then read the API through the visitor's
+// browser; its requests carry that site's name in Host. So while a server listens on a loopback
+// address it answers
 // only loopback names and addresses and the names given with --allow-host. Listening on any
 // other address means it is meant to be reached by other names, and the guard is off.
 #pragma once
@@ -11,6 +12,10 @@
 #include <vector>
 
 #include "serve/http_error.h"
+
+namespace httplib {
+struct Request;
+}
 
 namespace canrun {
 
@@ -24,6 +29,9 @@ std::optional<std::string> host_of(std::string_view host_header);
 // An --allow-host value as host_of gives it; null when it is malformed or names a port.
 std::optional<std::string> allowed_host(std::string_view value);
 
+// The --allow-host values as allowed_host gives them; throws a usage error naming a malformed one.
+std::vector<std::string> checked_allowed_hosts(const std::vector<std::string>& values);
+
 class HostGuard {
  public:
   // `allowed_hosts`: values already checked with allowed_host().
@@ -34,6 +42,9 @@ class HostGuard {
   // Null when a request with this Host header is answered; otherwise 400 for a malformed
   // header, 421 for a name that is not answered, with the reason.
   std::optional<HttpError> refusal(std::string_view host_header) const;
+
+  // The same for a whole request: also 400 for several Host headers, or none in HTTP/1.1.
+  std::optional<HttpError> refusal(const httplib::Request& request) const;
 
  private:
   bool enabled_;

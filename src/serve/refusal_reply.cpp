@@ -31,8 +31,9 @@ std::string json_error_body(int status, std::string_view message) {
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string refusal_reply(int status, std::string_view message, const HeaderList& extra_headers) {
-  const std::string body = json_error_body(status, message);
+std::string refusal_reply(int status, std::string_view message, const HeaderList& extra_headers,
+                          ErrorBody error_body) {
+  const std::string body = error_body(status, message);
   std::string reply = "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) + "\r\n";
   HeaderList headers = {{"Content-Type", "application/json; charset=utf-8"},
                         {"Content-Length", std::to_string(body.size())},

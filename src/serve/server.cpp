@@ -83,33 +83,11 @@ void report_snapshot(const SnapshotStore& store, const char* what) {
             << (snapshot->errors.empty() ? "" : "; errors: " + join(snapshot->errors)) << std::endl;
 }
 
-// Why the request's Host header is refused (400 or 421), or nothing.
-std::optional<HttpError> host_header_error(const httplib::Request& request, const HostGuard& guard) {
-  const size_t hosts = request.get_header_value_count("Host");
-  if (hosts > 1) return HttpError(400, "more than one Host header");
-  if (hosts == 0) {
-    if (request.version == "HTTP/1.1") return HttpError(400, "an HTTP/1.1 request needs a Host header");
-    return std::nullopt;
-  }
-  return guard.refusal(request.get_header_value("Host"));
-}
-
 // Decided on the request line, before httplib (which refuses methods it does not know with 400).
 GateReply method_not_allowed(std::string_view method) {
   const std::string message = "method " + std::string(method.substr(0, 32)) +
                               " is not allowed: the Space is read-only (GET, HEAD)";
   return {refusal_reply(405, message, {{"Allow", "GET, HEAD"}}), false};
-}
-
-std::vector<std::string> checked_allowed_hosts(const std::vector<std::string>& values) {
-  std::vector<std::string> hosts;
-  for (const std::string& value : values) {
-    std::optional<std::string> host = allowed_host(value);
-    if (!host)
-      fail(ErrorKind::kUsage, "--allow-host '" + value + "': not a host name or IP address (give it without a port)");
-    hosts.push_back(std::move(*host));
-  }
-  return hosts;
 }
 
 timespec to_timespec(double seconds) {
@@ -132,13 +110,7 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
   limits.max_connections = static_cast<size_t>(options.max_connections);
   limits.header_timeout_s = options.header_timeout_s;
   limits.idle_timeout_s = options.idle_timeout_s;
-  // Open connections, as many again on their way out (refused or lingering), and the server's own files.
-  const size_t descriptors_needed = 2 * limits.max_connections + 128;
-  const size_t descriptors = raise_descriptor_limit(descriptors_needed);
-  if (descriptors < descriptors_needed)
-    fail(ErrorKind::kUsage, "--max-connections " + std::to_string(options.max_connections) + " needs " +
-                                std::to_string(descriptors_needed) + " file descriptors, but this process may open " +
-                                std::to_string(descriptors) + " (ulimit -Hn): lower --max-connections");
+  require_descriptors_for(limits.max_connections);
 
   std::optional<Listener> listener = Listener::open(options.host, options.port);
   if (!listener)
@@ -156,7 +128,7 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
   server.set_keep_alive_timeout(static_cast<time_t>(options.idle_timeout_s));
   server.set_default_headers(httplib::Headers(security_headers().begin(), security_headers().end()));
   server.set_pre_routing_handler([&host_guard](const httplib::Request& request, httplib::Response& response) {
-    if (const std::optional<HttpError> error = host_header_error(request, host_guard)) {
+    if (const std::optional<HttpError> error = host_guard.refusal(request)) {
       send_error(response, error->status(), error->what());
       return httplib::Server::HandlerResponse::Handled;
     }

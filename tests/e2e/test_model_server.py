@@ -1,8 +1,12 @@
 """`canrun serve MODEL_DIR`: the engine behind an OpenAI-compatible API, driven by the official
 `openai` Python client (completions and chat, whole and streamed, the same text as `canrun
 generate`), bad requests answered 4xx with OpenAI-style bodies while the server keeps serving, the
-bounded queue, a client that leaves (streamed or not), the request timeout and SIGTERM's drain."""
+bounded queue, a client that leaves (streamed or not), the request timeout and SIGTERM's drain;
+the connection gate in front (silent connections, an announced oversize body, the Host check),
+served names (a Hub id, /v1/models/ID), content parts, and SIGTERM while the model loads."""
 import json
+import os
+import shutil
 import signal
 import socket
 from concurrent.futures import ThreadPoolExecutor
@@ -21,9 +25,9 @@ SMOLLM2 = REPO_ROOT / "models" / "SmolLM2-135M-Instruct"
 
 
 class Server:
-    def __init__(self, canrun_bin, model, *args):
+    def __init__(self, canrun_bin, model, *args, env=None):
         self.process = subprocess.Popen([canrun_bin, "serve", model, "--port", "0", *map(str, args)],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         line = self.process.stdout.readline()
         if not line:
             raise AssertionError(f"the server did not start: {self.process.stderr.read()}")
@@ -42,6 +46,19 @@ class Server:
                 return response.status, json.loads(response.read()), response.headers
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read()), error.headers
+
+    def address(self):
+        host, port = self.url.removeprefix("http://").removesuffix("/v1").split(":")
+        return host, int(port)
+
+    def raw(self, request, timeout=10):
+        """Sends `request` as it is on a connection of its own; everything until the server closes it."""
+        with socket.create_connection(self.address(), timeout=timeout) as client:
+            client.sendall(request)
+            received = b""
+            while chunk := client.recv(65536):
+                received += chunk
+            return received.decode(errors="replace")
 
     def metric(self, name):
         for line in self.get("/metrics")[1].splitlines():
@@ -192,7 +209,7 @@ def test_a_client_that_leaves_before_a_whole_answer_frees_its_slot(smollm2):
     host, port = smollm2.url.removeprefix("http://").removesuffix("/v1").split(":")
     body = json.dumps({"prompt": "Count:", "max_tokens": 300, "ignore_eos": True, "temperature": 0}).encode()
     with socket.create_connection((host, int(port)), timeout=30) as client:
-        client.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        client.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                        b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
         smollm2.wait_for(lambda: smollm2.metric("canrun_running_sequences") == 1, "the request runs")
     smollm2.wait_for(lambda: smollm2.metric("canrun_requests_cancelled_total") == cancelled + 1,
@@ -234,3 +251,108 @@ def test_sigterm_lets_the_requests_in_flight_finish(canrun_bin):
     assert sum(1 for c in chunks if c.choices and c.choices[0].text) >= 30  # the whole answer still arrives
     assert chunks[-1].choices[0].finish_reason == "length"
     assert server.process.wait(timeout=60) == 0
+
+
+def test_models_retrieve_gives_the_served_model_and_404_for_another(tiny):
+    model = tiny.client.models.retrieve("tiny")
+    assert model.id == "tiny" and model.object == "model"
+    with pytest.raises(openai.NotFoundError) as raised:
+        tiny.client.models.retrieve("gpt-4")
+    assert raised.value.body["param"] == "model" and raised.value.body["code"] == "model_not_found"
+
+
+def hub_cache_with_tiny(tmp_path, repo_id="tiny-org/tiny-llama"):
+    """An HF cache holding the tiny model as huggingface_hub lays out a snapshot; env to use it offline."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / ("models--" + repo_id.replace("/", "--"))
+    shutil.copytree(TINY, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    return dict(os.environ, HF_HUB_CACHE=str(tmp_path / "hub"), HF_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
+
+
+def test_a_hub_id_is_served_under_that_id(canrun_bin, tmp_path):
+    server = Server(canrun_bin, "tiny-org/tiny-llama", "--backend", "ref", env=hub_cache_with_tiny(tmp_path))
+    try:
+        assert [m.id for m in server.client.models.list().data] == ["tiny-org/tiny-llama"]
+        assert server.client.models.retrieve("tiny-org/tiny-llama").id == "tiny-org/tiny-llama"
+        done = server.client.completions.create(model="tiny-org/tiny-llama", prompt="hello", max_tokens=2,
+                                                temperature=0)
+        assert done.model == "tiny-org/tiny-llama" and done.usage.completion_tokens == 2
+    finally:
+        server.stop()
+    renamed = Server(canrun_bin, "tiny-org/tiny-llama", "--backend", "ref", "--served-model-name", "mine",
+                     env=hub_cache_with_tiny(tmp_path / "again"))
+    try:
+        assert [m.id for m in renamed.client.models.list().data] == ["mine"]
+    finally:
+        renamed.stop()
+
+
+def test_text_content_parts_are_one_string_joined_with_newlines(smollm2):
+    def answer(content):
+        # The fixture lets no request wait: the last one's slot must be free.
+        smollm2.wait_for(lambda: smollm2.metric("canrun_running_sequences") == 0, "the slot is free")
+        return smollm2.client.chat.completions.create(
+            model="SmolLM2-135M-Instruct", messages=[{"role": "user", "content": content}], max_tokens=6,
+            temperature=0).choices[0].message.content
+    assert answer([{"type": "text", "text": "What is 2+2?"}]) == answer("What is 2+2?")
+    assert answer([{"type": "text", "text": "Hello."}, {"type": "text", "text": "Who are you?"}]) == \
+        answer("Hello.\nWho are you?")
+
+
+@pytest.mark.parametrize("field", ['"temperature": 1e-300', '"top_p": 1.5', '"top_k": -5', '"max_tokens": -1',
+                                   '"seed": -1', '"n": 3', '"presence_penalty": 9'])
+def test_sampling_edge_values_are_400s_naming_the_field(tiny, field):
+    code, error, _ = tiny.post("/v1/completions", ('{"prompt": "x", ' + field + "}").encode())
+    name = field.split('"')[1]
+    assert code == 400 and error["error"]["param"] == name and error["error"]["message"].startswith(name + ":")
+
+
+def test_silent_connections_do_not_delay_health_and_an_oversize_body_gets_413_at_once(canrun_bin):
+    server = Server(canrun_bin, TINY, "--backend", "ref", "--header-timeout", "30")
+    silent = []
+    try:
+        for _ in range(150):
+            silent.append(socket.create_connection(server.address(), timeout=10))
+        start = time.monotonic()
+        assert server.get("/health") == (200, '{"status":"ok"}')
+        assert time.monotonic() - start < 2
+        start = time.monotonic()
+        reply = server.raw(b"POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                           b"Content-Length: 1000000000000\r\n\r\n{")
+        assert time.monotonic() - start < 3
+        assert reply.startswith("HTTP/1.1 413 ") and '"invalid_request_error"' in reply
+    finally:
+        for connection in silent:
+            connection.close()
+        server.stop()
+
+
+def test_a_host_that_is_not_loopback_gets_421_unless_allowed(canrun_bin):
+    request = b"GET /v1/models HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
+    server = Server(canrun_bin, TINY, "--backend", "ref", "--allow-host", "models.example")
+    try:
+        refused = server.raw(request % b"attacker.example")
+        assert refused.startswith("HTTP/1.1 421 ") and "--allow-host" in refused
+        body = json.loads(refused.split("\r\n\r\n", 1)[1])
+        assert body["error"]["type"] == "invalid_request_error"
+        assert server.raw(request % b"").startswith("HTTP/1.1 400 ")
+        assert server.raw(request % b"localhost:8000").startswith("HTTP/1.1 200 ")
+        assert server.raw(request % b"models.example").startswith("HTTP/1.1 200 ")
+    finally:
+        server.stop()
+
+
+def test_sigterm_while_the_model_loads_ends_the_process(canrun_bin):
+    process = subprocess.Popen([canrun_bin, "serve", SMOLLM2, "--port", "0", "--no-plan-cache"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr.readline().startswith("loading ")
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+        assert "serving" not in process.stdout.read()
+        assert process.returncode != 0
+    finally:
+        if process.poll() is None:
+            process.kill()

@@ -3,6 +3,10 @@
 // Prometheus histograms of /metrics.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "openai/api_error.h"
 #include "openai/completion_request.h"
 #include "openai/completion_response.h"
@@ -106,6 +110,64 @@ TEST(CompletionRequest, ErrorsNameTheField) {
   EXPECT_EQ(message, "messages: the list has no messages");
   EXPECT_EQ(error_status(R"({"prompt": "x", "frequency_penalty": 0.5})", false, &message), 400);
   EXPECT_EQ(message, "frequency_penalty: not supported (only 0)");
+}
+
+// Values at and past the edges of each numeric field: a 400 that names the field, never a 500
+// from the sampler.
+TEST(CompletionRequest, NumericEdgeValuesAre400sNamingTheField) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"("temperature": 1e-300)", "temperature"},
+      {R"("temperature": 0.001)", "temperature"},
+      {R"("temperature": -1)", "temperature"},
+      {R"("temperature": 2.5)", "temperature"},
+      {R"("temperature": "1")", "temperature"},
+      {R"("top_p": 1.5)", "top_p"},
+      {R"("top_p": -0.1)", "top_p"},
+      {R"("top_k": -2)", "top_k"},
+      {R"("top_k": 10000000000)", "top_k"},
+      {R"("min_p": 2)", "min_p"},
+      {R"("max_tokens": -1)", "max_tokens"},
+      {R"("max_tokens": 0)", "max_tokens"},
+      {R"("max_tokens": 18446744073709551615)", "max_tokens"},
+      {R"("max_tokens": 1e30)", "max_tokens"},
+      {R"("max_completion_tokens": -5)", "max_completion_tokens"},
+      {R"("n": 0)", "n"},
+      {R"("n": 2)", "n"},
+      {R"("n": 18446744073709551615)", "n"},
+      {R"("seed": -1)", "seed"},
+      {R"("seed": 18446744073709551615)", "seed"},
+      {R"("seed": 1.5)", "seed"},
+      {R"("presence_penalty": 3)", "presence_penalty"},
+      {R"("frequency_penalty": -2.5)", "frequency_penalty"},
+      {R"("repetition_penalty": 0)", "repetition_penalty"},
+      {R"("repetition_penalty": 1000)", "repetition_penalty"},
+  };
+  for (const auto& [field, name] : cases) {
+    std::string message;
+    EXPECT_EQ(error_status(R"({"prompt": "x", )" + field + "}", false, &message), 400) << field;
+    EXPECT_EQ(message.rfind(name + ": ", 0), 0u) << field << " -> " << message;
+  }
+  std::string message;
+  error_status(R"({"prompt": "x", "temperature": 1e-300})", false, &message);
+  EXPECT_EQ(message.find("no finite"), std::string::npos) << message;
+  EXPECT_NE(message.find("at least 0.01"), std::string::npos) << message;
+  // The edges themselves are fine: the smallest sampling temperature, greedy, top_k -1 (all).
+  EXPECT_EQ(error_status(R"({"prompt": "x", "temperature": 0.01, "top_p": 1, "top_k": -1, "seed": 0})", false), 0);
+}
+
+TEST(CompletionRequest, TextOnlyContentPartsAreJoinedWithNewlines) {
+  const CompletionRequest chat = parse_completion_request(
+      R"({"messages": [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+                       {"role": "user", "content": [{"type": "text", "text": "Hi"}, {"type": "text", "text": "there"}]}]})",
+      true);
+  EXPECT_EQ(chat.conversation.messages[0]["content"], "Be brief.");
+  EXPECT_EQ(chat.conversation.messages[1]["content"], "Hi\nthere");
+  // With an image the parts stay: the image handling reads them.
+  const CompletionRequest image = parse_completion_request(
+      R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "a.png"}},
+                                                    {"type": "text", "text": "What is it?"}]}]})",
+      true);
+  EXPECT_TRUE(image.conversation.messages[0]["content"].is_array());
 }
 
 TEST(CompletionResponse, WholeAndChunkedAsOpenAIWritesThem) {

@@ -283,6 +283,28 @@ TEST(Sampler, TopKOfOneIsGreedy) {
   EXPECT_EQ(generate(params, 16), greedy);
 }
 
+// 1/T of a tiny temperature overflows the float32 scores (transformers' logits / 1e-300 are inf and
+// its softmax NaN): such a temperature is refused, naming it, before any draw.
+TEST(Sampler, ATemperatureTooSmallToDivideByIsRefusedNamingIt) {
+  SamplingParams params;
+  params.do_sample = true;
+  for (const double temperature : {1e-300, 1e-40, 0.009}) {
+    params.temperature = temperature;
+    const std::optional<SamplingProblem> problem = sampling_problem(params);
+    ASSERT_TRUE(problem) << temperature;
+    EXPECT_EQ(problem->field, "temperature");
+    try {
+      Sampler sampler(params);
+      ADD_FAILURE() << "temperature " << temperature << " was taken";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("temperature must be at least 0.01"), std::string::npos) << e.what();
+    }
+  }
+  params.temperature = kMinTemperature;
+  EXPECT_FALSE(sampling_problem(params));
+  EXPECT_NO_THROW(Sampler{params});
+}
+
 TEST(Sampler, GreedyIsTheFirstMaximum) {
   Sampler sampler{SamplingParams{}};
   EXPECT_FALSE(sampler.seed().has_value());

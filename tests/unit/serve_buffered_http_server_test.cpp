@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "serve/buffered_http_server.h"
 
@@ -59,6 +61,62 @@ TEST_F(ServeBufferedHttpServer, ClosesWhenTheRequestTheCountTheFramingOrAnUnread
   const GateReply too_long = server_.answer(received("GET /" + std::string(9000, 'a') + " HTTP/1.1\r\n\r\n"));
   EXPECT_EQ(too_long.bytes.rfind("HTTP/1.1 414 ", 0), 0u);
   EXPECT_FALSE(too_long.keep_alive);
+}
+
+// Collects what a worker streams; `gone` plays a client that left.
+class RecordingChannel : public ReplyChannel {
+ public:
+  bool write(std::string bytes) override {
+    if (gone) return false;
+    writes.push_back(std::move(bytes));
+    return true;
+  }
+  bool closed() const override { return gone; }
+
+  std::vector<std::string> writes;
+  bool gone = false;
+};
+
+// Each call of the provider writes one event; the next call's is_writable() hands it over.
+void serve_three_events(BufferedHttpServer& server, int* calls) {
+  server.Get("/events", [calls](const httplib::Request&, httplib::Response& response) {
+    response.set_chunked_content_provider("text/event-stream", [calls](size_t, httplib::DataSink& sink) {
+      if (!sink.is_writable()) return false;
+      const std::string event = "data: " + std::to_string(++*calls) + "\n\n";
+      sink.write(event.data(), event.size());
+      if (*calls == 3) sink.done();
+      return true;
+    });
+  });
+}
+
+TEST_F(ServeBufferedHttpServer, AStreamedAnswerGoesToTheChannelPieceByPiece) {
+  int calls = 0;
+  serve_three_events(server_, &calls);
+  RecordingChannel channel;
+  ReceivedRequest request = received("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  request.channel = &channel;
+  const GateReply reply = server_.answer(request);
+  ASSERT_EQ(channel.writes.size(), 3u);  // the head, then the first two events
+  EXPECT_EQ(channel.writes[0].rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << channel.writes[0];
+  EXPECT_NE(channel.writes[0].find("Transfer-Encoding: chunked"), std::string::npos);
+  EXPECT_NE(channel.writes[1].find("data: 1"), std::string::npos);
+  EXPECT_NE(channel.writes[2].find("data: 2"), std::string::npos);
+  EXPECT_NE(reply.bytes.find("data: 3"), std::string::npos);
+  EXPECT_NE(reply.bytes.find("0\r\n\r\n"), std::string::npos);
+  EXPECT_TRUE(reply.keep_alive);
+}
+
+TEST_F(ServeBufferedHttpServer, AStreamStopsWhenTheClientLeaves) {
+  int calls = 0;
+  serve_three_events(server_, &calls);
+  RecordingChannel channel;
+  channel.gone = true;
+  ReceivedRequest request = received("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  request.channel = &channel;
+  const GateReply reply = server_.answer(request);
+  EXPECT_EQ(calls, 0);
+  EXPECT_FALSE(reply.keep_alive);
 }
 
 }  // namespace

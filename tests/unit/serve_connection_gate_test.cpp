@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,6 +75,13 @@ class Client {
     }
   }
 
+  // Reads until `text` has arrived (kept for read_response); false when the connection closed first.
+  bool read_until(const std::string& text) {
+    while (pending_.find(text) == std::string::npos)
+      if (!receive()) return false;
+    return true;
+  }
+
   // Everything until the gate closes the connection.
   std::string read_until_closed() {
     while (receive()) {
@@ -97,11 +105,11 @@ class Client {
 
 class ServeConnectionGate : public testing::Test {
  protected:
-  void start(const GateLimits& limits, size_t workers = 2) {
+  void start(const GateLimits& limits, size_t workers = 2, ConnectionGate::Answer answer = echo_request_line) {
     std::optional<Listener> opened = Listener::open("127.0.0.1", 0);
     ASSERT_TRUE(opened);
     listener_.emplace(std::move(*opened));
-    gate_.emplace(listener_->fd(), limits, workers, echo_request_line);
+    gate_.emplace(listener_->fd(), limits, workers, std::move(answer));
     thread_ = std::thread([this] { gate_->run(); });
   }
 
@@ -268,6 +276,63 @@ TEST_F(ServeConnectionGate, StopsWithConnectionsOpen) {
   gate_->stop();
   thread_.join();
   EXPECT_LT(seconds_since(start), 1.0);
+}
+
+// A streamed answer: what the worker writes to its channel reaches the client while the worker
+// still works, and the bytes it returns follow.
+TEST_F(ServeConnectionGate, StreamedPartsReachTheClientBeforeTheAnswerEnds) {
+  std::promise<void> part_read;
+  std::shared_future<void> part_was_read = part_read.get_future().share();
+  start(short_limits(), 2, [part_was_read](const ReceivedRequest& request) {
+    request.channel->write("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nabc");
+    part_was_read.wait_for(std::chrono::seconds(5));
+    return GateReply{"def", true};
+  });
+  Client client(port());
+  client.send_text("GET /stream HTTP/1.1\r\n\r\n");
+  EXPECT_TRUE(client.read_until("abc"));
+  part_read.set_value();
+  EXPECT_NE(client.read_response().find("\r\n\r\nabcdef"), std::string::npos);
+  // The connection stays open for a next request.
+  client.send_text("GET /stream HTTP/1.1\r\n\r\n");
+  EXPECT_TRUE(client.read_until("abc"));
+}
+
+TEST_F(ServeConnectionGate, AClientThatLeavesMidStreamFailsTheWorkersWrites) {
+  std::promise<double> refused_after;
+  std::future<double> refused = refused_after.get_future();
+  start(short_limits(), 2, [&refused_after](const ReceivedRequest& request) {
+    request.channel->write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n");
+    const Clock::time_point start = Clock::now();
+    while (request.channel->write("1\r\nb\r\n") && seconds_since(start) < 5)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    refused_after.set_value(seconds_since(start));
+    return GateReply{"0\r\n\r\n", true};
+  });
+  {
+    Client client(port());
+    client.send_text("GET /stream HTTP/1.1\r\n\r\n");
+    ASSERT_TRUE(client.read_until("a\r\n"));
+  }
+  ASSERT_EQ(refused.wait_for(std::chrono::seconds(6)), std::future_status::ready);
+  EXPECT_LT(refused.get(), 2.0);
+}
+
+TEST_F(ServeConnectionGate, StopLetsTheAnswersInProgressFinishAndSendsThem) {
+  start(short_limits(), 2, [](const ReceivedRequest& request) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return echo_request_line(request);
+  });
+  Client busy(port());
+  busy.send_text("GET /slow HTTP/1.1\r\n\r\n");
+  Client idle(port());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const Clock::time_point start = Clock::now();
+  gate_->stop();
+  EXPECT_NE(busy.read_response().find("GET /slow"), std::string::npos);
+  EXPECT_EQ(idle.read_until_closed(), "");
+  thread_.join();
+  EXPECT_LT(seconds_since(start), 2.0);
 }
 
 }  // namespace
