@@ -27,7 +27,8 @@ struct ModelServeArgs {
 
 const char* const kSpaceOnly[] = {"--data", "--catalog", "--static", "--reload-interval", "--cache-mib"};
 const char* const kModelOnly[] = {"--served-model-name", "--chat-template", "--slots", "--prefill-chunk", "--max-queue",
-                                  "--request-timeout", "--max-body-mib", "--backend", "--no-compile", "--buckets"};
+                                  "--request-timeout", "--max-body-mib", "--backend", "--no-compile", "--buckets",
+                                  "--cache-dir", "--no-plan-cache"};
 
 void serve_the_model(ModelServeArgs& args, const ServeOptions& space, const CLI::App& command) {
   for (const char* option : kSpaceOnly)
