@@ -37,24 +37,68 @@ function seconds(value) {
   return value < 10 ? `${value.toFixed(2)} s` : value < 600 ? `${value.toFixed(1)} s` : `${(value / 60).toFixed(1)} min`;
 }
 
+// What each result means, in the order of the legend. `cls` picks the badge's look (colour,
+// border and symbol), so that no two kinds of result look alike.
+const FAILURES = ["FAIL_LOAD", "FAIL_COMPILE", "FAIL_RUNTIME", "FAIL_MISMATCH", "FAIL_JUDGE", "TIMEOUT", "OOM"];
+const SYNTHETIC = "Synthetic weights: random weights (canrun's fixed seed) at the model's real config, " +
+  "since no published weights were used. A PASS on them shows the model runs here and matches the reference " +
+  "token for token; the quality of the text is not judged (random weights write no sensible text).";
+const LEGEND = [
+  { cls: "pass", sample: { result: "PASS", weights: "real" },
+    text: "Real weights: the compiled cpu backend's 32 greedy tokens equal the f32 ref reference's, token for token." },
+  { cls: "pass synthetic", sample: { result: "PASS", weights: "synthetic" },
+    text: "Synthetic weights: runs and matches the reference; text quality not judged (random weights at the " +
+      "model's real config)." },
+  { cls: "near", sample: { result: "PASS_TOP5" }, also: { result: "PASS_JUDGE" },
+    text: "Tokens differ, but each is in the other's top 5 at the first difference (TOP5), or the judge model " +
+      "scores the text fluent (JUDGE)." },
+  { cls: "not-tested", sample: { result: "NOT_TESTED", reason_code: "needs_memory" },
+    text: "Deliberately not run; the code says why (needs_memory, needs_cores, cannot_shard, weights_unavailable, " +
+      "…). Neither pass nor failure: no cores, weights or time." },
+  { cls: "untested", sample: null, text: "No row yet: not checked on this version pair." },
+  { cls: "fail", sample: { result: "FAIL_RUNTIME" }, text: `Ran and failed: ${FAILURES.join(", ")}.` },
+  { cls: "unsupported", sample: { result: "UNSUPPORTED_ARCHITECTURE" },
+    text: "canrun has no implementation of this model_type yet; nothing ran." },
+  { cls: "excluded", sample: { result: "EXCLUDED" }, text: "Left out by the catalog, with its reason; nothing ran." },
+];
+const MARKS = { pass: "✓", near: "≈", fail: "✗", "not-tested": "⊘", untested: "○", unsupported: "◇", excluded: "–" };
+
 function statusClass(result) {
-  if (!result) return "none";
-  if (result === "PASS" || result === "PASS_TOP5" || result === "PASS_JUDGE") return "pass";
-  if (result === "NOT_TESTED" || result === "EXCLUDED" || result === "UNSUPPORTED_ARCHITECTURE") return "none";
-  if (result === "TIMEOUT" || result === "OOM") return "warn";
+  if (!result) return "untested";
+  if (result === "PASS") return "pass";
+  if (result === "PASS_TOP5" || result === "PASS_JUDGE") return "near";
+  if (result === "NOT_TESTED") return "not-tested";
+  if (result === "UNSUPPORTED_ARCHITECTURE") return "unsupported";
+  if (result === "EXCLUDED") return "excluded";
   return "fail";
 }
 
-const SYNTHETIC_PASS = "Synthetic weights: the real architecture at its real config with random weights, " +
-  "token-exact with the reference. It shows the model runs correctly here, not how well its real weights write.";
+// Statuses of a check that ran nothing: no cores, weights, time or memory are shown for them,
+// whatever the row holds (an older canrun wrote the planner's cores and a wall time there).
+const RAN_NOTHING = new Set(["NOT_TESTED", "UNSUPPORTED_ARCHITECTURE", "EXCLUDED"]);
+const ran = (row) => Boolean(row && row.result && !RAN_NOTHING.has(row.result));
 
-// A pass on synthetic weights looks apart from a pass on the real ones (dashed, with a tooltip).
-function badge(result, weights) {
-  const cls = statusClass(result);
-  const mark = { pass: "✓", fail: "✗", warn: "!", none: "–" }[cls];
-  const synthetic = cls === "pass" && weights === "synthetic";
-  return el("span", { class: `badge ${cls}${synthetic ? " synthetic" : ""}`, text: `${mark} ${result || "UNTESTED"}`,
-    title: synthetic ? SYNTHETIC_PASS : null, "aria-description": synthetic ? "on synthetic weights" : null });
+// The badge of a row (null: no row): colour, border and symbol by kind of result, the status
+// name, "synthetic" on a pass on synthetic weights, and the reason code of a NOT_TESTED row.
+function badge(row) {
+  const result = row ? row.result : null;
+  const kind = statusClass(result);
+  const synthetic = kind === "pass" && row.weights === "synthetic";
+  const node = el("span", { class: `badge ${kind}${synthetic ? " synthetic" : ""}`, "data-result": result || "UNTESTED",
+    title: synthetic ? SYNTHETIC : null }, `${MARKS[kind]} ${result || "UNTESTED"}`);
+  if (synthetic) node.append(" ", el("span", { class: "qualifier", text: "synthetic" }));
+  if (kind === "not-tested" && row.reason_code) node.append(" ", el("code", { class: "reason-code", text: row.reason_code }));
+  return node;
+}
+
+function legend() {
+  const items = LEGEND.map((entry) => {
+    const badges = [badge(entry.sample)];
+    if (entry.also) badges.push(" ", badge(entry.also));
+    return el("li", { "data-kind": entry.cls.split(" ").join("-") },
+      el("span", { class: "legend-badges" }, ...badges), el("span", { class: "legend-text", text: entry.text }));
+  });
+  $("legend-list").replaceChildren(...items);
 }
 
 async function getJson(url, signal) {
@@ -108,18 +152,12 @@ function syncControls() {
   }
 }
 
-// The cores a check used, or for a model not checked yet the planner's count from its config.
+const DASH = "—";
+
+// The cores a check ran on; a dash where nothing ran. The planner's count for a model not run
+// is in its detail, labelled as a plan, never in this column.
 function coresCell(row) {
-  const cell = el("td", { class: "num", "data-label": "Cores" });
-  if (row.cores !== null || !row.plan) {
-    cell.textContent = row.cores ?? "—";
-    return cell;
-  }
-  const outcome = row.plan.reason ?? `${row.planned_cores} cores`;
-  const planned = `planned on ${row.plan.profile}: ${outcome} (${row.plan.detail})`;
-  cell.append(el("span", { text: row.planned_cores ?? "—", title: planned }),
-    el("span", { class: "sub", text: `planned, ${row.plan.profile}` }));
-  return cell;
+  return el("td", { class: "num", "data-label": "Cores", text: ran(row) && row.cores != null ? row.cores : DASH });
 }
 
 // A torch.compile run that captured nothing, or broke its graphs, says so next to its result.
@@ -129,31 +167,41 @@ function compileNote(row) {
   return null;
 }
 
+// Under the model id: its architecture and the weights' licence (the weights' own terms, apart from canrun's).
+function modelNote(row) {
+  const parts = [row.architecture, row.license ? `licence ${row.license}` : null].filter(Boolean);
+  return parts.length ? el("span", { class: "sub model-note", text: parts.join(" · ") }) : null;
+}
+
+const listed = new Map();  // model id -> its row of the last list answer (the planner's view for the detail)
+
 function rowElement(row) {
+  listed.set(row.model_id, row);
   const open = () => openDetail(row.model_id);
   const name = el("button", { type: "button", class: "model", text: row.model_id, "aria-haspopup": "dialog" });
   name.addEventListener("click", (event) => { event.stopPropagation(); open(); });
-  const resultCell = el("td", { "data-label": "Result" }, badge(row.result, row.weights));
+  const resultCell = el("td", { "data-label": "Result" }, badge(row.result ? row : null));
   const compiled = compileNote(row);
   if (compiled) resultCell.append(el("span", { class: "sub compile-note", text: compiled }));
   if (row.verification) resultCell.append(el("span", { class: "sub", text: `verified: ${row.verification}` }));
-  if (row.reason) resultCell.append(el("span", { class: "sub", text: row.reason }));
-  let memory = bytes(row.peak_device_memory_bytes);
+  if (row.reason) resultCell.append(el("span", { class: "sub reason", text: row.reason }));
+  const didRun = ran(row);
   const memoryCell = el("td", { class: "num", "data-label": "Peak device memory" });
+  const memory = didRun ? bytes(row.peak_device_memory_bytes) : null;
   if (memory) memoryCell.textContent = memory;
   else {
-    memoryCell.append(el("span", { text: "—", title: "not measured on this backend" }));
-    const host = bytes(row.peak_host_memory_bytes);
+    memoryCell.append(el("span", { text: DASH, title: didRun ? "not measured on this backend" : "nothing ran" }));
+    const host = didRun ? bytes(row.peak_host_memory_bytes) : null;
     if (host) memoryCell.append(el("span", { class: "sub", text: `host ${host}` }));
   }
   const tr = el("tr", { "data-model": row.model_id },
     el("td", { class: "num", "data-label": "Rank", text: row.rank ?? "" }),
-    el("td", { "data-label": "Model" }, name, row.architecture ? el("span", { class: "sub", text: row.architecture }) : null),
+    el("td", { "data-label": "Model" }, name, modelNote(row)),
     resultCell,
     coresCell(row),
-    el("td", { class: "num", "data-label": "Wall time", text: seconds(row.wall_time_s) ?? "—" }),
+    el("td", { class: "num", "data-label": "Wall time", text: (didRun && seconds(row.wall_time_s)) || DASH }),
     memoryCell,
-    el("td", { "data-label": "Weights", text: row.weights ?? "—" }));
+    el("td", { "data-label": "Weights", text: (didRun && row.weights) || DASH }));
   tr.addEventListener("click", open);
   return tr;
 }
@@ -177,7 +225,7 @@ function syncComparePairs() {
   $("compare-all").checked = state.all === "1";
 }
 
-const resultOf = (row) => (row ? badge(row.result, row.weights) : el("span", { text: "no row" }));
+const resultOf = (row) => (row ? badge(row) : el("span", { text: "no row" }));
 
 function diffElement(model) {
   const newer = model.to || model.from;
@@ -270,45 +318,184 @@ function copyButton(text, label) {
   return button;
 }
 
+const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
+
+// One line under the badge: what the row says, in words.
+function resultSummary(row, detail) {
+  if (!row) return detail.untested_reason || "No row for this model on this version pair.";
+  if (!ran(row)) {
+    const why = row.reason_code ? ` (${row.reason_code})` : "";
+    return `Nothing ran${why}: no cores, weights or time to show.`;
+  }
+  const where = row.cores != null ? ` on ${plural(row.cores, "core")}` : "";
+  const weights = row.weights ? `, ${row.weights} weights` : "";
+  return `${row.result}${where}${weights}.`;
+}
+
+// The first generated token that differs from the reference's. The row's
+// first_divergence_step when it has that field (null: equal, or nothing compared); for a row
+// written before it, read from the row's two token lists.
+function divergence(row) {
+  const tested = row.generated_token_ids, reference = row.reference_token_ids;
+  const compared = row.tokens_match != null || (Array.isArray(tested) && Array.isArray(reference));
+  let step = row.first_divergence_step;
+  if (step === undefined && compared && Array.isArray(tested) && Array.isArray(reference)) {
+    step = null;
+    const length = Math.max(tested.length, reference.length);
+    for (let i = 0; i < length; i += 1) if (tested[i] !== reference[i]) { step = i; break; }
+  }
+  if (step != null) {
+    const at = (list) => (Array.isArray(list) && step < list.length ? list[step] : "none");
+    const tokens = Array.isArray(tested) ? ` (tested token ${at(tested)}, reference ${at(reference)})` : "";
+    return `step ${step}: the first ${plural(step, "token")} equal the reference${tokens}`;
+  }
+  if (row.tokens_match === false) return "the tokens differ from the reference";
+  if (compared) return "none: every token equals the reference";
+  return ran(row) ? "not compared: the check stopped before both runs generated" : "not compared: nothing ran";
+}
+
+function generatedText(row) {
+  if (row.generated_text != null) return { title: "Generated text", text: row.generated_text };
+  if (Array.isArray(row.generated_token_ids))
+    return { title: "Generated token ids (no text: synthetic weights have no tokenizer)",
+      text: row.generated_token_ids.join(" ") };
+  return { title: "Generated text", text: ran(row) ? "Nothing was generated." : "Nothing was generated: the check did not run." };
+}
+
+const PLAN_SOURCES = {
+  built: "built: compiled during the check",
+  local_cache: "loaded from this machine's plan cache",
+  remote_cache: "pulled from a remote plan cache (canrun cache pull)",
+};
+
+// Set-up in a fresh clone: the first two steps of scripts/main.sh (which then also serves this page).
+const SETUP = "bash scripts/install_deps.sh && BUILD_TARGETS=canrun bash scripts/build.sh build";
+
+// The command that checks the model as the row did: the row's run_command, or for a catalog model
+// without a row the check of its catalog config on synthetic weights.
+function runCommand(row, detail) {
+  if (row && row.run_command) return { command: row.run_command, note: null };
+  if (detail.catalog && (!row || row.weights !== "real"))
+    return { command: `build/canrun check ${detail.model_id} --synthetic`,
+      note: row ? "This row carries no run command (an older canrun wrote it): this is the check of the catalog's " +
+        "config on synthetic weights. The reproduce script below reruns the row exactly."
+        : "No row yet: this checks the catalog's config on synthetic weights; without --synthetic it checks the " +
+          "real weights (from the Hugging Face cache, downloaded when missing)." };
+  return { command: null, note: "This row carries no run command (an older canrun wrote it): the reproduce script " +
+    "below reruns it." };
+}
+
+function runSection(row, detail) {
+  const run = runCommand(row, detail);
+  const parts = [el("p", { class: "note", text: "Once, in a fresh clone of canrun: install the dependencies and build " +
+      "build/canrun (the first steps of bash scripts/main.sh, which then also serves this page)." }),
+    el("div", { class: "command" }, el("pre", {}, el("code", { id: "detail-run-setup", text: SETUP })),
+      copyButton(SETUP, "Copy set-up"))];
+  if (run.command) {
+    parts.push(el("p", { class: "note", text: "Then the check (it prints the row; --out results adds it to a dataset folder):" }),
+      el("div", { class: "command" }, el("pre", {}, el("code", { id: "detail-run", text: run.command })),
+        copyButton(run.command, "Copy command")));
+  }
+  if (run.note) parts.push(el("p", { class: "note", text: run.note }));
+  return section("Run it yourself", ...parts);
+}
+
+function planCacheSection(row, detail) {
+  const cache = detail.plan_cache;
+  if (!cache.available) return section("Plan cache", el("p", { class: "note", text: cache.note }));
+  const compiler = (row && row.compiler_version) || (detail.pair && detail.pair.compiler) || "this canrun version";
+  const pull = "build/canrun cache pull SOURCE";
+  const parts = [];
+  if (row && row.plan_source) parts.push(el("p", { id: "detail-plan-source", text: `This row's plan: ${PLAN_SOURCES[row.plan_source] || row.plan_source}.` }));
+  parts.push(el("div", { class: "command" }, el("pre", {}, el("code", { id: "detail-cache", text: pull })), copyButton(pull, "Copy")),
+    el("p", { class: "note", text: `Run with ${compiler}: SOURCE is a folder or an http(s):// URL that ` +
+      "build/canrun cache push SOURCE filled on a machine that compiled the plans with the same canrun version " +
+      "(laid out as SOURCE/<compiler version>/index.json and one folder per entry); pull checks every file's size " +
+      "and checksum before it installs anything." }),
+    el("p", { class: "note", id: "detail-cache-key", text: "A plan is found by content, not by file name, size or " +
+      "modification time: its key is the canrun version, the ISA, the backend, the XXH3-128 of config.json's bytes " +
+      "and of each weight file's name and bytes, the shapes, the shard and the model program. The same files in any " +
+      "folder find the same plans; a changed weight file misses. A plan from the cache changes only how long the " +
+      "check takes, not its result." }));
+  return section("Pre-populate the plan cache", ...parts);
+}
+
 function detailContent(detail) {
   const row = detail.row;
+  const didRun = ran(row);
   const parts = [];
   const facts = el("dl");
-  const fact = (term, value) => { if (value !== null && value !== undefined && value !== "") facts.append(el("dt", { text: term }), el("dd", { text: String(value) })); };
+  const fact = (term, value, id = null) => {
+    if (value !== null && value !== undefined && value !== "")
+      facts.append(el("dt", { text: term }), el("dd", { id, text: String(value) }));
+  };
+  const unknown = didRun ? null : `${DASH} (nothing ran)`;
   fact("Version pair", detail.pair ? `${detail.pair.compiler} / ${detail.pair.library}` : "no dataset yet");
+  const license = (row && row.license) || (detail.catalog && detail.catalog.license);
+  fact("Weights' licence", license ? `${license} (the weights' own terms: check them apart from canrun's licence)` : null, "detail-license");
   if (row) {
     fact("Task", row.task);
     fact("Architecture", row.architecture);
-    fact("Weights", row.weights);
-    fact("Cores", row.cores);
-    fact("Wall time (compilation included)", seconds(row.wall_time_s));
-    fact("Compile time", row.compile_time_s === null ? "not reached" : seconds(row.compile_time_s));
-    if (row.plan_cache_hit != null) fact("Plan", row.plan_cache_hit ? "loaded from the plan cache" : "compiled");
-    if (row.recompilations != null) fact("Recompilations", row.recompilations);
-    if (row.graph_breaks != null) fact("Graph breaks", row.graph_breaks);
-    if (row.eager_fallback != null) fact("Eager fallback", row.eager_fallback ? "yes: no graph was compiled" : "no");
-    fact("Verification", row.verification);
-    if (row.judge_score != null) fact("Judge", `${row.judge_score.toFixed(3)} (${row.judge})`);
-    fact("Peak activation memory (plan)", bytes(row.peak_activation_bytes));
-    fact("Load time", seconds(row.load_time_s));
-    fact("Peak device memory", bytes(row.peak_device_memory_bytes) ?? "not measured on this backend");
-    fact("Peak host memory", bytes(row.peak_host_memory_bytes));
+    fact("Weights", didRun ? row.weights ?? DASH : unknown, "detail-weights");
+    fact("Cores", didRun ? row.cores ?? DASH : unknown, "detail-cores");
+    fact("Wall time (compilation included)", didRun ? seconds(row.wall_time_s) ?? DASH : unknown, "detail-wall-time");
+    if (didRun) {
+      fact("Compile time", row.compile_time_s == null ? "not reached" : seconds(row.compile_time_s));
+      if (row.plan_source) fact("Plan", PLAN_SOURCES[row.plan_source] || row.plan_source);
+      else if (row.plan_cache_hit != null) fact("Plan", row.plan_cache_hit ? "loaded from the plan cache" : "compiled");
+      if (row.recompilations != null) fact("Recompilations", row.recompilations);
+      if (row.graph_breaks != null) fact("Graph breaks", row.graph_breaks);
+      if (row.eager_fallback != null) fact("Eager fallback", row.eager_fallback ? "yes: no graph was compiled" : "no");
+      fact("Verification", row.verification);
+      if (row.tokens_match != null) fact("Tokens equal the reference", row.tokens_match ? "yes" : "no");
+      if (row.judge_score != null || row.judged_fluent != null) {
+        const verdict = row.judged_fluent == null ? "" : row.judged_fluent ? "fluent" : "not fluent";
+        const score = row.judge_score != null ? `score ${row.judge_score.toFixed(3)}` : "";
+        fact("Judge", [verdict, score].filter(Boolean).join(", ") + (row.judge ? ` (${row.judge})` : ""));
+      }
+      fact("Load time", seconds(row.load_time_s));
+    }
+    const memory = [`peak ${didRun ? bytes(row.peak_host_memory_bytes) ?? DASH : DASH}${didRun ? " (host)" : " (nothing ran)"}`];
+    if (row.memory_capacity_bytes != null) memory.push(`capacity ${bytes(row.memory_capacity_bytes)} (the cores the profile gives the run)`);
+    if (row.planned_memory_bytes != null) memory.push(`planner's estimate ${bytes(row.planned_memory_bytes)}`);
+    fact("Memory", memory.join(" · "), "detail-memory");
+    if (didRun) {
+      fact("Peak device memory", bytes(row.peak_device_memory_bytes) ?? "not measured on the cpu backend");
+      fact("Peak activation memory (plan)", bytes(row.peak_activation_bytes));
+    }
     fact("Revision", row.revision);
     fact("Checked at", row.timestamp);
     fact("Host", row.host);
+    fact("Row schema version", row.schema_version);
   } else if (detail.catalog) {
     fact("Task", detail.catalog.task);
     fact("Architecture", detail.catalog.model_type);
+  }
+  // The planner's cores from the catalog's config on its profile: a plan, shown only where nothing ran.
+  const listedRow = listed.get(detail.model_id);
+  if (!didRun && listedRow && listedRow.plan) {
+    const plan = listedRow.plan;
+    fact(`Planner on ${plan.profile} (a plan, not run)`, `${plan.reason ?? plural(listedRow.planned_cores, "core")}: ${plan.detail}`, "detail-plan");
   }
   if (detail.catalog) {
     fact("Downloads rank", detail.catalog.downloads.rank);
     fact("Catalog", detail.catalog.selected ? "selected" : `not selected: ${detail.catalog.exclusion}`);
   }
-  const result = el("p", {}, badge(row ? row.result : null, row ? row.weights : null));
-  if (!row) result.append(" ", detail.untested_reason);
-  parts.push(result, facts);
-  if (row && row.error_message) parts.push(...section("Error", el("pre", { id: "detail-error", text: row.error_message })));
-  if (row && row.generated_text !== null) parts.push(...section("Generated text", el("pre", { text: row.generated_text })));
+  parts.push(el("p", { id: "detail-result" }, badge(row), " ", el("span", { text: resultSummary(row, detail) })));
+  if (row && didRun && row.weights === "synthetic") parts.push(el("p", { class: "explain", id: "detail-synthetic", text: SYNTHETIC }));
+  if (row && didRun && row.weights === "real")
+    parts.push(el("p", { class: "explain", text: "Real weights: the published checkpoint" + (row.revision ? ` at revision ${row.revision}.` : ".") }));
+  parts.push(facts);
+  if (row && row.error_message)
+    parts.push(...section(didRun ? "Error" : "Why it was not run", el("pre", { id: "detail-error", text: row.error_message })));
+  if (row) {
+    parts.push(...section("Prompt", el("pre", { id: "detail-prompt", text: row.prompt })));
+    const generated = generatedText(row);
+    parts.push(...section(generated.title, el("pre", { id: "detail-generated", text: generated.text })));
+    parts.push(...section("First divergence from the reference", el("p", { id: "detail-divergence", text: divergence(row) })));
+  }
+  parts.push(...runSection(row, detail));
+  parts.push(...planCacheSection(row, detail));
   if (row) {
     const stack = el("table", { id: "detail-stack" },
       el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "Component" }), el("th", { scope: "col", text: "Version" }))),
@@ -320,14 +507,9 @@ function detailContent(detail) {
     el("p", { id: "detail-packages", text: packages.packages.length ? `pip install ${packages.packages.join(" ")}` : "None." }),
     el("p", { class: "note", text: packages.note })));
   if (row) {
-    parts.push(...section("Reproduce", el("pre", { id: "detail-script", text: row.reproduce_script }),
+    parts.push(...section("Reproduce script", el("pre", { id: "detail-script", text: row.reproduce_script }),
       copyButton(row.reproduce_script, "Copy script")));
   }
-  const cache = detail.plan_cache;
-  const cacheParts = [];
-  if (cache.command) cacheParts.push(el("pre", { id: "detail-cache", text: cache.command }));
-  cacheParts.push(el("p", { class: "note", text: cache.note }));
-  parts.push(...section("Pre-populate the plan cache", ...cacheParts));
   if (detail.tested_in.length > 1)
     parts.push(...section("Also checked on", el("p", { text: detail.tested_in.map((p) => `${p.compiler} / ${p.library}`).join(", ") })));
   return parts;
@@ -410,6 +592,7 @@ function wire() {
 async function start() {
   readHash();
   wire();
+  legend();
   try {
     await loadPairs();
   } catch (error) {
