@@ -21,11 +21,14 @@ TORCH_PAIR = ("torch-2.5.1", "transformers-4.46.0")
 SOURCE = "https://example.org/downloads-snapshot"
 
 
-def entry(model_id, model_type, config, rank, selected=True, exclusion=None, task="text-generation"):
+def entry(model_id, model_type, config, rank, selected=True, exclusion=None, task="text-generation", license=None):
     downloads = {"rank": rank, "count": 1000 - rank, "as_of": "2026-05-12", "source": SOURCE}
-    return {"id": model_id, "task": task, "model_type": model_type, "config": config,
-            "popularity": {"downloads": downloads, "trending": {"rank": None, "note": "no trending rank in this test"}},
-            "selected": selected, "exclusion": exclusion}
+    result = {"id": model_id, "task": task, "model_type": model_type, "config": config,
+              "popularity": {"downloads": downloads, "trending": {"rank": None, "note": "no trending rank in this test"}},
+              "selected": selected, "exclusion": exclusion}
+    if license is not None:
+        result["license"] = license
+    return result
 
 
 def config(name):
@@ -36,8 +39,16 @@ def write_catalog(path, entries):
     path.write_text("".join(json.dumps(e) + "\n" for e in entries))
 
 
-def make_dataset(canrun_bin, root: Path):
-    """results/ with the engine pair (newest) and a torch pair; catalog.jsonl for `serve`."""
+def huge_config():
+    """A llama config of about 2 trillion parameters: no device profile holds it, so its check plans
+    the cores, finds none and records NOT_TESTED at once, before any weights are made."""
+    return dict(config("llama_f32"), hidden_size=16384, intermediate_size=65536, num_hidden_layers=512,
+                num_attention_heads=128, num_key_value_heads=8, head_dim=128)
+
+
+def make_dataset(canrun_bin, root: Path, extra=()):
+    """results/ with the engine pair (newest) and a torch pair; catalog.jsonl for `serve`. `extra`:
+    more catalog entries for the sweep (after the others)."""
     swept = [entry("test/tiny-llama", "llama", config("llama_bf16"), 1),
              entry("test/tiny-qwen2", "qwen2", config("qwen2"), 2),
              entry("test/tiny-qwen3", "qwen3", config("qwen3_bf16"), 3),
@@ -46,7 +57,8 @@ def make_dataset(canrun_bin, root: Path):
              entry("test/excluded", "qwen3", config("qwen3_bf16"), 6, False, "not prioritized yet"),
              entry("test/tiny-vlm", "test_unknown_vlm", {"hidden_size": 64}, 1, False, "not prioritized yet",
                    task="image-text-to-text"),
-             entry("test/tiny-qwen3-vl", "qwen3_vl", config("qwen3_vl"), 2, task="image-text-to-text")]
+             entry("test/tiny-qwen3-vl", "qwen3_vl", config("qwen3_vl"), 2, task="image-text-to-text"),
+             *extra]
     results = root / "results"
     sweep_catalog = root / "sweep_catalog.jsonl"
     write_catalog(sweep_catalog, swept)

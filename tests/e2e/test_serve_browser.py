@@ -1,8 +1,11 @@
 """The Space in headless Chromium (Debian's chromium + chromium-driver, driven by Selenium): load
 the page, switch views, tasks and version pairs, search, sort, open a model's detail and check
-what is shown against the dataset read with pyarrow; keyboard use and a narrow screen. Saves
-screenshots to test-artifacts/ (space.png: the page; space-image-text-to-text.png: that task's Selected
-view; space-detail.png; space-compare.png; space-narrow.png)."""
+what is shown against the dataset read with pyarrow and the API's answers; the legend's badges,
+a pass on synthetic weights, a NOT_TESTED row, the detail's prompt, generated tokens, first
+divergence and "run it yourself" command; keyboard use and a narrow screen. Saves screenshots to
+test-artifacts/ (space.png: the page; space-legend.png; space-not-tested.png;
+space-image-text-to-text.png: that task's Selected view; space-detail.png: a synthetic pass's
+detail; space-detail-error.png: a failed row's detail; space-compare.png; space-narrow.png)."""
 import os
 import shutil
 
@@ -14,14 +17,20 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import REPO_ROOT
-from space import ENGINE_GLOB, TORCH_PAIR, Space, make_dataset, read_pair
+from space import ENGINE_GLOB, TORCH_PAIR, Space, entry, huge_config, make_dataset, read_pair
 
 ARTIFACTS = REPO_ROOT / "test-artifacts"
+HUGE = "test/huge-llama"  # no device profile holds it: a NOT_TESTED row
+HUGE_LICENSE = "test-weights-licence-1.0"
+SELECTED = ["test/tiny-llama", "test/tiny-qwen2", "test/tiny-qwen3", "test/tiny-mistral", "test/unknown-arch",
+            "test/tiny-later", HUGE]
+DASH = "—"
 
 
 @pytest.fixture(scope="module")
 def space(canrun_bin, tmp_path_factory):
-    results, catalog = make_dataset(canrun_bin, tmp_path_factory.mktemp("space"))
+    huge = entry(HUGE, "llama", huge_config(), 8, license=HUGE_LICENSE)
+    results, catalog = make_dataset(canrun_bin, tmp_path_factory.mktemp("space"), extra=[huge])
     server = Space(canrun_bin, results, catalog)
     yield server, results
     code, stderr = server.stop()
@@ -50,10 +59,32 @@ def wait(driver, condition, timeout=10):
 
 
 def shown_rows(driver):
-    """[(model id, result badge text)] of the table body, read in one step (the page may re-render)."""
+    """[(model id, result the badge names)] of the table body, read in one step (the page may re-render)."""
     rows = driver.execute_script("return [...document.querySelectorAll('#rows tbody tr')]"
-                                 ".map(tr => [tr.dataset.model, tr.querySelector('.badge').textContent]);")
+                                 ".map(tr => [tr.dataset.model, tr.querySelector('.badge').dataset.result]);")
     return [tuple(row) for row in rows]
+
+
+def cells(driver, model):
+    """{column label: text} of the model's table row."""
+    row = driver.find_element(By.CSS_SELECTOR, f'#rows [data-model="{model}"]')
+    return {td.get_attribute("data-label"): td.text for td in row.find_elements(By.TAG_NAME, "td")}
+
+
+def open_detail(driver, model):
+    driver.find_element(By.CSS_SELECTOR, f'#rows [data-model="{model}"] button.model').click()
+    wait(driver, lambda d: d.find_element(By.ID, "detail-title").text == model and d.find_elements(By.ID, "detail-run-setup"))
+    return driver.find_element(By.ID, "detail")
+
+
+def close_detail(driver):
+    driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+    wait(driver, lambda d: not d.find_element(By.ID, "detail").get_attribute("open"))
+
+
+def text_of(driver, element_id):
+    """An element's textContent, exactly (WebElement.text trims and folds whitespace)."""
+    return driver.execute_script("return document.getElementById(arguments[0]).textContent", element_id)
 
 
 def wait_for_rows(driver, expected_ids):
@@ -72,13 +103,12 @@ def test_page_views_search_detail_and_keyboard(space, browser):
     server, results = space
     table = read_pair(results, ENGINE_GLOB)
     browser.get(server.url)
-    selected = ["test/tiny-llama", "test/tiny-qwen2", "test/tiny-qwen3", "test/tiny-mistral", "test/unknown-arch",
-                "test/tiny-later"]
+    selected = SELECTED
     wait_for_rows(browser, selected)
     assert browser.find_element(By.ID, "tab-selected").get_attribute("aria-selected") == "true"
     for model, badge in shown_rows(browser):
         expected = table[model]["result"] if model in table else "UNTESTED"
-        assert badge.endswith(expected), (model, badge)
+        assert badge == expected, (model, badge)
     later = browser.find_element(By.CSS_SELECTOR, '[data-model="test/tiny-later"]')
     assert "selected, not checked yet on canrun-" in later.text
     llama = table["test/tiny-llama"]
@@ -92,6 +122,7 @@ def test_page_views_search_detail_and_keyboard(space, browser):
     llama_badge = browser.find_element(By.CSS_SELECTOR, '[data-model="test/tiny-llama"] .badge')
     assert llama["weights"] == "synthetic" and llama["result"] == "PASS"
     assert "synthetic" in llama_badge.get_attribute("class").split()
+    assert llama_badge.text == "✓ PASS synthetic"
     assert "random weights" in llama_badge.get_attribute("title")
     # Each version pair's Parquet file is offered for download.
     links = browser.find_elements(By.CSS_SELECTOR, "#data-source a")
@@ -101,7 +132,7 @@ def test_page_views_search_detail_and_keyboard(space, browser):
 
     # Downloads: the whole ranking, excluded models with their reason.
     browser.find_element(By.ID, "tab-downloads").click()
-    wait_for_rows(browser, selected[:5] + ["test/excluded", "test/tiny-later"])
+    wait_for_rows(browser, selected[:5] + ["test/excluded", "test/tiny-later", HUGE])
     assert "not prioritized yet" in browser.find_element(By.CSS_SELECTOR, '[data-model="test/excluded"]').text
     assert "as of 2026-05-12" in browser.find_element(By.ID, "ranking").text
     # Trending: the catalog has no such ranking; the page says so.
@@ -121,7 +152,7 @@ def test_page_views_search_detail_and_keyboard(space, browser):
     vision = table["test/tiny-qwen3-vl"]
     assert vision["task"] == "image-text-to-text" and vision["result"] == "PASS"
     [(_, badge)] = shown_rows(browser)
-    assert badge.endswith("PASS")
+    assert badge == "PASS"
     save(browser, "space-image-text-to-text.png")
     browser.find_element(By.ID, "tab-downloads").click()
     Select(browser.find_element(By.ID, "task")).select_by_value("text-generation")
@@ -132,23 +163,23 @@ def test_page_views_search_detail_and_keyboard(space, browser):
     wait_for_rows(browser, ["test/tiny-qwen2", "test/tiny-qwen3"])
     search.send_keys(Keys.CONTROL, "a")
     search.send_keys(Keys.BACKSPACE)  # as a user clears it: an input event, unlike WebElement.clear()
-    wait(browser, lambda d: len(shown_rows(d)) == 7)
+    wait(browser, lambda d: len(shown_rows(d)) == 8)
 
     # Sorting by a column header, then back.
     browser.find_element(By.CSS_SELECTOR, 'th[data-sort="model_id"] button').click()
-    wait_for_rows(browser, sorted(selected[:5] + ["test/excluded", "test/tiny-later"]))
+    wait_for_rows(browser, sorted(selected[:5] + ["test/excluded", "test/tiny-later", HUGE]))
     assert browser.find_element(By.CSS_SELECTOR, 'th[data-sort="model_id"]').get_attribute("aria-sort") == "ascending"
 
     # The other version pair.
     torch = read_pair(results, f"{TORCH_PAIR[0]}__{TORCH_PAIR[1]}.parquet")
     Select(browser.find_element(By.ID, "compiler")).select_by_value(TORCH_PAIR[0])
-    wait(browser, lambda d: dict(shown_rows(d)).get("test/tiny-llama", "").endswith(torch["test/tiny-llama"]["result"]))
+    wait(browser, lambda d: dict(shown_rows(d)).get("test/tiny-llama") == torch["test/tiny-llama"]["result"])
     assert browser.find_element(By.ID, "library").get_attribute("value") == TORCH_PAIR[1]
     Select(browser.find_element(By.ID, "compiler")).select_by_index(0)
 
     # A row's detail, opened from the keyboard: error, stack, packages, script with copy, plan cache.
     mistral = table["test/tiny-mistral"]
-    wait(browser, lambda d: dict(shown_rows(d)).get("test/tiny-mistral", "").endswith("FAIL_RUNTIME"))
+    wait(browser, lambda d: dict(shown_rows(d)).get("test/tiny-mistral") == "FAIL_RUNTIME")
     button = browser.find_element(By.CSS_SELECTOR, '[data-model="test/tiny-mistral"] button.model')
     button.send_keys(Keys.ENTER)
     dialog = browser.find_element(By.ID, "detail")
@@ -162,13 +193,174 @@ def test_page_views_search_detail_and_keyboard(space, browser):
     assert stack == [[c["component"], c["version"]] for c in mistral["software_stack"]]
     assert dialog.find_element(By.ID, "detail-packages").text == "None."
     compiler = mistral["compiler_version"]
-    assert dialog.find_element(By.ID, "detail-cache").text == "canrun cache pull SOURCE"
-    assert f"run with {compiler}: " in dialog.text
+    assert dialog.find_element(By.ID, "detail-cache").text == "build/canrun cache pull SOURCE"
+    assert f"Run with {compiler}: SOURCE is a folder or an http(s):// URL" in dialog.text
+    # The plan cache's key is content: the page must not say it matches names, sizes or times.
+    key = dialog.find_element(By.ID, "detail-cache-key").text
+    assert key.startswith("A plan is found by content, not by file name, size or modification time")
     assert dialog.find_element(By.XPATH, ".//button[text()='Copy script']").is_displayed()
-    save(browser, "space-detail.png")
+    save(browser, "space-detail-error.png")
     browser.switch_to.active_element.send_keys(Keys.ESCAPE)
     wait(browser, lambda d: not d.find_element(By.ID, "detail").get_attribute("open"))
     assert browser.switch_to.active_element.text == "test/tiny-mistral"  # focus returns to the row
+
+
+FAILURES = ["FAIL_LOAD", "FAIL_COMPILE", "FAIL_RUNTIME", "FAIL_MISMATCH", "FAIL_JUDGE", "TIMEOUT", "OOM"]
+SETUP = "bash scripts/install_deps.sh && BUILD_TARGETS=canrun bash scripts/build.sh build"
+
+
+def test_legend_tells_every_kind_of_result_apart(space, browser):
+    """The legend is on the page (not a tooltip), one entry per kind of result, and no two kinds
+    look alike: colour, background and border style differ, and so does the symbol."""
+    server, _ = space
+    browser.set_window_size(1280, 900)
+    browser.get(server.url)
+    wait_for_rows(browser, SELECTED)
+    legend = browser.find_element(By.ID, "legend")
+    assert legend.is_displayed() and "What the results mean" in legend.text
+    entries = browser.execute_script("""return [...document.querySelectorAll('#legend-list li')].map(li => {
+        const badge = li.querySelector('.badge'), style = getComputedStyle(badge);
+        return {kind: li.dataset.kind, text: li.textContent, symbol: badge.textContent.trim()[0],
+                look: [style.color, style.backgroundColor, style.borderTopStyle].join(' ')}; });""")
+    kinds = [e["kind"] for e in entries]
+    assert kinds == ["pass", "pass-synthetic", "near", "not-tested", "untested", "fail", "unsupported", "excluded"]
+    assert len({e["look"] for e in entries}) == len(entries), entries
+    assert len({e["symbol"] for e in entries}) == len(entries) - 1  # the two passes share the tick
+    text = {e["kind"]: e["text"] for e in entries}
+    assert "Real weights" in text["pass"]
+    assert "runs and matches the reference; text quality not judged" in text["pass-synthetic"]
+    assert "PASS_TOP5" in text["near"] and "PASS_JUDGE" in text["near"]
+    assert "NOT_TESTED" in text["not-tested"] and "needs_memory" in text["not-tested"]
+    assert "UNTESTED" in text["untested"] and "No row yet" in text["untested"]
+    assert all(status in text["fail"] for status in FAILURES)
+    assert "UNSUPPORTED_ARCHITECTURE" in text["unsupported"] and "EXCLUDED" in text["excluded"]
+    # The tested run is the compiled cpu backend; ref is only the reference it is compared with.
+    assert "compiled cpu backend (the tested run)" in legend.text
+    assert "the ref backend in f32 (the reference)" in legend.text
+    save(browser, "space-legend.png")
+
+
+def test_not_tested_row_shows_its_reason_and_nothing_measured(space, browser):
+    """A model no device profile holds: NOT_TESTED, its reason code where the row has one, and a
+    dash for cores, wall time, memory and weights, in the table and in the detail."""
+    server, results = space
+    table = read_pair(results, ENGINE_GLOB)
+    assert table[HUGE]["result"] == "NOT_TESTED"
+    _, listing, _ = server.get("/api/rows?view=selected")
+    listed = {row["model_id"]: row for row in listing["rows"]}[HUGE]
+    _, model, _ = server.get(f"/api/model?id={HUGE}")
+    row = model["row"]
+    browser.set_window_size(1280, 900)
+    browser.get(server.url)
+    wait_for_rows(browser, SELECTED)
+    for model_id in [HUGE, "test/unknown-arch"]:  # NOT_TESTED, UNSUPPORTED_ARCHITECTURE: nothing ran
+        shown = cells(browser, model_id)
+        assert [shown["Cores"], shown["Wall time"], shown["Peak device memory"], shown["Weights"]] == [DASH] * 4, shown
+    badge = browser.find_element(By.CSS_SELECTOR, f'#rows [data-model="{HUGE}"] .badge')
+    assert badge.get_attribute("data-result") == "NOT_TESTED"
+    code = listed.get("reason_code")
+    assert badge.text == ("⊘ NOT_TESTED " + code if code else "⊘ NOT_TESTED")
+    assert "needs more than 1 core of local" in cells(browser, HUGE)["Result"]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", badge)
+    save(browser, "space-not-tested.png")
+
+    dialog = open_detail(browser, HUGE)
+    nothing = f"{DASH} (nothing ran)"
+    assert [text_of(browser, f"detail-{fact}") for fact in ["cores", "weights", "wall-time"]] == [nothing] * 3
+    assert text_of(browser, "detail-memory").startswith(f"peak {DASH} (nothing ran)")
+    if row.get("reason_code"):
+        assert row["reason_code"] in dialog.find_element(By.ID, "detail-result").text
+    assert HUGE_LICENSE in text_of(browser, "detail-license")
+    assert text_of(browser, "detail-error") == row["error_message"]
+    assert text_of(browser, "detail-prompt") == row["prompt"]
+    assert text_of(browser, "detail-generated") == "Nothing was generated: the check did not run."
+    assert text_of(browser, "detail-divergence") == "not compared: nothing ran"
+    # The planner's cores on the catalog's profile are a plan, labelled so, not a run.
+    assert "(a plan, not run)" in dialog.text and "needs more than 16 cores" in text_of(browser, "detail-plan")
+    assert text_of(browser, "detail-run") == row.get("run_command", f"build/canrun check {HUGE} --synthetic")
+    close_detail(browser)
+
+
+def test_detail_of_a_synthetic_pass(space, browser):
+    """The detail of a PASS on synthetic weights: what synthetic means, PASS on N cores, the prompt,
+    the generated tokens (synthetic weights have no tokenizer), no divergence, and a run-it-yourself
+    command that is the row's own (verbatim) after the set-up from a fresh clone."""
+    server, _ = space
+    _, model, _ = server.get("/api/model?id=test/tiny-llama")
+    row = model["row"]
+    assert row["result"] == "PASS" and row["weights"] == "synthetic"
+    browser.set_window_size(1280, 900)
+    browser.get(server.url)
+    wait_for_rows(browser, SELECTED)
+    dialog = open_detail(browser, "test/tiny-llama")
+    cores = row["cores"]
+    assert f"PASS on {cores} core{'' if cores == 1 else 's'}, synthetic weights." in text_of(browser, "detail-result")
+    assert "the quality of the text is not judged" in text_of(browser, "detail-synthetic")
+    assert text_of(browser, "detail-cores") == str(cores) and text_of(browser, "detail-weights") == "synthetic"
+    assert text_of(browser, "detail-memory").startswith("peak ") and "(host)" in text_of(browser, "detail-memory")
+    assert text_of(browser, "detail-prompt") == row["prompt"]
+    generated = row["generated_text"]
+    if generated is None:
+        generated = " ".join(map(str, row["generated_token_ids"]))
+    assert text_of(browser, "detail-generated") == generated
+    assert row["generated_token_ids"] == row["reference_token_ids"]
+    assert text_of(browser, "detail-divergence") == "none: every token equals the reference"
+    assert text_of(browser, "detail-run-setup") == SETUP
+    assert all((REPO_ROOT / "scripts" / name).is_file() for name in ["install_deps.sh", "build.sh"])
+    assert text_of(browser, "detail-run") == row.get("run_command", "build/canrun check test/tiny-llama --synthetic")
+    for label in ["Copy set-up", "Copy command"]:
+        assert dialog.find_element(By.XPATH, f".//button[text()='{label}']").is_displayed()
+    browser.execute_script("document.getElementById('detail-prompt').previousElementSibling.scrollIntoView({block: 'start'})")
+    save(browser, "space-detail.png")
+    close_detail(browser)
+
+
+def test_fields_of_newer_rows_are_shown(space, browser):
+    """The row fields a newer canrun adds (reason_code, run_command, first_divergence_step,
+    tokens_match, memory_capacity_bytes, planned_memory_bytes, plan_source, license,
+    schema_version), rendered by the page's own functions from real API answers with those fields
+    added; and a NOT_TESTED row that still carries cores, weights and a wall time shows none."""
+    server, _ = space
+    _, listing, _ = server.get("/api/rows?view=selected")
+    huge = {row["model_id"]: row for row in listing["rows"]}[HUGE]
+    _, model, _ = server.get("/api/model?id=test/tiny-llama")
+    tested = list(model["row"]["generated_token_ids"])
+    reference = list(tested)
+    reference[3] += 1
+    row = dict(model["row"], schema_version=2, run_command="build/canrun check test/tiny-llama --synthetic --profile local",
+               generated_text="Paris is the capital of France.", generated_token_ids=tested,
+               reference_token_ids=reference, first_divergence_step=3, tokens_match=False, judged_fluent=None,
+               memory_capacity_bytes=24 * 2**30, planned_memory_bytes=3 * 2**30, plan_source="remote_cache",
+               license="apache-2.0", reason_code=None)
+    browser.set_window_size(1280, 900)
+    browser.get(server.url)
+    wait_for_rows(browser, SELECTED)
+    shown = browser.execute_script("""
+        const box = document.createElement('div');
+        box.append(...detailContent(arguments[0]));
+        const text = (id) => box.querySelector('#' + id).textContent;
+        const list = document.createElement('tbody');
+        list.append(rowElement(arguments[1]));
+        return {run: text('detail-run'), divergence: text('detail-divergence'), generated: text('detail-generated'),
+                memory: text('detail-memory'), license: text('detail-license'), plan: text('detail-plan-source'),
+                all: box.textContent, badge: list.querySelector('.badge').textContent,
+                cells: [...list.querySelectorAll('td')].map(td => td.textContent)};""",
+        dict(model, row=row),
+        dict(huge, reason_code="needs_memory", cores=1, weights="synthetic", wall_time_s=0.01,
+             peak_host_memory_bytes=2**30))
+    assert shown["run"] == row["run_command"]
+    assert shown["divergence"] == (f"step 3: the first 3 tokens equal the reference "
+                                   f"(tested token {tested[3]}, reference {reference[3]})")
+    assert shown["generated"] == "Paris is the capital of France."
+    assert shown["memory"].startswith("peak ")
+    assert shown["memory"].endswith(" (host) · capacity 24.0 GiB (the cores the profile gives the run) · "
+                                    "planner's estimate 3.0 GiB")
+    assert shown["license"].startswith("apache-2.0 (the weights' own terms")
+    assert shown["plan"] == "This row's plan: pulled from a remote plan cache (canrun cache pull)."
+    assert "Tokens equal the reference" in shown["all"] and "Row schema version2" in shown["all"]
+    assert shown["badge"] == "⊘ NOT_TESTED needs_memory"
+    rank, _, _, cores, wall, memory, weights = shown["cells"]
+    assert [cores, wall, memory, weights] == [DASH] * 4
 
 
 def test_compare_versions_view(space, browser):
@@ -187,13 +379,14 @@ def test_compare_versions_view(space, browser):
     def diff_rows():
         return browser.execute_script(
             "return [...document.querySelectorAll('#diff-rows tbody tr')].map(tr => [tr.dataset.model,"
-            " ...[...tr.querySelectorAll('td')].slice(2, 5).map(td => td.textContent)]);")
+            " ...[...tr.querySelectorAll('td')].slice(2, 5)"
+            ".map(td => td.querySelector('.badge') ? td.querySelector('.badge').dataset.result : td.textContent)]);")
 
     shown = diff_rows()
     assert shown, "no changed models between the torch and engine pairs"
     for model, older, newer, changes in shown:
-        assert older.endswith(torch[model]["result"]) if model in torch else older == "no row"
-        assert newer.endswith(engine[model]["result"]) if model in engine else newer == "no row"
+        assert older == torch[model]["result"] if model in torch else older == "no row"
+        assert newer == engine[model]["result"] if model in engine else newer == "no row"
         assert changes != "unchanged"
     save(browser, "space-compare.png")
     browser.find_element(By.ID, "compare-all").click()
@@ -206,7 +399,7 @@ def test_narrow_screen_has_no_sideways_scroll(space, browser):
     browser.set_window_size(390, 844)
     try:
         browser.get(server.url + "#view=selected")
-        wait(browser, lambda d: len(shown_rows(d)) == 6)
+        wait(browser, lambda d: len(shown_rows(d)) == len(SELECTED))
         overflow = browser.execute_script(
             "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0
