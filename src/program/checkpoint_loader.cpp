@@ -23,7 +23,7 @@ WeightMatrix CheckpointLoader::plain_part(const std::string& name, int64_t out, 
   const TensorRecord& record = store_.get(name, {out, in});
   const int64_t rows = part.rows.count, cols = part.cols.count;
   if (part.rows.first == 0 && rows == out && cols == in) {
-    if (!keep_stored_ || record.dtype != DType::kBF16) return WeightMatrix::f32(read(name, {out, in}), out, in);
+    if (record.dtype != DType::kBF16) return WeightMatrix::f32(read(name, {out, in}), out, in);
     if (reinterpret_cast<uintptr_t>(record.data.data()) % alignof(uint16_t) == 0)
       return WeightMatrix::bf16_borrowing(reinterpret_cast<const uint16_t*>(record.data.data()), out, in);
   }
@@ -34,14 +34,14 @@ WeightMatrix CheckpointLoader::plain_part(const std::string& name, int64_t out, 
     return record.data.data() + ((part.rows.first + r) * in + part.cols.first) * static_cast<int64_t>(element);
   };
   const bool in_place = cols == in && reinterpret_cast<uintptr_t>(row_start(0)) % element == 0;
-  if (in_place && keep_stored_ && record.dtype == DType::kBF16)
+  if (in_place && record.dtype == DType::kBF16)
     return WeightMatrix::bf16_borrowing(reinterpret_cast<const uint16_t*>(row_start(0)), rows, cols);
   if (in_place && record.dtype == DType::kF32)
     return WeightMatrix::f32(
         FloatBuffer::borrowing(reinterpret_cast<const float*>(row_start(0)), static_cast<size_t>(rows * cols)),
         rows, cols);
   // Copied out, the tensor's mapped pages (all of them for a column block) are not needed.
-  if (keep_stored_ && record.dtype == DType::kBF16) {
+  if (record.dtype == DType::kBF16) {
     std::vector<uint16_t> copy(static_cast<size_t>(rows * cols));
     for (int64_t r = 0; r < rows; ++r) std::memcpy(copy.data() + r * cols, row_start(r), cols * element);
     release_pages(record.data);
@@ -61,7 +61,7 @@ WeightMatrix CheckpointLoader::fp8_part(const std::string& name, int64_t out, in
   const int64_t rows = part.rows.count, cols = part.cols.count;
   // Kept as FP8 where the part's blocks of inputs are the checkpoint's (a column block starting
   // mid-block is dequantised instead): each row takes its block row's scales.
-  if (keep_stored_ && part.cols.first % fp8_.cols == 0) {
+  if (part.cols.first % fp8_.cols == 0) {
     const int64_t blocks = (cols + fp8_.cols - 1) / fp8_.cols, first_block = part.cols.first / fp8_.cols;
     std::vector<float> row_scales(static_cast<size_t>(rows * blocks));
     for (int64_t r = 0; r < rows; ++r)

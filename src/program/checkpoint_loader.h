@@ -1,9 +1,10 @@
 // Loads the tensors block kinds visit from a checkpoint's safetensors files, checking shapes.
-// f32 tensors are used in place from the mapping; bf16/f16 are widened once, except that the cpu
-// backend keeps bf16 matrices as bf16 (in place when aligned) and FP8 matrices as FP8 with a
-// scale per row and block of inputs. A rank of a sharded run reads only its part of each split
-// matrix, letting go of the mapped pages it copied from. Elsewhere FP8 matrices are dequantised
-// with their block scales to f32.
+// Matrices stay as stored: f32 and bf16 in place from the mapping (when aligned), FP8 as FP8
+// with a scale per row and block of inputs; f16 ones are widened to f32. Both backends compute
+// on them as they are (ref widens each row as it uses it), so no backend holds an f32 copy of
+// a bf16 model. A rank of a sharded run reads only its part of each split matrix, letting go of
+// the mapped pages it copied from. FP8 parts whose blocks of inputs are not the checkpoint's
+// are dequantised with their block scales to f32. Vectors and other tensors are read as f32.
 #pragma once
 
 #include "checkpoint/safetensors.h"
@@ -15,9 +16,8 @@ namespace canrun {
 class CheckpointLoader : public TensorVisitor {
  public:
   // `conv1d`: the family stores projections [in, out] (gpt2); `fp8`: an FP8 checkpoint's block
-  // size; `keep_stored`: bf16 and FP8 matrices stay as stored.
-  CheckpointLoader(const WeightStore& store, bool conv1d, Fp8Block fp8, bool keep_stored)
-      : store_(store), conv1d_(conv1d), fp8_(fp8), keep_stored_(keep_stored) {}
+  // size.
+  CheckpointLoader(const WeightStore& store, bool conv1d, Fp8Block fp8) : store_(store), conv1d_(conv1d), fp8_(fp8) {}
 
   WeightMatrix matrix_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) override;
   WeightMatrix plain_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) override;
@@ -35,7 +35,6 @@ class CheckpointLoader : public TensorVisitor {
   const WeightStore& store_;
   bool conv1d_;
   Fp8Block fp8_;
-  bool keep_stored_;
 };
 
 }  // namespace canrun

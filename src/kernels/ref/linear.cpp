@@ -1,5 +1,7 @@
 #include "kernels/ref/ops.h"
 
+#include <vector>
+
 namespace canrun::ref {
 namespace {
 
@@ -25,6 +27,24 @@ void linear(const float* x, int64_t rows, int64_t in, const float* w, const floa
     for (int64_t o = 0; o < out; ++o) {
       const double acc = dot(x + r * in, w + o * in, in);
       y[r * out + o] = static_cast<float>(bias != nullptr ? acc + bias[o] : acc);
+    }
+  }
+}
+
+void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, float* y) {
+  const int64_t in = w.cols(), out = w.rows();
+  // Each weight row is widened once, for all input rows; f32 and the stored dtype's widening
+  // give the same values, so the result is the one ref::linear gives on the widened matrix.
+#pragma omp parallel if (rows * out * in > (1 << 20))
+  {
+    std::vector<float> widened(static_cast<size_t>(in));
+#pragma omp for schedule(static)
+    for (int64_t o = 0; o < out; ++o) {
+      w.copy_row(o, widened.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        const double acc = dot(x + r * in, widened.data(), in);
+        y[r * out + o] = static_cast<float>(bias != nullptr ? acc + bias[o] : acc);
+      }
     }
   }
 }

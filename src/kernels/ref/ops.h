@@ -19,6 +19,9 @@ void layer_norm(const float* x, const float* weight, const float* bias, int64_t 
 
 // y[rows, out] = x[rows, in] @ w[out, in]^T (+ bias[out] when not null).
 void linear(const float* x, int64_t rows, int64_t in, const float* w, const float* bias, int64_t out, float* y);
+// The same for a row-major matrix of any stored dtype (bf16, FP8 with its scales): each row is
+// widened to f32 as it is used, so the model is never held in f32.
+void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, float* y);
 
 // Rotates the first rotary_dim dims of each of `heads` vectors of `head_dim` at one
 // position, half-split layout (transformers' rotate_half): cos/sin hold rotary_dim/2.

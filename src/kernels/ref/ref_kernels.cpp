@@ -12,10 +12,12 @@ void embed(const WeightMatrix& table, const int32_t* ids, int64_t count, float* 
 }
 
 void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bias, const KernelChoices&, float* y) {
-  if (w.dtype() != DType::kF32 || w.layout() != MatrixLayout::kRows)
-    fail(ErrorKind::kRuntime, "ref backend: a " + std::string(dtype_name(w.dtype())) +
-                                  " weight matrix reached ref::linear, which computes on row-major f32 only");
-  ref::linear(x, rows, w.cols(), w.f32_data(), bias, w.rows(), y);
+  if (w.layout() != MatrixLayout::kRows)
+    fail(ErrorKind::kRuntime, "ref backend: packed panels reached ref::linear, which computes on row-major matrices");
+  if (w.dtype() == DType::kF32)
+    ref::linear(x, rows, w.cols(), w.f32_data(), bias, w.rows(), y);
+  else
+    ref::linear(x, rows, w, bias, y);
 }
 
 }  // namespace
