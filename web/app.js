@@ -169,7 +169,8 @@ function compileNote(row) {
 
 // Under the model id: its architecture and the weights' licence (the weights' own terms, apart from canrun's).
 function modelNote(row) {
-  const parts = [row.architecture, row.license ? `licence ${row.license}` : null].filter(Boolean);
+  const parts = [row.yours ? "yours" : null, row.architecture, row.license ? `licence ${row.license}` : null]
+    .filter(Boolean);
   return parts.length ? el("span", { class: "sub model-note", text: parts.join(" · ") }) : null;
 }
 
@@ -482,6 +483,9 @@ function detailContent(detail) {
     fact("Catalog", detail.catalog.selected ? "selected" : `not selected: ${detail.catalog.exclusion}`);
   }
   parts.push(el("p", { id: "detail-result" }, badge(row), " ", el("span", { text: resultSummary(row, detail) })));
+  if (detail.yours)
+    parts.push(el("p", { class: "explain", id: "detail-yours",
+      text: "Yours: this row comes from your own results folder (what canrun check and canrun sweep record), not from the dataset canrun ships." }));
   if (row && didRun && row.weights === "synthetic") parts.push(el("p", { class: "explain", id: "detail-synthetic", text: SYNTHETIC }));
   if (row && didRun && row.weights === "real")
     parts.push(el("p", { class: "explain", text: "Real weights: the published checkpoint" + (row.revision ? ` at revision ${row.revision}.` : ".") }));

@@ -1,5 +1,6 @@
 // canrun check MODEL: the lab's protocol on one model, printed as a row (--json) or a summary.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -20,7 +21,8 @@ struct CheckArgs {
   CheckOptions options;
   bool no_plan_cache = false;
   bool json = false;
-  std::string out_dir;
+  std::string out_dir;  // empty: user_results_dir()
+  bool no_record = false;
   std::string shard_worker_dir;
 };
 
@@ -59,7 +61,14 @@ void run(CheckArgs& args) {
   args.options.progress = progress.reporter();
   const ResultRow row = run_check(args.options);
   progress.close();
-  if (!args.out_dir.empty()) record_row(args.out_dir, row);
+  if (!args.no_record) {
+    const std::string dir = args.out_dir.empty() ? user_results_dir() : args.out_dir;
+    record_row(dir, row);
+    std::cerr << "row recorded in " << (std::filesystem::path(dir) / dataset_file_name({row.compiler_version,
+                                                                                        row.library_version}))
+                                           .string()
+              << " (canrun serve, query and diff read it)\n";
+  }
   if (args.json)
     std::cout << row_to_json(row).dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
   else
@@ -103,7 +112,11 @@ void add_check_command(CLI::App& app) {
                     "Compile without reading or writing the plan cache (plan_cache_hit is then null)");
   add_runner_options(*command, args->options.runner, args->options.torch);
   command->add_flag("--json", args->json, "Print the row as one line of JSON");
-  command->add_option("--out", args->out_dir, "Also add the row to the dataset in this folder");
+  command->add_option("--out", args->out_dir,
+                      "Dataset folder the row is added to (default: " + user_results_dir() +
+                          "/, or $CANRUN_RESULTS), replacing an earlier row of the model for this version pair");
+  command->add_flag("--no-record", args->no_record, "Print the row without adding it to any dataset folder")
+      ->excludes("--out");
   // Internal: how a sharded check starts its workers (sharded_check.h); hidden from --help.
   command->add_option("--shard-worker", args->shard_worker_dir)->group("");
   args->command = command;

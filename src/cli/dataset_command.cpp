@@ -11,12 +11,12 @@ namespace canrun {
 void add_dataset_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("dataset", "Work on a dataset folder");
   command->require_subcommand(1);
-  auto dir = std::make_shared<std::string>("results");
+  auto dir = std::make_shared<std::string>(user_results_dir());
   CLI::App* merge = command->add_subcommand(
       "merge",
       "Fold the parts that `canrun sweep --shard K/N` wrote (<pair>/part-K-of-N.parquet) into each pair's\n"
       "file: one row per model, the newest check winning; the parts are removed and the card rewritten");
-  merge->add_option("dir", *dir, "Dataset folder (default results/)")->check(CLI::ExistingDirectory);
+  merge->add_option("dir", *dir, "Dataset folder (default " + user_results_dir() + "/)")->check(CLI::ExistingDirectory);
   merge->callback([dir] {
     const std::vector<MergedPair> merged = merge_parts(*dir);
     if (merged.empty()) std::cout << "no parts to merge in " << *dir << "\n";

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "lab/results_dir.h"
 #include "lab/version_diff.h"
 #include "util/error.h"
 
@@ -11,7 +12,7 @@ namespace canrun {
 namespace {
 
 struct DiffArgs {
-  std::string data_dir = "results";
+  std::string data_dir;  // empty: dataset_folders' default
   std::string from, to;
   DiffOptions options;
   bool all = false;
@@ -33,7 +34,7 @@ std::string error_of(const ModelDiff& model) {
 }
 
 void run(const DiffArgs& args) {
-  const VersionDiff diff = diff_versions(args.data_dir, parse_version_pair(args.from, "--from"),
+  const VersionDiff diff = diff_versions(dataset_folders(args.data_dir), parse_version_pair(args.from, "--from"),
                                          parse_version_pair(args.to, "--to"), args.options);
   const DiffCounts counts = count_changes(diff.models);
   const int regressions = counts.regressions;
@@ -41,7 +42,7 @@ void run(const DiffArgs& args) {
     Json models = Json::array();
     for (const ModelDiff& model : diff.models)
       if (args.all || !model.changes.empty()) models.push_back(model_diff_json(model));
-    std::cout << Json{{"from", diff.from.path}, {"to", diff.to.path}, {"models", models}}.dump(
+    std::cout << Json{{"from", diff.from.where()}, {"to", diff.to.where()}, {"models", models}}.dump(
                      2, ' ', false, Json::error_handler_t::replace)
               << "\n";
   } else {
@@ -53,7 +54,7 @@ void run(const DiffArgs& args) {
                        error_of(model).substr(0, 60)});
     }
     print_aligned_table(cells);
-    std::cout << counts.models << " models in " << diff.from.path << " or " << diff.to.path << ": "
+    std::cout << counts.models << " models in " << diff.from.where() << " or " << diff.to.where() << ": "
               << counts.changed << " changed, " << regressions << (regressions == 1 ? " regression" : " regressions")
               << "; generated tokens agree on " << counts.tokens_agree << " of " << counts.tokens_compared
               << " compared\n";
@@ -72,7 +73,9 @@ void add_diff_command(CLI::App& app) {
       "Compare two version pairs of the lab's dataset per model: newly failing, newly passing, cores changed, wall "
       "time or peak memory changed beyond a ratio (between runs that both passed), and whether the generated tokens "
       "agree. Only changed models are listed unless --all.");
-  command->add_option("--data", args->data_dir, "Dataset folder (default results/)");
+  command->add_option("--data", args->data_dir,
+                      "Dataset folder (default: the dataset canrun ships, " + shipped_dataset_dir() +
+                          ", and your own results in " + user_results_dir() + "/)");
   command->add_option("--from", args->from, "The older pair, COMPILER__LIBRARY as its file is named")->required();
   command->add_option("--to", args->to, "The newer pair, COMPILER__LIBRARY")->required();
   command->add_option("--time-ratio", args->options.time_ratio,

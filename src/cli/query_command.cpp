@@ -15,7 +15,7 @@ namespace canrun {
 namespace {
 
 struct QueryArgs {
-  std::string data_dir = shipped_dataset_dir();
+  std::string data_dir;  // empty: dataset_folders' default
   QueryFilter filter;
   std::string format = "table";
 };
@@ -47,32 +47,41 @@ void print_table(const std::vector<Json>& rows) {
   for (const Json& row : rows) {
     std::vector<std::string> line;
     for (const std::string& column : kSummaryColumns) line.push_back(cell(row[column]).substr(0, 60));
+    if (row["yours"].get<bool>()) line.front() = "* " + line.front();
     cells.push_back(line);
   }
   print_aligned_table(cells);
 }
 
 void run(const QueryArgs& args) {
-  const QueryResult result = query_results(args.data_dir, args.filter);
+  const QueryResult result = query_results(dataset_folders(args.data_dir), args.filter);
   std::vector<Json> rows;
-  for (const ResultRow& row : result.rows) rows.push_back(row_to_json(row));
+  for (const ResultRow& row : result.rows) {
+    rows.push_back(row_to_json(row));
+    rows.back()["yours"] = result.yours.contains(row.model_id);
+  }
   if (args.format == "json") {
     std::cout << Json(rows).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   } else if (args.format == "csv") {
+    std::vector<std::string> columns = dataset_columns();
+    columns.push_back("yours");
     std::string header;
-    for (const std::string& column : dataset_columns()) header += (header.empty() ? "" : ",") + column;
+    for (const std::string& column : columns) header += (header.empty() ? "" : ",") + column;
     std::cout << header << "\n";
     for (const Json& row : rows) {
       std::string line;
-      for (const std::string& column : dataset_columns())
-        line += (column == dataset_columns().front() ? "" : ",") + csv_field(cell(row[column]));
+      for (const std::string& column : columns)
+        line += (column == columns.front() ? "" : ",") + csv_field(cell(row[column]));
       std::cout << line << "\n";
     }
   } else {
     print_table(rows);
-    std::cout << rows.size() << " rows from " << result.file.path;
-    if (!result.file.parts.empty()) std::cout << " and " << result.file.parts.size() << " sweep parts not merged yet";
-    std::cout << " (" << result.file.pair.compiler << " / " << result.file.pair.library << ")\n";
+    std::string from;
+    for (const std::string& path : result.files.paths()) from += (from.empty() ? "" : ", ") + path;
+    std::cout << rows.size() << " rows from " << from << " (" << result.files.pair.compiler << " / "
+              << result.files.pair.library << ")";
+    if (!result.yours.empty()) std::cout << "; " << result.yours.size() << " of them yours (marked *)";
+    std::cout << "\n";
   }
 }
 
@@ -81,7 +90,9 @@ void run(const QueryArgs& args) {
 void add_query_command(CLI::App& app) {
   auto args = std::make_shared<QueryArgs>();
   CLI::App* command = app.add_subcommand("query", "Show rows of the lab's dataset for one version pair");
-  command->add_option("--data", args->data_dir, "Dataset folder (default: the dataset canrun ships, " + shipped_dataset_dir() + ")");
+  command->add_option("--data", args->data_dir,
+                      "Dataset folder (default: the dataset canrun ships, " + shipped_dataset_dir() +
+                          ", and your own results in " + user_results_dir() + "/, whose rows are marked yours)");
   command->add_option("--model", args->filter.model, "Only model ids containing this text (any case)");
   command->add_option("--task", args->filter.task, "Only this task")->check(CLI::IsMember(catalog_tasks()));
   command->add_option("--result", args->filter.result, "Only this status, e.g. PASS or TIMEOUT");

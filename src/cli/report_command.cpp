@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/option_checks.h"
 #include "lab/migration_report.h"
+#include "lab/results_dir.h"
 #include "util/error.h"
 
 namespace canrun {
@@ -18,7 +19,7 @@ struct ReportArgs {
   std::string format = "markdown";
   std::string out;
   bool fail_on_no_go = false;
-  std::string lab_data = "results";
+  std::string lab_data;  // empty: dataset_folders' default
   std::string lab_current, lab_candidate;  // version pairs, COMPILER__LIBRARY
 };
 
@@ -29,7 +30,7 @@ void run(ReportArgs& args) {
   MigrationReport report =
       make_report(read_bench_result(args.current), read_bench_result(args.candidate), args.options);
   if (!args.lab_current.empty())
-    report.lab = diff_versions(args.lab_data, parse_version_pair(args.lab_current, "--lab-current"),
+    report.lab = diff_versions(dataset_folders(args.lab_data), parse_version_pair(args.lab_current, "--lab-current"),
                                parse_version_pair(args.lab_candidate, "--lab-candidate"), {}, "--lab-current",
                                "--lab-candidate");
   const std::string text =
@@ -78,7 +79,9 @@ void add_report_command(CLI::App& app) {
                       "--lab-candidate, adds each model's result on both stacks");
   command->add_option("--lab-candidate", args->lab_candidate,
                       "The candidate stack's version pair in the lab's dataset");
-  command->add_option("--lab-data", args->lab_data, "The lab's dataset folder (default results/)");
+  command->add_option("--lab-data", args->lab_data,
+                      "The lab's dataset folder (default: the dataset canrun ships and your own results in " +
+                          user_results_dir() + "/)");
   command->callback([args] { run(*args); });
 }
 

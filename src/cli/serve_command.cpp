@@ -72,7 +72,10 @@ void add_serve_command(CLI::App& app) {
       "With MODEL_DIR: serve that model behind an OpenAI-compatible API (/v1/completions,\n"
       "/v1/chat/completions, /v1/models, /v1/models/ID, /health, /metrics), streamed or whole, behind the\n"
       "same connection limits and Host check as the Space.");
-  command->add_option("--data", options->data_dir, "Dataset folder (default: the dataset canrun ships, " + shipped_dataset_dir() + "; may be empty or missing)");
+  command->add_option("--data", options->data_dir,
+                      "Dataset folder (default: the dataset canrun ships, " + shipped_dataset_dir() +
+                          ", and your own results in " + user_results_dir() +
+                          "/, whose rows the page marks as yours; either may be empty or missing)");
   command->add_option("--port", options->port, "TCP port (default 8080; 0 picks a free one)")
       ->check(CLI::Range(0, 65535));
   command->add_option("--host", options->host, "Address to bind (default 127.0.0.1: this machine only)");

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "checkpoint/config_reader.h"
+#include "checkpoint/safetensors.h"
 #include "lab/judge.h"
 #include "lab/planner.h"
 #include "lab/reproduce.h"
@@ -46,6 +47,8 @@ WeightsOrigin origin_of(const ModelSource& source) {
   return source.kind == "local folder" ? WeightsOrigin::kLocalFolder : WeightsOrigin::kHub;
 }
 
+std::string repeat_arguments(const ModelSource& source, const CheckOptions& options);
+
 std::string script_for(const ModelSource& source, const CheckOptions& options, const ResultRow& row,
                        const std::string& expected_result) {
   const VersionPair pair = check_version_pair(options);
@@ -73,11 +76,27 @@ std::string script_for(const ModelSource& source, const CheckOptions& options, c
       if (!row.generated_token_ids && stage == known) torch.expected_error = stage;
     return torch_reproduce_script(inputs, torch);
   }
-  std::vector<std::string> args = check_arguments(source, options);
-  // The snapshot the row checked, not whatever the branch names by then.
-  if (inputs.origin == WeightsOrigin::kHub && source.revision) args[0] = source.model_id + "@" + *source.revision;
-  for (const std::string& arg : args) inputs.check_arguments += (inputs.check_arguments.empty() ? "" : " ") + shell_quote(arg);
+  inputs.check_arguments = repeat_arguments(source, options);
   return reproduce_script(inputs);
+}
+
+// check_arguments as one shell line, naming the snapshot the row checked, not whatever the
+// branch names by then.
+std::string repeat_arguments(const ModelSource& source, const CheckOptions& options) {
+  std::vector<std::string> args = check_arguments(source, options);
+  if (origin_of(source) == WeightsOrigin::kHub && source.revision) args[0] = source.model_id + "@" + *source.revision;
+  std::string line;
+  for (const std::string& arg : args) line += (line.empty() ? "" : " ") + shell_quote(arg);
+  return line;
+}
+
+// The command a row shows for running it yourself, from a clone built with the README's set-up.
+std::string run_command(const ModelSource& source, const CheckOptions& options) {
+  std::string line = "build/canrun check " + repeat_arguments(source, options);
+  if (options.runner == Runner::kTorch)
+    line += " --runner torch --device " + shell_quote(options.torch.device) + " --compile " +
+            shell_quote(options.torch.compile);
+  return line;
 }
 
 void fail_row(ResultRow& row, Status status, const std::string& type, const std::string& message) {
@@ -89,6 +108,7 @@ void fail_row(ResultRow& row, Status status, const std::string& type, const std:
 void record_tested_run(const TestedRun& run, ResultRow& row) {
   row.load_time_s = run.load_time_s;
   row.compile_time_s = run.compile_time_s;
+  if (run.compile_time_s) row.plan_source = run.plan_cache_hit.value_or(false) ? "local_cache" : "built";
   row.recompilations = run.recompilations;
   row.plan_cache_hit = run.plan_cache_hit;
   row.peak_activation_bytes = run.peak_activation_bytes;
@@ -111,6 +131,23 @@ GenerationTrace run_reference(const ModelSource& source, const CheckOptions& opt
   return {result.tokens, result.top_ids};
 }
 
+// The check process's own memory besides the model's: a check of any tiny test fixture peaks at
+// 37-39 MiB (code, libraries, tokenizer, catalog).
+constexpr int64_t kCheckProcessBytes = int64_t{40} << 20;
+
+// What the planner sizes: the tested run and the reference hold the weights as the checkpoint
+// stores them (bf16 and FP8 as they are; f16 and f32 as f32), a KV cache and activations in f32.
+// They run one after the other, so the larger of the two is what must fit; with the same weights
+// and state they hold alike, and the estimate is the tested run's.
+PlannerOptions check_planner_options(const ModelSource& source) {
+  PlannerOptions planner;
+  planner.kv_dtype = DType::kF32;
+  planner.overhead_bytes = kCheckProcessBytes;
+  const DType stored = source.synthetic() ? DType::kBF16 : WeightStore::open_folder(source.dir, false).stored_dtype();
+  planner.weight_dtype = stored == DType::kBF16 || stored == DType::kF8E4M3 ? DType::kBF16 : DType::kF32;
+  return planner;
+}
+
 // The protocol after resolution; `stage` tells the caller where an exception came from.
 void run_protocol(const ModelSource& source, const CheckOptions& options, const DeviceProfile& profile, ResultRow& row,
                   CheckStage& stage) {
@@ -126,22 +163,19 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
 
   const ModelShape shape = model_shape(config, source.entry ? published_parameters(*source.entry) : std::nullopt);
   row.parameter_count = shape.parameters;
-  // The two runs come one after the other, so the peak is the larger one: the ref reference keeps
-  // weights, KV cache and activations in f32 (4 bytes a parameter); the compiled run holds the
-  // packed weights in their stored dtype (compiling streams them, so it holds no more).
-  PlannerOptions planner;
-  planner.weight_dtype = DType::kF32;
-  planner.kv_dtype = DType::kF32;
-  const CorePlan plan = plan_cores(shape, profile, planner);
-  if (plan.fits()) {
-    row.cores = static_cast<int32_t>(plan.cores);
-    row.tp_degree = static_cast<int32_t>(plan.tp_degree);
-    row.ep_degree = static_cast<int32_t>(plan.ep_degree);
-  }
+  const CorePlan plan = plan_cores(shape, profile, check_planner_options(source));
+  row.planned_memory_bytes = plan.per_core_bytes;
   if (!plan.fits()) {
+    row.memory_capacity_bytes = profile.memory_per_core_bytes * std::min<int64_t>(profile.max_cores, 16);
+    row.reason_code = plan.reason_code;
+    row.weights.reset();  // nothing ran: no weights were made or read
     fail_row(row, Status::kNotTested, "not_tested", plan.reason + " of " + profile.name + " (" + plan.detail + ")");
     return;
   }
+  row.cores = static_cast<int32_t>(plan.cores);
+  row.tp_degree = static_cast<int32_t>(plan.tp_degree);
+  row.ep_degree = static_cast<int32_t>(plan.ep_degree);
+  row.memory_capacity_bytes = profile.memory_per_core_bytes * plan.cores;
 
   if (source.synthetic()) {
     report_check_step(options, "making synthetic weights");
@@ -198,6 +232,8 @@ void record_verdict(const GenerationTrace& tested, const GenerationTrace& refere
   row.reference_token_ids = reference.tokens;
   row.matching_prefix_length = verdict.matching_prefix_length;
   row.verification = verification_of(verdict);
+  row.tokens_match = tested.tokens == reference.tokens;
+  if (!*row.tokens_match) row.first_divergence_step = verdict.matching_prefix_length;
   row.result = status_name(verdict.status);
   if (verdict.status != Status::kPass) {
     row.error_type = verdict.status == Status::kFailMismatch ? std::optional<std::string>("mismatch") : std::nullopt;
@@ -216,6 +252,7 @@ void judge_mismatch(ResultRow& row) {
     row.judge = judge_description();
     row.verification = "judge";
     const bool fluent = score >= kJudgeThreshold;
+    row.judged_fluent = fluent;
     row.result = status_name(fluent ? Status::kPassJudge : Status::kFailJudge);
     row.error_type = fluent ? std::nullopt : std::optional<std::string>("judge");
     char said[96];
@@ -240,6 +277,8 @@ ResultRow initial_row(const ModelSource& source, const CheckOptions& options, co
   row.task = source.entry ? source.entry->task : "text-generation";
   row.architecture = source.entry ? source.entry->model_type : "";
   if (source.entry) row.parameter_count = published_parameters(*source.entry);
+  if (source.entry && !source.entry->license.empty()) row.license = source.entry->license;
+  row.run_command = run_command(source, options);
   if (!source.weights().empty()) row.weights = source.weights();
   row.result = expected_result;
   row.prompt = kCheckPrompt;
@@ -274,6 +313,7 @@ ResultRow run_check(const CheckOptions& options) {
   ResultRow row = initial_row(source, options, "");
   if (source.unavailable()) {
     // Nothing ran: no time or memory to record, and no weights to name.
+    row.reason_code = "weights_unavailable";
     fail_row(row, Status::kNotTested, "weights_unavailable",
              source.unavailable_reason + (source.entry ? "; --synthetic checks it with synthetic weights made from "
                                                          "the catalog's config"
@@ -287,8 +327,11 @@ ResultRow run_check(const CheckOptions& options) {
     const CheckFailure failure = current_failure(stage);
     fail_row(row, failure.status, failure.type, failure.message);
   }
-  if (row.result == status_name(Status::kUnsupportedArchitecture)) {
-    // canrun cannot read the family: nothing ran, so no time, memory or weights to record.
+  const bool ran_nothing = row.result == status_name(Status::kUnsupportedArchitecture) ||
+                           row.result == status_name(Status::kNotTested);
+  if (ran_nothing) {
+    // canrun cannot read the family, or the run does not fit: no time, memory or weights to record.
+    if (row.result == status_name(Status::kUnsupportedArchitecture)) row.reason_code = "unsupported_architecture";
     row.weights.reset();
     row.reproduce_script = script_for(source, options, row, row.result);
     return row;

@@ -183,6 +183,7 @@ struct Column {
   std::function<void(const arrow::Array&, int64_t, ResultRow&)> read;  // for non-null cells
   std::function<Json(const ResultRow&)> to_json;
   std::function<void(const Json&, ResultRow&)> from_json;  // for non-null values
+  std::function<void(ResultRow&)> when_absent;  // for a may_be_absent column a file lacks; none: left as is
 };
 
 template <typename T>
@@ -217,6 +218,13 @@ Column column(std::string name, std::optional<T> ResultRow::*member) {
 // A nullable column that files written before it existed lack.
 Column added_later(Column column) {
   column.may_be_absent = true;
+  return column;
+}
+
+// Files from before the column are of layout 1.
+Column schema_version_column() {
+  Column column = added_later(canrun::column("schema_version", &ResultRow::schema_version));
+  column.when_absent = [](ResultRow& row) { row.schema_version = 1; };
   return column;
 }
 
@@ -258,14 +266,49 @@ const std::vector<Column>& columns() {
       column("host", &ResultRow::host),
       column("compiler_version", &ResultRow::compiler_version),
       column("library_version", &ResultRow::library_version),
+      schema_version_column(),
+      added_later(column("reason_code", &ResultRow::reason_code)),
+      added_later(column("license", &ResultRow::license)),
+      added_later(column("memory_capacity_bytes", &ResultRow::memory_capacity_bytes)),
+      added_later(column("planned_memory_bytes", &ResultRow::planned_memory_bytes)),
+      added_later(column("tokens_match", &ResultRow::tokens_match)),
+      added_later(column("judged_fluent", &ResultRow::judged_fluent)),
+      added_later(column("first_divergence_step", &ResultRow::first_divergence_step)),
+      added_later(column("plan_source", &ResultRow::plan_source)),
+      added_later(column("run_command", &ResultRow::run_command)),
   };
   return kColumns;
+}
+
+// pandas reads a nullable integer or boolean column as float64 or object unless the file's
+// "pandas" metadata names its nullable dtype (Int32, Int64, boolean): this keeps them integers.
+std::shared_ptr<const arrow::KeyValueMetadata> pandas_metadata() {
+  Json described = Json::array();
+  for (const Column& c : columns()) {
+    if (!c.nullable) continue;
+    std::string dtype;
+    if (c.type->Equals(*arrow::int32())) dtype = "Int32";
+    if (c.type->Equals(*arrow::int64())) dtype = "Int64";
+    if (c.type->Equals(*arrow::boolean())) dtype = "boolean";
+    if (dtype.empty()) continue;
+    described.push_back({{"name", c.name},
+                         {"field_name", c.name},
+                         {"pandas_type", dtype == "boolean" ? "bool" : c.type->ToString()},
+                         {"numpy_type", dtype},
+                         {"metadata", nullptr}});
+  }
+  const Json metadata = {{"index_columns", Json::array()},
+                         {"column_indexes", Json::array()},
+                         {"columns", described},
+                         {"creator", {{"library", "canrun"}}},
+                         {"pandas_version", "2.2.0"}};
+  return arrow::key_value_metadata({"pandas"}, {metadata.dump()});
 }
 
 std::shared_ptr<arrow::Schema> schema() {
   arrow::FieldVector fields;
   for (const Column& c : columns()) fields.push_back(arrow::field(c.name, c.type, c.nullable));
-  return arrow::schema(fields);
+  return arrow::schema(fields, pandas_metadata());
 }
 
 void validate_version_part(const std::string& part, const std::string& what) {
@@ -333,6 +376,18 @@ std::shared_ptr<arrow::Table> read_table(const std::string& path) {
 
 }  // namespace
 
+const std::vector<ReasonCode>& reason_codes() {
+  static const std::vector<ReasonCode> kCodes = {
+      {"needs_memory", "no core count of the profile holds the larger of the tested and the reference run; "
+                       "error_message says by how much, and how many cores of the profile's size would"},
+      {"cannot_shard", "the model does not fit one core of the profile and its family cannot be split"},
+      {"unsupported_architecture", "canrun has no implementation of the model's family"},
+      {"not_selected", "the catalog lists the model but does not select it (its reason is in error_message)"},
+      {"weights_unavailable", "the real weights could not be had (not in the Hugging Face cache, no network)"},
+  };
+  return kCodes;
+}
+
 const std::vector<std::string>& dataset_columns() {
   static const std::vector<std::string> kNames = [] {
     std::vector<std::string> names;
@@ -363,7 +418,11 @@ std::vector<ResultRow> read_dataset(const std::string& path) {
   for (const Column& c : columns()) {
     const std::string where = path + ": column '" + c.name + "'";
     const std::shared_ptr<arrow::ChunkedArray> chunks = table->GetColumnByName(c.name);
-    if (!chunks && c.may_be_absent) continue;
+    if (!chunks && c.may_be_absent) {
+      if (c.when_absent)
+        for (ResultRow& row : rows) c.when_absent(row);
+      continue;
+    }
     if (!chunks) fail(ErrorKind::kIo, where + ": missing");
     if (!chunks->type()->Equals(*c.type))
       fail(ErrorKind::kIo, where + ": expected " + c.type->ToString() + ", found " + chunks->type()->ToString());
@@ -385,7 +444,10 @@ ResultRow row_from_json(const Json& json) {
   ResultRow row;
   for (const Column& c : columns()) {
     if (!json.contains(c.name)) {
-      if (c.may_be_absent) continue;
+      if (c.may_be_absent) {
+        if (c.when_absent) c.when_absent(row);
+        continue;
+      }
       fail(ErrorKind::kUsage, "result row: field '" + c.name + "' is missing");
     }
     const Json& value = json[c.name];

@@ -25,6 +25,16 @@ struct StackComponent {
 
 using Timestamp = std::chrono::sys_time<std::chrono::microseconds>;
 
+// The layout the writer produces: 2 added schema_version and the columns after it.
+inline constexpr int32_t kDatasetSchemaVersion = 2;
+
+// The codes of reason_code, each with its meaning, for the dataset card.
+struct ReasonCode {
+  const char* code;
+  const char* meaning;
+};
+const std::vector<ReasonCode>& reason_codes();
+
 // One check of one model. Optional fields are null in the file when the check never got there
 // (no compile time for a model that failed to load) — never a made-up zero.
 struct ResultRow {
@@ -66,6 +76,22 @@ struct ResultRow {
   std::string host;
   std::string compiler_version;  // with library_version: the pair that names the file
   std::string library_version;
+  // The layout of the row (kDatasetSchemaVersion when written; 1 for files from before the column).
+  int32_t schema_version = kDatasetSchemaVersion;
+  // Why nothing (or not everything) ran, as a code beside error_message's sentence: one of
+  // exclusion_codes(); null when the check ran.
+  std::optional<std::string> reason_code;
+  std::optional<std::string> license;  // the weights' licence as the catalog records it
+  // The memory of the cores the run was planned on (the profile's per-core memory times cores;
+  // for a model nothing holds, at the profile's largest core count), and the planner's estimate
+  // per core of the larger of the tested and the reference run.
+  std::optional<int64_t> memory_capacity_bytes;
+  std::optional<int64_t> planned_memory_bytes;
+  std::optional<bool> tokens_match;    // every tested token equals the reference's; null when none were compared
+  std::optional<bool> judged_fluent;   // the judge's verdict on the text; null when no judge ran
+  std::optional<int32_t> first_divergence_step;  // first generated position that differs; null when equal
+  std::optional<std::string> plan_source;        // "built" or "local_cache"; null without the plan cache
+  std::optional<std::string> run_command;        // the `canrun check` line that repeats the row from a clone
   bool operator==(const ResultRow&) const = default;
 };
 

@@ -1,14 +1,21 @@
 #include "lab/dataset_card.h"
 
+#include <cstdio>
 #include <map>
+#include <set>
 
 #include "lab/check.h"
 #include "lab/dataset.h"
 #include "lab/status.h"
+#include "lab/device_profile.h"
 #include "util/error.h"
 
 namespace canrun {
 namespace {
+
+std::string plural(size_t count, const std::string& noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
 
 const std::map<std::string, std::string>& descriptions() {
   static const std::map<std::string, std::string> kDescriptions = {
@@ -41,7 +48,7 @@ const std::map<std::string, std::string>& descriptions() {
       {"load_time_s", "Seconds reading config, weights and tokenizer into the tested run's model."},
       {"peak_device_memory_bytes", "Peak accelerator memory (torch.cuda.max_memory_allocated, the Neuron "
                                    "runtime's figure); null on CPUs, whose peak is peak_host_memory_bytes."},
-      {"peak_host_memory_bytes", "Peak resident memory of the check's process (getrusage): the larger of the tested "
+      {"peak_host_memory_bytes", "Peak resident memory of the check's process (VmHWM): the larger of the tested "
                                  "and the reference run, which run one after the other."},
       {"prompt", "The fixed prompt, or for synthetic weights the token ids derived from it."},
       {"generated_text", "The generated tokens decoded; null without a tokenizer (synthetic weights)."},
@@ -63,6 +70,28 @@ const std::map<std::string, std::string>& descriptions() {
       {"host", "The machine's host name."},
       {"compiler_version", "First half of the version pair that names the file (for canrun: canrun-<version>; for "
                            "the torch runner: torch-<version>+<compile backend or eager>-<device>)."},
+      {"schema_version", "The row's layout: " + std::to_string(kDatasetSchemaVersion) +
+                             " for rows written now (1: files from before this column)."},
+      {"reason_code", "Why nothing ran, as a code (see Reason codes below); null when the check ran."},
+      {"license", "The weights' licence as the catalog records it from the Hub (check the weights' rights apart "
+                  "from canrun's); null when unknown."},
+      {"memory_capacity_bytes", "The memory of the cores the run was planned on (the profile's memory per core times "
+                                "cores; for a model nothing holds, at the largest core count tried), next to "
+                                "peak_host_memory_bytes."},
+      {"planned_memory_bytes", "The planner's estimate per core of the larger of the tested and the reference run: "
+                               "weights as the checkpoint stores them, KV cache and activations in f32, and the "
+                               "process's own memory."},
+      {"tokens_match", "True when every generated token equals the reference's, false when they part; null when "
+                       "nothing was compared."},
+      {"judged_fluent", "The judge model's verdict on the generated text (judge_score at or above its threshold); "
+                        "null when no judge ran."},
+      {"first_divergence_step", "The first generated position (0-based) where the tested run and the reference "
+                                "differ; null when they are equal or nothing was compared."},
+      {"plan_source", "Where the tested run's plan came from: `built` (compiled in this check; compile_time_s is "
+                      "a cold compile) or `local_cache` (loaded from the plan cache; compile_time_s is a warm "
+                      "load); null when the check stopped before compiling."},
+      {"run_command", "The `canrun check` command that repeats the row from a clone built with the README's set-up "
+                      "command."},
       {"library_version", "Second half of the version pair (for canrun: <tested backend>-<ISA its kernels ran with>, "
                           "e.g. cpu-x86_64-avx2-fma; for the torch runner: transformers-<version>)."},
   };
@@ -70,6 +99,31 @@ const std::map<std::string, std::string>& descriptions() {
 }
 
 }  // namespace
+
+std::string run_summary(const std::vector<ResultRow>& rows) {
+  std::set<std::string> hosts, cpus, capacities;
+  size_t ran = 0;
+  double seconds = 0;
+  for (const ResultRow& row : rows) {
+    hosts.insert(row.host);
+    for (const StackComponent& part : row.software_stack)
+      if (part.component == "cpu") cpus.insert(part.version);
+    if (row.memory_capacity_bytes && row.cores) capacities.insert(format_bytes(*row.memory_capacity_bytes / *row.cores));
+    if (!row.wall_time_s) continue;
+    ++ran;
+    seconds += *row.wall_time_s;
+  }
+  const auto join = [](const std::set<std::string>& items) {
+    std::string text;
+    for (const std::string& item : items) text += (text.empty() ? "" : "; ") + item;
+    return text.empty() ? std::string("not recorded") : text;
+  };
+  char hours[32];
+  std::snprintf(hours, sizeof(hours), "%.2f h", seconds / 3600);
+  return plural(rows.size(), "row") + " from " + plural(hosts.size(), "host") + " (" + join(hosts) + "); CPU: " +
+         join(cpus) + "; memory per core of the profile: " + join(capacities) + ". " + plural(ran, "check") +
+         " ran, taking " + hours + " together (the sum of wall_time_s).";
+}
 
 const std::string& column_description(const std::string& column) {
   const auto found = descriptions().find(column);
@@ -112,14 +166,25 @@ std::string dataset_card(const std::vector<CardConfig>& configs) {
       kCheckInstruction +
       "\" as a user turn through the chat template; synthetic weights, which have no tokenizer: the "
       "image's tokens, then the instruction's bytes modulo the vocabulary size); free it, load the same "
-      "checkpoint for the reference `ref` backend (f32, never compiled), generate again and compare. A sweep runs "
+      "checkpoint for the reference `ref` backend (f32 arithmetic, never compiled; it keeps the weights as stored "
+      "and widens each row to f32 as it uses it, so it needs no more memory than the tested run), generate again "
+      "and compare. The planner sizes the larger of the two runs (`planned_memory_bytes`) against the profile's "
+      "memory (`memory_capacity_bytes`); a model nothing holds is NOT_TESTED with nothing run, and its row says by "
+      "how much it is too large and how many cores of that size would hold it. A sweep runs "
       "each check in its own process with "
       "a wall-time and a memory limit, so a crash, hang or out-of-memory becomes a row.\n\n"
-      "## Statuses\n\n| result | meaning |\n|---|---|\n";
+      "## Where these rows were run\n\n";
+  for (const CardConfig& config : configs) card += "- `" + config.name + "`: " + config.where_run + "\n";
+  card +=
+      "\n## Statuses\n\n| result | meaning |\n|---|---|\n";
   for (const StatusInfo& info : all_statuses())
     card += "| `" + std::string(info.name) + "` | " + std::string(info.meaning) + " |\n";
   card +=
-      "\n**What PASS means:** this checkpoint loaded, fit on one core, and its " + std::to_string(kCheckNewTokens) +
+      "\n## Reason codes\n\n| reason_code | meaning |\n|---|---|\n";
+  for (const ReasonCode& reason : reason_codes())
+    card += "| `" + std::string(reason.code) + "` | " + reason.meaning + " |\n";
+  card +=
+      "\n**What PASS means:** this checkpoint loaded, fit on the cores the planner chose, and its " + std::to_string(kCheckNewTokens) +
       " greedy tokens from one short prompt equal the reference run token for token. **What it does not mean:** "
       "nothing about throughput or latency (`wall_time_s` is the time of the whole check, not a benchmark), nothing "
       "about long generations, long prompts, sampling or batching, and — with synthetic weights — nothing about the "

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "lab/dataset.h"
+
 namespace canrun {
 
 // One config of the card: a version pair ("<compiler>__<library>") and the files or globs, relative
@@ -13,7 +15,12 @@ namespace canrun {
 struct CardConfig {
   std::string name;
   std::vector<std::string> data_files;
+  std::string where_run;  // run_summary of its rows
 };
+
+// Where and how long a config's rows ran: the hosts, their CPU and memory (from the rows'
+// software_stack and memory_capacity_bytes), how many checks ran and their summed wall time.
+std::string run_summary(const std::vector<ResultRow>& rows);
 
 // The card for a folder holding `configs`.
 std::string dataset_card(const std::vector<CardConfig>& configs);

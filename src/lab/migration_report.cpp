@@ -173,7 +173,7 @@ std::string lab_summary(const VersionDiff& lab) {
     both += passes(model.from) && passes(model.to);
   }
   const DiffCounts counts = count_changes(lab.models);
-  return std::to_string(lab.models.size()) + " models in " + lab.from.path + " (current) or " + lab.to.path +
+  return std::to_string(lab.models.size()) + " models in " + lab.from.where() + " (current) or " + lab.to.where() +
          " (candidate): " + std::to_string(current) + " pass on the current stack, " + std::to_string(candidate) +
          " on the candidate, " + std::to_string(both) + " on both; " + std::to_string(counts.regressions) +
          (counts.regressions == 1 ? " regression" : " regressions") + "; generated tokens agree on " +

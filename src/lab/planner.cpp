@@ -212,12 +212,28 @@ CorePlan plan_cores(const ModelShape& shape, const DeviceProfile& profile, const
     return plan;
   }
   plan.reason = "needs more than " + plural_cores(largest);
+  plan.reason_code = "needs_memory";
   plan.detail = format_bytes(plan.per_core_bytes) + " per core at " + plural_cores(largest) + " of " + profile.name +
-                ", which holds " + format_bytes(profile.memory_per_core_bytes) + breakdown;
-  if (!unshardable.empty() && profile.max_cores > 1) {
-    plan.reason = "cannot be split, and " + plan.reason;
+                ", which holds " + format_bytes(profile.memory_per_core_bytes) + ": " +
+                format_bytes(plan.per_core_bytes - profile.memory_per_core_bytes) + " more than it has" + breakdown;
+  if (!unshardable.empty()) {
+    plan.reason_code = "cannot_shard";
+    if (profile.max_cores > 1) plan.reason = "cannot be split, and " + plan.reason;
     plan.detail += "; " + unshardable;
+    return plan;
   }
+  // How many cores of this size would: the answer for a larger machine of the same kind.
+  for (int64_t cores = largest * 2; cores <= kMaxPlannedCores; cores *= 2) {
+    if (worker_bytes(shape, options, estimate, cores) > profile.memory_per_core_bytes) continue;
+    plan.cores_that_would_hold = cores;
+    plan.detail += "; " + plural_cores(cores) + " of " + format_bytes(profile.memory_per_core_bytes) +
+                   " would hold it (tensor" + (shape.num_experts > 0 ? " and expert" : "") + " parallel over MPI)";
+    break;
+  }
+  if (plan.cores_that_would_hold == 0)
+    plan.detail += "; no number of cores of " + format_bytes(profile.memory_per_core_bytes) +
+                   " would hold it as canrun splits models (attention divides over the key/value heads at most, "
+                   "and every worker keeps the embeddings)";
   return plan;
 }
 

@@ -73,6 +73,8 @@ MemoryEstimate estimate_memory(const ModelShape& shape, const PlannerOptions& op
 // one more) and, conservatively, the whole KV cache, activations and overhead.
 int64_t per_core_bytes(const ModelShape& shape, const PlannerOptions& options, int64_t cores);
 
+inline constexpr int64_t kMaxPlannedCores = 4096;
+
 struct CorePlan {
   MemoryEstimate estimate;
   int64_t cores = 0;  // 0: nothing fits
@@ -80,6 +82,10 @@ struct CorePlan {
   int64_t ep_degree = 0;
   int64_t per_core_bytes = 0;  // at `cores`, or at the largest count tried when nothing fits
   std::string reason;          // when nothing fits, stable for grouping: "needs more than 16 cores"
+  std::string reason_code;     // when nothing fits: "needs_memory" or "cannot_shard" (dataset.h's reason_codes)
+  // When nothing fits: the fewest cores of the profile's per-core memory (past its maximum, up to
+  // kMaxPlannedCores) that would hold the model as canrun shards it; 0 when none would.
+  int64_t cores_that_would_hold = 0;
   std::string detail;          // the numbers behind the decision
   bool fits() const { return cores > 0; }
 };

@@ -21,26 +21,28 @@ Timestamp newest(const std::vector<ResultRow>& rows) {
 
 }  // namespace
 
-QueryResult query_results(const std::string& dir, const QueryFilter& filter) {
+QueryResult query_results(const std::vector<DatasetFolder>& folders, const QueryFilter& filter) {
   if (!filter.result.empty() && !parse_status(filter.result)) {
     std::string known;
     for (const StatusInfo& info : all_statuses()) known += (known.empty() ? "" : ", ") + std::string(info.name);
     fail(ErrorKind::kUsage, "--result '" + filter.result + "' is not a status: " + known);
   }
-  const std::vector<DatasetFile> files = list_dataset_files(dir);
-  if (files.empty()) fail(ErrorKind::kUsage, dir + ": no dataset files (<compiler>__<library>.parquet) here");
+  const std::vector<PairFiles> pairs = list_pairs(folders);
+  if (pairs.empty())
+    fail(ErrorKind::kUsage, folders_text(folders) + ": no dataset files (<compiler>__<library>.parquet) here");
   std::optional<QueryResult> chosen;
   std::string present;
-  for (const DatasetFile& file : files) {
-    present += (present.empty() ? "" : ", ") + file.pair.compiler + " / " + file.pair.library;
-    if (!filter.compiler.empty() && file.pair.compiler != filter.compiler) continue;
-    if (!filter.library.empty() && file.pair.library != filter.library) continue;
-    std::vector<ResultRow> rows = read_pair(file);
-    if (!chosen || newest(rows) > newest(chosen->rows)) chosen = QueryResult{file, std::move(rows)};
+  for (const PairFiles& pair : pairs) {
+    present += (present.empty() ? "" : ", ") + pair.pair.compiler + " / " + pair.pair.library;
+    if (!filter.compiler.empty() && pair.pair.compiler != filter.compiler) continue;
+    if (!filter.library.empty() && pair.pair.library != filter.library) continue;
+    std::set<std::string> yours;
+    std::vector<ResultRow> rows = read_pair(pair, &yours);
+    if (!chosen || newest(rows) > newest(chosen->rows)) chosen = QueryResult{pair, std::move(rows), std::move(yours)};
   }
   if (!chosen)
     fail(ErrorKind::kUsage, "no dataset for --compiler '" + filter.compiler + "' --library '" + filter.library +
-                                "' in " + dir + "; present: " + present);
+                                "' in " + folders_text(folders) + "; present: " + present);
   const std::string needle = lowercase(filter.model);
   std::erase_if(chosen->rows, [&](const ResultRow& row) {
     return (!needle.empty() && lowercase(row.model_id).find(needle) == std::string::npos) ||

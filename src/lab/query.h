@@ -2,6 +2,7 @@
 // filter its rows.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,13 @@ struct QueryFilter {
 };
 
 struct QueryResult {
-  DatasetFile file;
+  PairFiles files;
   std::vector<ResultRow> rows;
+  std::set<std::string> yours;  // the models whose row came from the user's results folder
 };
 
-// Of the files in `dir` whose pair matches filter.compiler/library, the newest (the one with
-// the latest row timestamp); its rows that pass the other filters. Errors list the pairs present.
-QueryResult query_results(const std::string& dir, const QueryFilter& filter);
+// Of the pairs in `folders` that match filter.compiler/library, the newest (the one with the
+// latest row timestamp); its rows that pass the other filters. Errors list the pairs present.
+QueryResult query_results(const std::vector<DatasetFolder>& folders, const QueryFilter& filter);
 
 }  // namespace canrun

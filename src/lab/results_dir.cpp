@@ -53,9 +53,15 @@ void write_card(const std::string& dir) {
   std::vector<CardConfig> configs;
   for (const DatasetFile& file : list_dataset_files(dir)) {
     const std::string name = fs::path(file.path).stem().string();
-    CardConfig& config = configs.emplace_back(CardConfig{name, {}});
+    CardConfig& config = configs.emplace_back(CardConfig{name, {}, ""});
+    std::vector<ResultRow> rows = read_if_present(file.path);
     if (fs::exists(file.path)) config.data_files.push_back(name + ".parquet");
     if (!file.parts.empty()) config.data_files.push_back(name + "/*.parquet");
+    for (const std::string& part : file.parts) {
+      std::vector<ResultRow> part_rows = read_dataset(part);
+      rows.insert(rows.end(), part_rows.begin(), part_rows.end());
+    }
+    config.where_run = run_summary(rows);
   }
   write_file_atomically((fs::path(dir) / "README.md").string(), dataset_card(configs));
 }
@@ -94,6 +100,76 @@ std::vector<DatasetFile> list_dataset_files(const std::string& dir) {
 std::string shipped_dataset_dir() {
   if (const char* dir = std::getenv("CANRUN_DATASET"); dir && *dir) return dir;
   return CANRUN_DATASET_DIR;
+}
+
+std::string user_results_dir() {
+  if (const char* dir = std::getenv("CANRUN_RESULTS"); dir && *dir) return dir;
+  return "results";
+}
+
+std::vector<DatasetFolder> dataset_folders(const std::string& data) {
+  if (!data.empty()) return {{data, false}};
+  std::vector<DatasetFolder> folders = {{shipped_dataset_dir(), false}};
+  std::error_code unknown;
+  const std::string results = user_results_dir();
+  if (!fs::equivalent(results, folders.front().dir, unknown)) folders.push_back({results, true});
+  return folders;
+}
+
+std::string folders_text(const std::vector<DatasetFolder>& folders) {
+  std::string text;
+  for (size_t i = 0; i < folders.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == folders.size() ? " and " : ", ") + folders[i].dir;
+  return text;
+}
+
+std::string PairFiles::file_name() const { return dataset_file_name(pair); }
+
+std::vector<std::string> PairFiles::paths() const {
+  std::vector<std::string> paths;
+  for (const DatasetFile& file : files) {
+    std::error_code unreadable;
+    if (fs::exists(file.path, unreadable)) paths.push_back(file.path);
+    paths.insert(paths.end(), file.parts.begin(), file.parts.end());
+  }
+  return paths;
+}
+
+std::string PairFiles::where() const {
+  std::string text;
+  for (const DatasetFile& file : files) {
+    text += (text.empty() ? "" : " and ") + file.path;
+    if (!file.parts.empty()) text += " (with " + std::to_string(file.parts.size()) + " sweep parts not merged yet)";
+  }
+  return text;
+}
+
+std::vector<PairFiles> list_pairs(const std::vector<DatasetFolder>& folders) {
+  std::map<std::string, PairFiles> pairs;  // by file name: sorted
+  for (const DatasetFolder& folder : folders)
+    for (DatasetFile& file : list_dataset_files(folder.dir)) {
+      PairFiles& pair = pairs.try_emplace(dataset_file_name(file.pair), PairFiles{file.pair, {}, {}}).first->second;
+      pair.files.push_back(std::move(file));
+      pair.yours.push_back(folder.yours);
+    }
+  std::vector<PairFiles> listed;
+  for (auto& [name, pair] : pairs) listed.push_back(std::move(pair));
+  return listed;
+}
+
+std::vector<ResultRow> read_pair(const PairFiles& files, std::set<std::string>* yours) {
+  std::map<std::string, std::pair<ResultRow, bool>> newest;  // by model: the row, and whether it is yours
+  for (size_t i = 0; i < files.files.size(); ++i)
+    for (ResultRow& row : read_pair(files.files[i])) {
+      auto [it, added] = newest.try_emplace(row.model_id, row, files.yours[i]);
+      if (!added && it->second.first.timestamp <= row.timestamp) it->second = {std::move(row), files.yours[i]};
+    }
+  std::vector<ResultRow> rows;
+  for (auto& [model, kept] : newest) {
+    if (yours && kept.second) yours->insert(model);
+    rows.push_back(std::move(kept.first));
+  }
+  return rows;
 }
 
 std::vector<ResultRow> read_pair(const DatasetFile& file) {

@@ -4,6 +4,7 @@
 // never write one file; merge_parts folds the parts into the pair's file.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,40 @@ void record_row(const std::string& dir, const ResultRow& row, const std::string&
 // The dataset the project ships: dataset/ of the source tree canrun was built from, or
 // $CANRUN_DATASET. What serve, query and repro read unless --data says otherwise.
 std::string shipped_dataset_dir();
+
+// Where `canrun check` and `canrun sweep` record rows unless told otherwise: $CANRUN_RESULTS,
+// else results/ in the working folder.
+std::string user_results_dir();
+
+// A folder serve, query and diff read, and whether its rows are the user's own checks.
+struct DatasetFolder {
+  std::string dir;
+  bool yours = false;
+};
+
+// `data` alone when given (--data), else the dataset canrun ships and then the user's results
+// folder (marked yours; it may not exist yet).
+std::vector<DatasetFolder> dataset_folders(const std::string& data);
+
+// "DIR" or "DIR and DIR": for messages.
+std::string folders_text(const std::vector<DatasetFolder>& folders);
+
+// One version pair over several folders: its files and parts in each folder that has it.
+struct PairFiles {
+  VersionPair pair;
+  std::vector<DatasetFile> files;    // in folder order
+  std::vector<bool> yours;           // parallel to files: from a folder of the user's
+  std::string file_name() const;     // "<compiler>__<library>.parquet"
+  std::vector<std::string> paths() const;  // every file and part that exists, for watching
+  std::string where() const;               // each folder's file (and unmerged parts), for messages
+};
+
+// The pairs any of `folders` holds, sorted by name.
+std::vector<PairFiles> list_pairs(const std::vector<DatasetFolder>& folders);
+
+// The pair's rows over its folders, one per model, the newest check winning (on a tie, the later
+// folder's); `yours` gets the models whose row came from a folder of the user's.
+std::vector<ResultRow> read_pair(const PairFiles& files, std::set<std::string>* yours = nullptr);
 
 struct MergedPair {
   VersionPair pair;

@@ -124,13 +124,16 @@ class Sweep {
     const Status status = known ? Status::kExcluded : Status::kUnsupportedArchitecture;
     ResultRow row = initial_row(source, check_options(source), std::string(status_name(status)));
     row.error_type = known ? "excluded" : "unsupported_architecture";
+    row.reason_code = known ? "not_selected" : "unsupported_architecture";
     row.weights.reset();  // nothing ran
     row.error_message = exclusion_reason(entry);
     return row;
   }
 
   std::unique_ptr<ChildProcess> start_child(const ModelSource& source) const {
-    std::vector<std::string> argv = {binary_, "check", source.model_id, "--json", "--profile", options_.profile};
+    // The sweep records the row itself, in its own folder.
+    std::vector<std::string> argv = {binary_, "check", source.model_id, "--json", "--no-record", "--profile",
+                                     options_.profile};
     if (source.synthetic()) argv.push_back("--synthetic");  // a sweep never downloads
     if (!options_.catalog.empty()) argv.insert(argv.end(), {"--catalog", options_.catalog});
     if (!options_.profiles_file.empty()) argv.insert(argv.end(), {"--profiles", options_.profiles_file});

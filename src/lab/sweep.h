@@ -12,6 +12,7 @@
 #include "lab/catalog.h"
 #include "lab/child_process.h"
 #include "lab/dataset.h"
+#include "lab/results_dir.h"
 #include "lab/status.h"
 #include "lab/sweep_shard.h"
 #include "lab/torch_runner.h"
@@ -26,7 +27,7 @@ struct SweepOptions {
   std::string profile = "local";
   std::string profiles_file;
   std::string cache_dir;  // plan cache of each check that keeps its plans; empty: the default folder
-  std::string out_dir = "results";
+  std::string out_dir = user_results_dir();
   double timeout_s = 600;
   int64_t memory_limit_bytes = 0;  // RLIMIT_AS of each child; 0: none
   int64_t jobs = 1;

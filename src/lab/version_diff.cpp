@@ -57,14 +57,14 @@ void describe(ModelDiff& diff, const DiffOptions& options) {
   }
 }
 
-DatasetFile find_pair(const std::vector<DatasetFile>& files, const VersionPair& pair, const std::string& dir,
-                      const std::string& option) {
+PairFiles find_pair(const std::vector<PairFiles>& pairs, const VersionPair& pair, const std::string& where,
+                    const std::string& option) {
   std::string present;
-  for (const DatasetFile& file : files) {
-    if (file.pair.compiler == pair.compiler && file.pair.library == pair.library) return file;
-    present += (present.empty() ? "" : ", ") + file.pair.compiler + "__" + file.pair.library;
+  for (const PairFiles& files : pairs) {
+    if (files.pair.compiler == pair.compiler && files.pair.library == pair.library) return files;
+    present += (present.empty() ? "" : ", ") + files.pair.compiler + "__" + files.pair.library;
   }
-  fail(ErrorKind::kUsage, option + " " + pair.compiler + "__" + pair.library + ": no such version pair in " + dir +
+  fail(ErrorKind::kUsage, option + " " + pair.compiler + "__" + pair.library + ": no such version pair in " + where +
                               "; present: " + (present.empty() ? "none" : present));
 }
 
@@ -104,10 +104,11 @@ std::vector<ModelDiff> diff_rows(const std::vector<ResultRow>& from, const std::
   return result;
 }
 
-VersionDiff diff_versions(const std::string& dir, const VersionPair& from, const VersionPair& to,
+VersionDiff diff_versions(const std::vector<DatasetFolder>& folders, const VersionPair& from, const VersionPair& to,
                           const DiffOptions& options, const std::string& from_option, const std::string& to_option) {
-  const std::vector<DatasetFile> files = list_dataset_files(dir);
-  VersionDiff diff{find_pair(files, from, dir, from_option), find_pair(files, to, dir, to_option), {}};
+  const std::vector<PairFiles> pairs = list_pairs(folders);
+  const std::string where = folders_text(folders);
+  VersionDiff diff{find_pair(pairs, from, where, from_option), find_pair(pairs, to, where, to_option), {}};
   diff.models = diff_rows(read_pair(diff.from), read_pair(diff.to), options);
   return diff;
 }

@@ -29,7 +29,7 @@ struct ModelDiff {
 };
 
 struct VersionDiff {
-  DatasetFile from, to;
+  PairFiles from, to;
   std::vector<ModelDiff> models;  // every model of either pair, by model id then task
 };
 
@@ -43,9 +43,9 @@ VersionPair parse_version_pair(const std::string& text, const std::string& optio
 std::vector<ModelDiff> diff_rows(const std::vector<ResultRow>& from, const std::vector<ResultRow>& to,
                                  const DiffOptions& options);
 
-// diff_rows over two files of `dir`. Errors (usage) name the option of a pair `dir` lacks and list
-// the pairs present.
-VersionDiff diff_versions(const std::string& dir, const VersionPair& from, const VersionPair& to,
+// diff_rows over two pairs of `folders`. Errors (usage) name the option of a pair the folders lack
+// and list the pairs present.
+VersionDiff diff_versions(const std::vector<DatasetFolder>& folders, const VersionPair& from, const VersionPair& to,
                           const DiffOptions& options, const std::string& from_option = "--from",
                           const std::string& to_option = "--to");
 

@@ -106,6 +106,9 @@ Json item_json(const DatasetSnapshot& snapshot, ListItem item, const PairRows* p
                       : Json(nullptr);
   if (!item.row) {
     json.update({{"result", nullptr},
+                 {"yours", false},
+                 {"reason_code", nullptr},
+                 {"license", item.entry ? or_null(item.entry->license) : Json(nullptr)},
                  {"reason", untested_reason(item, pair)},
                  {"cores", nullptr},
                  {"wall_time_s", nullptr},
@@ -121,6 +124,9 @@ Json item_json(const DatasetSnapshot& snapshot, ListItem item, const PairRows* p
   }
   const ResultRow& row = *item.row;
   json.update({{"result", row.result},
+               {"yours", pair != nullptr && pair->yours.contains(row.model_id)},
+               {"reason_code", or_null(row.reason_code)},
+               {"license", or_null(row.license)},
                {"reason", row.error_message ? Json(cut_utf8(*row.error_message, kReasonLength)) : Json(nullptr)},
                {"cores", or_null(row.cores)},
                {"wall_time_s", or_null(row.wall_time_s)},
@@ -165,9 +171,10 @@ Json plan_cache(const VersionPair& pair) {
           {"available", true},
           {"note", "run with " + pair.compiler +
                        ": copies that compiler version's plans from SOURCE (a folder or an HTTP(S) server that "
-                       "`canrun cache push` filled) into the plan cache, so a check of the same weight files "
-                       "(name, size, modification time) and shapes on the same ISA loads its plan instead of "
-                       "compiling."}};
+                       "`canrun cache push` filled) into the plan cache, so a check of the same model content (config.json's "
+                       "bytes and the XXH3-128 of each weight file, wherever the folder lies and whatever its "
+                       "files' times) and shapes on the same ISA loads its plan instead of compiling. "
+                       "`canrun cache push DEST` fills a folder or server from your own cache."}};
 }
 
 Json api_rows(const DatasetSnapshot& snapshot, const QueryParams& params) {
@@ -207,6 +214,7 @@ Json api_model(const DatasetSnapshot& snapshot, const QueryParams& params) {
   return {{"model_id", id},
           {"pair", pair_json(pair)},
           {"row", row ? row_to_json(*row) : Json(nullptr)},
+          {"yours", row != nullptr && pair->yours.contains(id)},
           {"untested_reason", or_null(untested_reason(item, pair))},
           {"catalog", entry ? catalog_json(*entry) : Json(nullptr)},
           {"tested_in", std::move(tested_in)},

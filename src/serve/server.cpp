@@ -78,7 +78,7 @@ void report_snapshot(const SnapshotStore& store, const char* what) {
   const auto snapshot = store.current();
   size_t rows = 0;
   for (const PairRows& pair : snapshot->pairs) rows += pair.rows.size();
-  std::cerr << what << " " << store.data_dir() << ": " << rows << " rows in " << snapshot->pairs.size()
+  std::cerr << what << " " << folders_text(store.folders()) << ": " << rows << " rows in " << snapshot->pairs.size()
             << " version-pair files, " << snapshot->catalog.size() << " catalog models"
             << (snapshot->errors.empty() ? "" : "; errors: " + join(snapshot->errors)) << std::endl;
 }
@@ -118,7 +118,8 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
                                 ": cannot listen there (in use, or not an address of this machine)");
   const HostGuard host_guard(is_loopback_host(listener->address()), allowed_hosts);
 
-  SnapshotStore store(options.data_dir, options.catalog.empty() ? default_catalog_path() : options.catalog);
+  SnapshotStore store(dataset_folders(options.data_dir),
+                      options.catalog.empty() ? default_catalog_path() : options.catalog);
   const std::string static_dir = options.static_dir.empty() ? default_static_dir() : options.static_dir;
   ResponseCache cache(static_cast<size_t>(options.cache_mib) << 20);
 

@@ -13,7 +13,7 @@
 namespace canrun {
 
 struct ServeOptions {
-  std::string data_dir = shipped_dataset_dir();
+  std::string data_dir;  // --data; empty: dataset_folders' default (the shipped dataset and your results)
   std::string catalog;     // empty: default_catalog_path()
   std::string static_dir;  // empty: default_static_dir()
   std::string host = "127.0.0.1";

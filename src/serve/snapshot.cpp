@@ -47,8 +47,8 @@ const PairRows* DatasetSnapshot::find_pair(const std::string& compiler, const st
   return nullptr;
 }
 
-SnapshotStore::SnapshotStore(std::string data_dir, std::string catalog_path)
-    : data_dir_(std::move(data_dir)), catalog_path_(std::move(catalog_path)) {
+SnapshotStore::SnapshotStore(std::vector<DatasetFolder> folders, std::string catalog_path)
+    : folders_(std::move(folders)), catalog_path_(std::move(catalog_path)) {
   refresh();
   // Without a catalog there are no views to serve; a bad dataset file only costs its rows.
   if (!catalog_error_.empty()) fail(ErrorKind::kUsage, catalog_error_);
@@ -86,18 +86,17 @@ bool SnapshotStore::refresh() {
     changed = true;
   }
 
-  std::vector<DatasetFile> files;
+  std::vector<PairFiles> files;
   try {
-    files = list_dataset_files(data_dir_);
+    files = list_pairs(folders_);
   } catch (const std::exception&) {
-    // The folder vanished or is unreadable mid-listing: serve what we have, retry next time.
+    // A folder vanished or is unreadable mid-listing: serve what we have, retry next time.
     return false;
   }
   std::map<std::string, CachedPair> next;
-  for (const DatasetFile& file : files) {
-    std::vector<std::string> paths = file.parts;
-    std::error_code unreadable;
-    if (fs::exists(file.path, unreadable)) paths.push_back(file.path);
+  for (const PairFiles& file : files) {
+    const std::string key = file.file_name();
+    const std::vector<std::string> paths = file.paths();
     PairState state;
     bool gone = false;
     for (const std::string& path : paths) {
@@ -106,9 +105,9 @@ bool SnapshotStore::refresh() {
       gone = gone || missing;
     }
     if (gone) continue;  // removed between listing and stat
-    auto previous = pairs_.find(file.path);
+    auto previous = pairs_.find(key);
     if (previous != pairs_.end() && previous->second.state == state) {
-      next.emplace(file.path, std::move(previous->second));
+      next.emplace(key, std::move(previous->second));
       continue;
     }
     changed = true;
@@ -116,11 +115,12 @@ bool SnapshotStore::refresh() {
     cached.state = state;
     if (previous != pairs_.end()) cached.rows = std::move(previous->second.rows);
     try {
-      std::vector<ResultRow> rows = read_pair(file);
+      std::set<std::string> yours;
+      std::vector<ResultRow> rows = read_pair(file, &yours);
       Timestamp newest{};
       for (const ResultRow& row : rows) newest = std::max(newest, row.timestamp);
-      PairRows& loaded = cached.rows.emplace(
-          PairRows{file.pair, fs::path(file.path).filename().string(), std::move(rows), newest, {}, {}});
+      PairRows& loaded =
+          cached.rows.emplace(PairRows{file.pair, key, std::move(rows), newest, {}, {}, std::move(yours)});
       for (size_t i = 0; i < loaded.rows.size(); ++i) {
         loaded.by_model[loaded.rows[i].model_id] = i;
         loaded.by_id.push_back(i);
@@ -130,7 +130,7 @@ bool SnapshotStore::refresh() {
     } catch (const std::exception& e) {
       cached.error = e.what();
     }
-    next.emplace(file.path, std::move(cached));
+    next.emplace(key, std::move(cached));
   }
   changed = changed || next.size() != pairs_.size();
   pairs_ = std::move(next);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "lab/catalog.h"
 #include "lab/planner.h"
 #include "lab/dataset.h"
+#include "lab/results_dir.h"
 
 namespace canrun {
 
@@ -26,6 +28,7 @@ struct PairRows {
   Timestamp newest{};  // latest row timestamp: "newest pair" means the one with the latest row
   std::unordered_map<std::string, size_t> by_model;  // model_id -> index in rows (one row per model)
   std::vector<size_t> by_id;                          // indices of rows in model_id order
+  std::set<std::string> yours;  // models whose row came from the user's results folder
 
   const ResultRow* row_of(const std::string& model_id) const;
 };
@@ -52,10 +55,11 @@ struct DatasetSnapshot {
   std::map<std::string, size_t> catalog_index_;
 };
 
-// Loads and reloads a dataset folder and a catalog file. Thread-safe.
+// Loads and reloads dataset folders (a pair's rows combined over them, the newest row of a model
+// winning) and a catalog file. Thread-safe.
 class SnapshotStore {
  public:
-  SnapshotStore(std::string data_dir, std::string catalog_path);
+  SnapshotStore(std::vector<DatasetFolder> folders, std::string catalog_path);
 
   // The current snapshot; cheap, and stays valid for as long as the caller holds it.
   std::shared_ptr<const DatasetSnapshot> current() const;
@@ -65,7 +69,7 @@ class SnapshotStore {
   // and is reported in `errors`; nothing here throws for a bad file.
   bool refresh();
 
-  const std::string& data_dir() const { return data_dir_; }
+  const std::vector<DatasetFolder>& folders() const { return folders_; }
 
  private:
   struct FileState {
@@ -83,10 +87,10 @@ class SnapshotStore {
     std::string error;             // the read error of the current state, if it failed
   };
 
-  std::string data_dir_;
+  std::vector<DatasetFolder> folders_;
   std::string catalog_path_;
   std::mutex refresh_mutex_;  // one reload at a time
-  std::map<std::string, CachedPair> pairs_;  // by the pair's file path
+  std::map<std::string, CachedPair> pairs_;  // by the pair's file name
   FileState catalog_state_{};
   std::vector<CatalogEntry> catalog_;
   std::vector<std::optional<CorePlan>> catalog_plans_;  // made when the catalog loads

@@ -5,7 +5,8 @@
 
 namespace canrun {
 
-// Peak resident set size so far, in bytes (getrusage's ru_maxrss).
+// Peak resident set size of this program so far, in bytes (/proc/self/status VmHWM; getrusage's
+// ru_maxrss where that cannot be read).
 int64_t peak_resident_bytes();
 
 }  // namespace canrun

@@ -8,6 +8,14 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_results_folder(tmp_path_factory):
+    """`canrun check` records its row in $CANRUN_RESULTS (default results/ of the working folder),
+    and serve, query and diff read it: every test gets one folder of its session's own, never
+    the user's."""
+    os.environ["CANRUN_RESULTS"] = str(tmp_path_factory.mktemp("results"))
+
+
 @pytest.fixture(scope="session")
 def canrun_bin() -> str:
     path = Path(os.environ.get("CANRUN_BIN", REPO_ROOT / "build" / "canrun"))

@@ -84,11 +84,14 @@ def read_pair(results, pattern):
 class Space:
     """`canrun serve` on a free port; stops it with SIGTERM and checks that it exits cleanly."""
 
-    def __init__(self, canrun_bin, results, catalog, *extra):
+    def __init__(self, canrun_bin, results, catalog, *extra, env=None):
+        """`results` None: no --data, so serve reads its default folders ($CANRUN_DATASET and
+        $CANRUN_RESULTS of `env`)."""
+        data = [] if results is None else ["--data", str(results)]
         self.process = subprocess.Popen(
-            [canrun_bin, "serve", "--data", str(results), "--catalog", str(catalog), "--port", "0",
-             "--reload-interval", "0.2", *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            [canrun_bin, "serve", *data, "--catalog", str(catalog), "--port", "0", "--reload-interval", "0.2",
+             *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         line = self.process.stdout.readline()
         match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
         if not match:

@@ -63,9 +63,10 @@ def assert_rows_equal(actual, expected):
 
 def test_sample_covers_nulls_lists_and_unicode(sample):
     _, expected = sample
-    assert len(expected) == 3
+    assert len(expected) == 4
     assert expected[1]["cores"] is None and expected[1]["generated_token_ids"] is None
     assert expected[2]["generated_token_ids"] == []
+    assert expected[3]["reason_code"] == "needs_memory" and expected[3]["wall_time_s"] is None
     assert "🎨" in expected[0]["generated_text"]
 
 
@@ -90,6 +91,22 @@ def test_pandas_reads_values(sample):
     assert_rows_equal(frame.to_dict("records"), expected)
 
 
+def test_pandas_keeps_integer_and_boolean_columns_as_they_are(sample):
+    """Nullable integer and boolean columns come back as pandas' Int32/Int64/boolean, not float64
+    or object: the file's pandas metadata names them."""
+    path, _ = sample
+    frame = pd.read_parquet(path)
+    schema = pq.read_schema(path)
+    integers = [f.name for f in schema if pa.types.is_integer(f.type)]
+    booleans = [f.name for f in schema if pa.types.is_boolean(f.type)]
+    assert {"cores", "parameter_count", "first_divergence_step", "schema_version"} <= set(integers)
+    assert {"tokens_match", "plan_cache_hit"} <= set(booleans)
+    for name in integers:
+        assert pd.api.types.is_integer_dtype(frame[name]), (name, frame[name].dtype)
+    for name in booleans:
+        assert pd.api.types.is_bool_dtype(frame[name]), (name, frame[name].dtype)
+
+
 def test_duckdb_reads_values(sample):
     path, expected = sample
     connection = duckdb.connect()
@@ -110,7 +127,7 @@ def test_duckdb_queries_by_status_and_file_name(sample):
     rows = duckdb.connect().execute(
         f"SELECT result, count(*), any_value(filename) FROM read_parquet('{path}', filename = true) "
         "GROUP BY result ORDER BY result").fetchall()
-    assert [(r[0], r[1]) for r in rows] == [("FAIL_LOAD", 1), ("PASS", 2)]
+    assert [(r[0], r[1]) for r in rows] == [("FAIL_LOAD", 1), ("NOT_TESTED", 1), ("PASS", 2)]
     assert all(Path(r[2]).name == FILE_NAME for r in rows)
 
 

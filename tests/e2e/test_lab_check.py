@@ -2,6 +2,7 @@
 column filled honestly; a catalog id gives a synthetic row; errors name the option."""
 import json
 import os
+import shlex
 import shutil
 import subprocess
 
@@ -54,6 +55,63 @@ def test_fixture_folder_passes(canrun_bin, lab_env):
     assert row["library_version"] == "cpu-" + stack["isa"]
     assert row["compiler_version"] == "canrun-" + stack["canrun"].split()[0]
     assert f"build/canrun check {FIXTURES / 'llama_bf16'} --profile local --json" in row["reproduce_script"]
+    assert row["run_command"] == f"build/canrun check {FIXTURES / 'llama_bf16'} --profile local"
+    assert row["schema_version"] == 2 and row["reason_code"] is None and row["license"] is None
+    assert row["tokens_match"] is True and row["first_divergence_step"] is None and row["judged_fluent"] is None
+    assert row["plan_source"] == "built"
+    assert row["planned_memory_bytes"] > 0 and row["memory_capacity_bytes"] > row["planned_memory_bytes"]
+
+
+# Families with bf16, f16, f32 and FP8 weights, MXFP4 experts, a vision tower, recurrent state and
+# per-layer inputs.
+ESTIMATED = ["llama_bf16", "llama_f16", "llama_f32", "deepseek_v3_fp8", "gpt_oss_mxfp4", "qwen2_5_vl", "qwen3_next",
+             "gemma4_text_ple"]
+
+
+@pytest.mark.parametrize("name", ESTIMATED)
+def test_the_planners_estimate_is_the_peak_within_ten_percent(canrun_bin, lab_env, name):
+    row = check_json(canrun_bin, lab_env, FIXTURES / name, "--no-record")
+    assert row["result"] == "PASS", row["error_message"]
+    assert 0.9 <= row["planned_memory_bytes"] / row["peak_host_memory_bytes"] <= 1.1, row
+
+
+def test_the_estimate_holds_for_the_real_model(canrun_bin, lab_env):
+    folder = REPO_ROOT / "models" / "SmolLM2-135M-Instruct"
+    if not (folder / "model.safetensors").exists():
+        pytest.fail("models/SmolLM2-135M-Instruct is missing: run tools/fetch_smollm2.sh")
+    row = check_json(canrun_bin, lab_env, folder, "--no-record")
+    assert row["result"] == "PASS", row["error_message"]
+    assert 0.9 <= row["planned_memory_bytes"] / row["peak_host_memory_bytes"] <= 1.1, row
+
+
+def test_the_row_is_recorded_by_default_and_read_back_as_yours(canrun_bin, lab_env, tmp_path):
+    env = dict(lab_env, CANRUN_RESULTS=str(tmp_path / "mine"), CANRUN_DATASET=str(tmp_path / "shipped"))
+    result = check(canrun_bin, env, FIXTURES / "qwen2")
+    assert result.returncode == 0, result.stderr
+    pair_files = list((tmp_path / "mine").glob("*.parquet"))
+    assert len(pair_files) == 1 and f"row recorded in {pair_files[0]}" in result.stderr
+    query = subprocess.run([canrun_bin, "query", "--format", "json"], capture_output=True, text=True, env=env)
+    assert query.returncode == 0, query.stderr
+    rows = json.loads(query.stdout)
+    assert [(r["model_id"], r["yours"]) for r in rows] == [(str(FIXTURES / "qwen2"), True)]
+    table = subprocess.run([canrun_bin, "query"], capture_output=True, text=True, env=env).stdout
+    assert f"* {FIXTURES / 'qwen2'}"[:60] in table and "1 of them yours (marked *)" in table
+    unrecorded = check(canrun_bin, dict(env, CANRUN_RESULTS=str(tmp_path / "none")), FIXTURES / "qwen2", "--no-record")
+    assert unrecorded.returncode == 0 and not (tmp_path / "none").exists()
+    assert "recorded" not in unrecorded.stderr
+
+
+def test_the_run_command_repeats_the_row_from_a_clone(canrun_bin, lab_env):
+    row = check_json(canrun_bin, lab_env, FIXTURES / "qwen3", "--no-record")
+    command = row["run_command"]
+    assert command.startswith("build/canrun check ")
+    # As a user pastes it into a shell in the clone, with this test's binary standing in for build/canrun.
+    line = shlex.quote(canrun_bin) + command[len("build/canrun"):] + " --json --no-record"
+    again = subprocess.run(["bash", "-c", line], capture_output=True, text=True, env=lab_env, cwd=REPO_ROOT,
+                           timeout=120)
+    assert again.returncode == 0, again.stderr
+    repeated = json.loads(again.stdout)
+    assert (repeated["result"], repeated["generated_token_ids"]) == (row["result"], row["generated_token_ids"])
 
 
 def test_same_generations_as_canrun_generate(canrun_bin, lab_env):
@@ -169,11 +227,17 @@ def test_unparsable_plan_cache_entry_is_rebuilt(canrun_bin, lab_env, tmp_path):
 
 def test_model_too_large_for_the_profile_is_not_tested(canrun_bin, lab_env, tmp_path):
     profiles = tmp_path / "profiles.json"
-    profiles.write_text(json.dumps({"profiles": [{"name": "tiny", "cores": 1, "memory_per_core": "1 MiB"}]}))
+    # One core of the two_cores profile below: it takes two of them.
+    profiles.write_text(json.dumps({"profiles": [{"name": "tiny", "cores": 1, "memory_per_core": "40.54 MiB"}]}))
     row = check_json(canrun_bin, lab_env, FIXTURES / "qwen2", "--profiles", profiles, "--profile", "tiny")
-    assert row["result"] == "NOT_TESTED"
+    assert row["result"] == "NOT_TESTED" and row["reason_code"] == "needs_memory"
     assert row["error_message"].startswith("needs more than 1 core of tiny")
+    assert "more than it has" in row["error_message"]
+    assert "; 2 cores of 40.5 MiB would hold it (tensor parallel over MPI)" in row["error_message"]
     assert row["generated_token_ids"] is None and row["cores"] is None
+    # Nothing ran: no weights kind, time or memory measured.
+    assert row["weights"] is None and row["wall_time_s"] is None and row["peak_host_memory_bytes"] is None
+    assert row["memory_capacity_bytes"] == int(40.54 * (1 << 20)) < row["planned_memory_bytes"]
 
 
 def test_no_plan_cache(canrun_bin, lab_env, tmp_path):
@@ -196,10 +260,10 @@ def test_compile_failure_is_a_fail_compile_row(canrun_bin, lab_env, tmp_path):
 @pytest.fixture
 def two_cores(tmp_path):
     """--profiles/--profile arguments on which the planner puts the qwen2 and mixtral fixtures on
-    2 of 4 cores: every core carries the planner's fixed 512 MiB overhead and the whole
-    embeddings, and 512.54 MiB holds the rest with half of the layers but not all of them."""
+    2 of 4 cores: every core carries the check process's own 40 MiB and the whole embeddings,
+    and 40.54 MiB holds the rest with half of the layers but not all of them."""
     profiles = tmp_path / "two-cores.json"
-    profiles.write_text(json.dumps({"profiles": [{"name": "two", "cores": 4, "memory_per_core": "512.54 MiB"}]}))
+    profiles.write_text(json.dumps({"profiles": [{"name": "two", "cores": 4, "memory_per_core": "40.54 MiB"}]}))
     return ["--profiles", profiles, "--profile", "two"]
 
 
@@ -246,7 +310,7 @@ def test_crashing_worker_is_a_fail_runtime_row(canrun_bin, lab_env, two_cores):
 
 def test_family_that_cannot_be_sharded_is_not_tested_when_one_core_cannot_hold_it(canrun_bin, lab_env, two_cores):
     row = check_json(canrun_bin, lab_env, FIXTURES / "olmo2", *two_cores)
-    assert row["result"] == "NOT_TESTED" and row["cores"] is None
+    assert row["result"] == "NOT_TESTED" and row["cores"] is None and row["reason_code"] == "cannot_shard"
     assert row["error_message"].startswith("cannot be split, and needs more than 1 core of two (")
     assert "olmo2 normalises q and k over the whole projection width" in row["error_message"]
 

@@ -5,14 +5,19 @@ hostile clients: other methods get 405, foreign Host names 421 (DNS rebinding), 
 does not arrive whole in time 408, connections past the limit 503, and slow or idle connections
 do not delay anyone else."""
 import json
+import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 import urllib.parse
 import urllib.request
 from contextlib import ExitStack
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from conftest import REPO_ROOT
@@ -251,6 +256,33 @@ def test_reloads_new_files_and_survives_a_corrupt_one(canrun_bin, dataset, tmp_p
     assert "reloaded" in stderr
 
 
+def test_by_default_it_serves_the_shipped_rows_and_yours_marked(canrun_bin, dataset, tmp_path):
+    """Without --data: the shipped dataset and the user's results folder together; a model the
+    user checked shows the user's row, marked yours, and every other row stays the shipped one."""
+    _, results, catalog = dataset
+    mine = tmp_path / "mine"
+    shutil.copytree(results, mine, ignore=shutil.ignore_patterns("*torch*"))
+    [engine] = mine.glob(ENGINE_GLOB)
+    table = pq.read_table(engine)
+    first = table.slice(0, 1).to_pylist()[0]
+    first["result"], first["error_message"] = "FAIL_RUNTIME", "a check of the user's own"
+    first["timestamp"] = datetime.now(timezone.utc)
+    pq.write_table(pa.Table.from_pylist([first], schema=table.schema), engine)
+    env = dict(os.environ, CANRUN_DATASET=str(results), CANRUN_RESULTS=str(mine))
+    server = Space(canrun_bin, None, catalog, env=env)
+    try:
+        body = rows(server, view="tested", limit=100)
+        marked = {row["model_id"]: (row["yours"], row["result"]) for row in body["rows"]}
+        assert marked[first["model_id"]] == (True, "FAIL_RUNTIME")
+        assert all(not yours for model, (yours, _) in marked.items() if model != first["model_id"])
+        _, detail, _ = server.get(f"/api/model?id={urllib.parse.quote(first['model_id'])}")
+        assert detail["yours"] is True and detail["row"]["error_message"] == "a check of the user's own"
+    finally:
+        code, stderr = server.stop()
+    assert code == 0, stderr
+    assert f"{results} and {mine}" in stderr
+
+
 def test_bad_options_and_busy_port(canrun_bin, run_canrun, dataset, space):
     _, results, catalog = dataset
     busy = run_canrun("serve", "--data", results, "--catalog", catalog, "--port", space.port)
@@ -399,7 +431,15 @@ def test_each_pairs_parquet_file_downloads_with_its_rows(space, dataset, tmp_pat
     for path in results.glob("*.parquet"):
         with urllib.request.urlopen(f"{space.url.rstrip('/')}/data/{path.name}", timeout=10) as response:
             (tmp_path / path.name).write_bytes(response.read())
-            assert read_pair(tmp_path, path.name) == read_pair(results, path.name)
+            # In canrun's current schema: a file written before a column existed comes back with
+            # it null (schema_version: 1), every other value as stored.
+            served, stored = read_pair(tmp_path, path.name), read_pair(results, path.name)
+            assert served.keys() == stored.keys()
+            for model, row in stored.items():
+                added = {name: value for name, value in served[model].items() if name not in row}
+                assert {name: value for name, value in served[model].items() if name in row} == row
+                assert all(value is None for name, value in added.items() if name != "schema_version"), added
+                assert added.get("schema_version", row.get("schema_version")) in (1, 2)
             assert response.headers["Content-Type"] == "application/vnd.apache.parquet"
             assert response.headers["Content-Disposition"] == f'attachment; filename="{path.name}"'
     status, body, _ = space.get("/data/nothing.parquet")

@@ -3,7 +3,11 @@ repository whose card names its files, one row per selected catalog model with i
 what `canrun query` and `canrun repro` read when no --data is given, and what the Space shows: a
 checked row for every selected model of both tasks."""
 import json
+import os
+import subprocess
 
+import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from conftest import REPO_ROOT
@@ -30,9 +34,32 @@ def test_every_selected_model_has_one_row_with_its_host_and_date():
     assert f"- config_name: {path.stem}\n  data_files:\n  - {path.name}\n" in card
 
 
-def test_query_and_repro_read_it_by_default(run_canrun, tmp_path):
+def test_every_parquet_file_has_the_schema_canrun_writes(canrun_bin, tmp_path):
+    """pyarrow and pandas read every file of the dataset with one schema, the one canrun writes
+    now; integer and boolean columns stay integers and booleans in pandas."""
+    fixture = REPO_ROOT / "tests" / "fixtures" / "models" / "qwen3"
+    subprocess.run([canrun_bin, "check", str(fixture), "--out", str(tmp_path)], check=True, capture_output=True,
+                   timeout=120)
+    [written] = tmp_path.glob("*.parquet")
+    expected = pq.read_schema(written)
+    files = sorted(DATASET.glob("**/*.parquet"))
+    assert files
+    for path in files:
+        schema = pq.read_schema(path)
+        assert schema.equals(expected, check_metadata=False), (path, schema, expected)
+        frame = pd.read_parquet(path)
+        assert list(frame.columns) == schema.names
+        for field in schema:
+            if pa.types.is_integer(field.type):
+                assert pd.api.types.is_integer_dtype(frame[field.name]), (path.name, field.name)
+            if pa.types.is_boolean(field.type):
+                assert pd.api.types.is_bool_dtype(frame[field.name]), (path.name, field.name)
+
+
+def test_query_and_repro_read_it_by_default(run_canrun, canrun_bin, tmp_path):
     _, table = rows()
-    query = run_canrun("query", "--format", "json")
+    no_results = dict(os.environ, CANRUN_RESULTS=str(tmp_path / "none"))
+    query = subprocess.run([canrun_bin, "query", "--format", "json"], capture_output=True, text=True, env=no_results)
     assert query.returncode == 0, query.stderr
     assert sorted(row["model_id"] for row in json.loads(query.stdout)) == sorted(row["model_id"] for row in table)
     repro = run_canrun("repro", "HuggingFaceTB/SmolLM2-135M-Instruct")

@@ -117,7 +117,7 @@ def test_a_device_torch_lacks_is_a_row_with_torchs_message(canrun_bin, env):
 def test_a_model_planned_on_two_cores_runs_on_two_torch_distributed_workers(canrun_bin, env, tmp_path):
     # The planner puts the qwen2 fixture on 2 of 4 cores of this profile (as in test_lab_check.py).
     profiles = tmp_path / "two-cores.json"
-    profiles.write_text(json.dumps({"profiles": [{"name": "two", "cores": 4, "memory_per_core": "512.54 MiB"}]}))
+    profiles.write_text(json.dumps({"profiles": [{"name": "two", "cores": 4, "memory_per_core": "40.54 MiB"}]}))
     model = REPO_ROOT / "tests" / "fixtures" / "models" / "qwen2"
     row = check(canrun_bin, env, "--runner", "torch", "--profiles", str(profiles), "--profile", "two", model=model)
     assert row["result"] == "PASS", row["error_message"]

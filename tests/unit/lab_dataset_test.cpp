@@ -51,6 +51,12 @@ std::vector<ResultRow> sample_rows() {
   pass.host = "lab-1";
   pass.compiler_version = kPair.compiler;
   pass.library_version = kPair.library;
+  pass.license = "apache-2.0";
+  pass.memory_capacity_bytes = 25'276'194'816;
+  pass.planned_memory_bytes = 1'006'632'960;
+  pass.tokens_match = true;
+  pass.plan_source = "local_cache";
+  pass.run_command = "build/canrun check HuggingFaceTB/SmolLM2-135M-Instruct --profile local";
 
   // A model that never loaded: everything after the load stays null, not zero.
   ResultRow failed;
@@ -76,7 +82,20 @@ std::vector<ResultRow> sample_rows() {
   empty_lists.generated_token_ids = std::vector<int32_t>{};
   empty_lists.reference_token_ids = std::vector<int32_t>{-1};
   empty_lists.matching_prefix_length = 0;
-  return {pass, failed, empty_lists};
+  empty_lists.tokens_match = false;
+  empty_lists.first_divergence_step = 0;
+  empty_lists.judged_fluent = false;
+
+  // Nothing ran: a reason code and the numbers that say why, nothing measured.
+  ResultRow not_tested = failed;
+  not_tested.model_id = "Qwen/Qwen2.5-72B-Instruct";
+  not_tested.weights.reset();
+  not_tested.wall_time_s.reset();
+  not_tested.result = "NOT_TESTED";
+  not_tested.reason_code = "needs_memory";
+  not_tested.memory_capacity_bytes = 25'276'194'816;
+  not_tested.planned_memory_bytes = 145'412'407'296;
+  return {pass, failed, empty_lists, not_tested};
 }
 
 class LabDataset : public testing::Test {
@@ -135,7 +154,7 @@ TEST_F(LabDataset, WritesReplaceTheFileAndLeaveNoTemporary) {
   write_dataset(path(), rows);
   rows.pop_back();
   write_dataset(path(), rows);
-  EXPECT_EQ(read_dataset(path()).size(), 2u);
+  EXPECT_EQ(read_dataset(path()).size(), 3u);
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
 }
 
@@ -148,7 +167,7 @@ TEST_F(LabDataset, RefusedWriteKeepsTheOldFile) {
   rows[2].library_version = "cpu-avx512";
   expect_error([&] { write_dataset(path(), rows); }, ErrorKind::kUsage,
                {"row 2", "canrun-0.1.0__cpu-avx512.parquet", "not canrun-0.1.0__cpu-x86_64-avx2-fma.parquet"});
-  EXPECT_EQ(read_dataset(path()).size(), 3u);
+  EXPECT_EQ(read_dataset(path()).size(), 4u);
   // A folder that does not exist: the temporary cannot be made, and the error names it.
   expect_error([&] { write_dataset((dir_ / "missing" / dataset_file_name(kPair)).string(), sample_rows()); },
                ErrorKind::kIo, {"missing", "cannot create"});
@@ -211,13 +230,25 @@ TEST(LabDatasetJson, RowsRoundTripThroughJson) {
   }
 }
 
+// A file written before schema_version existed reads as layout 1; rows written now carry the
+// current layout.
+TEST_F(LabDataset, FilesWithoutTheSchemaVersionAreLayoutOne) {
+  EXPECT_EQ(sample_rows().front().schema_version, kDatasetSchemaVersion);
+  Json old = row_to_json(sample_rows().front());
+  old.erase("schema_version");
+  EXPECT_EQ(row_from_json(old).schema_version, 1);
+}
+
 TEST(LabDatasetColumns, ListTheIssuesColumns) {
   const std::vector<std::string>& names = dataset_columns();
   for (const char* name : {"model_id", "revision", "task", "architecture", "parameter_count", "weights", "result",
                            "error_type", "error_message", "cores", "tp_degree", "ep_degree", "wall_time_s",
                            "compile_time_s", "recompilations", "plan_cache_hit", "peak_activation_bytes", "load_time_s", "peak_device_memory_bytes", "peak_host_memory_bytes",
                            "prompt", "generated_text", "generated_token_ids", "reference_token_ids",
-                           "matching_prefix_length", "software_stack", "reproduce_script", "timestamp", "host"})
+                           "matching_prefix_length", "software_stack", "reproduce_script", "timestamp", "host",
+                           "schema_version", "reason_code", "license", "memory_capacity_bytes",
+                           "planned_memory_bytes", "tokens_match", "judged_fluent", "first_divergence_step",
+                           "plan_source", "run_command"})
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
 }
 

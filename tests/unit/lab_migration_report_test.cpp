@@ -112,8 +112,8 @@ TEST(MigrationReport, TheLabsRowsOfBothStacksComeBesideTheNumbers) {
   MigrationReport report = make_report(measures(50, 1.0, 3.6), measures(100, 0.5, 3.6), options);
   ResultRow broke = serve_test::row("org/b", "FAIL_RUNTIME", 1.0, 1);
   VersionDiff lab;
-  lab.from.path = "current.parquet";
-  lab.to.path = "candidate.parquet";
+  lab.from.files = {DatasetFile{{}, "current.parquet", {}}};
+  lab.to.files = {DatasetFile{{}, "candidate.parquet", {}}};
   lab.models = diff_rows({serve_test::row("org/a", "PASS", 1.0, 1), serve_test::row("org/b", "PASS", 1.0, 1)},
                          {serve_test::row("org/a", "PASS", 1.0, 1), broke}, {});
   report.lab = lab;

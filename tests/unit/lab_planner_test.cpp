@@ -78,6 +78,15 @@ TEST(LabPlanner, TooLargeForTheProfileSaysWhy) {
   const CorePlan trn2 = plan_cores(catalog_shape("meta-llama/Llama-3.1-405B-Instruct"), kTrn2, PlannerOptions{});
   EXPECT_EQ(trn2.reason, "needs more than 16 cores");
   EXPECT_NE(trn2.detail.find("24.0 GiB"), std::string::npos) << trn2.detail;
+  // How much is missing, and how many cores of the profile's size would hold it.
+  EXPECT_EQ(h200.reason_code, "needs_memory");
+  EXPECT_NE(h200.detail.find("more than it has"), std::string::npos) << h200.detail;
+  EXPECT_EQ(h200.cores_that_would_hold, 2);
+  EXPECT_NE(h200.detail.find("2 cores of 131.3 GiB would hold it (tensor parallel over MPI)"), std::string::npos)
+      << h200.detail;
+  // 405B's worker 0 keeps one of its 8 key/value heads' attention and the embeddings at any count.
+  EXPECT_EQ(trn2.cores_that_would_hold, 0);
+  EXPECT_NE(trn2.detail.find("no number of cores of 24.0 GiB would hold it"), std::string::npos) << trn2.detail;
 }
 
 TEST(LabPlanner, MixtureOfExpertsSpreadsExperts) {
@@ -161,6 +170,8 @@ TEST(LabPlanner, AModelThatCannotBeSplitGetsOneCore) {
   const CorePlan plan = plan_cores(shape, kTrn2, PlannerOptions{});
   EXPECT_FALSE(plan.fits());
   EXPECT_EQ(plan.reason, "cannot be split, and needs more than 1 core");
+  EXPECT_EQ(plan.reason_code, "cannot_shard");
+  EXPECT_EQ(plan.cores_that_would_hold, 0);
   EXPECT_NE(plan.detail.find("qk norm across all heads"), std::string::npos) << plan.detail;
   EXPECT_EQ(plan_cores(shape, kH200, PlannerOptions{}).reason, "needs more than 1 core");
   DeviceProfile large{"large", 16, int64_t{1} << 40};

@@ -40,7 +40,7 @@ TEST(VersionDiff, NamesEachChangeAndCountsRegressions) {
                  in_pair(row("org/new", "PASS", 1.0, 1), "canrun-0.2.0"),
                  in_pair(row("org/steady", "PASS", 1.1, 1), "canrun-0.2.0"), in_pair(other_tokens, "canrun-0.2.0")});
   const VersionDiff diff =
-      diff_versions(folder.results.string(), {"canrun-0.1.0", "ref-x86_64"}, {"canrun-0.2.0", "ref-x86_64"}, {});
+      diff_versions({{folder.results.string()}}, {"canrun-0.1.0", "ref-x86_64"}, {"canrun-0.2.0", "ref-x86_64"}, {});
   EXPECT_EQ(diff.models.size(), 9u);
   EXPECT_EQ(model(diff, "org/broke").changes, (std::vector<std::string>{"newly failing: PASS -> TIMEOUT"}));
   EXPECT_TRUE(model(diff, "org/broke").regression);
@@ -61,7 +61,7 @@ TEST(VersionDiff, NamesEachChangeAndCountsRegressions) {
   EXPECT_EQ(model(diff, "org/steady").tokens_agree, std::nullopt);
   DiffOptions loose;
   loose.time_ratio = loose.memory_ratio = 3;
-  EXPECT_FALSE(model(diff_versions(folder.results.string(), {"canrun-0.1.0", "ref-x86_64"},
+  EXPECT_FALSE(model(diff_versions({{folder.results.string()}}, {"canrun-0.1.0", "ref-x86_64"},
                                    {"canrun-0.2.0", "ref-x86_64"}, loose),
                      "org/slower")
                    .regression);
@@ -73,7 +73,7 @@ TEST(VersionDiff, PairsAreParsedAndMissingOnesListTheOthers) {
     EXPECT_THROW(parse_version_pair(bad, "--from"), Error) << bad;
   const serve_test::Folder folder("version_diff_missing");
   try {
-    diff_versions(folder.results.string(), {"canrun-0.1.0", "ref-x86_64"}, {"canrun-9", "cpu"}, {});
+    diff_versions({{folder.results.string()}}, {"canrun-0.1.0", "ref-x86_64"}, {"canrun-9", "cpu"}, {});
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUsage);
@@ -82,7 +82,7 @@ TEST(VersionDiff, PairsAreParsedAndMissingOnesListTheOthers) {
   }
   DiffOptions bad;
   bad.time_ratio = 0.5;
-  EXPECT_THROW(diff_versions(folder.results.string(), {"canrun-0.1.0", "ref-x86_64"},
+  EXPECT_THROW(diff_versions({{folder.results.string()}}, {"canrun-0.1.0", "ref-x86_64"},
                              {"canrun-0.1.0", "ref-x86_64"}, bad),
                Error);
 }

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 TEST(ServeSnapshot, LoadsNewestPairFirstAndReloadsOnlyOnChange) {
   Folder folder("snapshot");
-  SnapshotStore store(folder.results.string(), folder.catalog.string());
+  SnapshotStore store({{folder.results.string()}}, folder.catalog.string());
   const auto first = store.current();
   ASSERT_EQ(first->pairs.size(), 1u);
   EXPECT_EQ(first->pairs[0].rows.size(), 5u);
@@ -42,7 +42,7 @@ TEST(ServeSnapshot, LoadsNewestPairFirstAndReloadsOnlyOnChange) {
 
 TEST(ServeSnapshot, CorruptFileKeepsItsLastGoodRowsAndReportsTheError) {
   Folder folder("corrupt");
-  SnapshotStore store(folder.results.string(), folder.catalog.string());
+  SnapshotStore store({{folder.results.string()}}, folder.catalog.string());
   std::ofstream(folder.pair_file(), std::ios::trunc) << "not parquet";
   EXPECT_TRUE(store.refresh());
   const auto snapshot = store.current();
@@ -59,7 +59,7 @@ TEST(ServeSnapshot, CorruptFileKeepsItsLastGoodRowsAndReportsTheError) {
 
 TEST(ServeSnapshot, ASweepShardsPartJoinsItsPairNewestRowWinning) {
   Folder folder("parts");
-  SnapshotStore store(folder.results.string(), folder.catalog.string());
+  SnapshotStore store({{folder.results.string()}}, folder.catalog.string());
   ResultRow newer = row("org/a", "OOM", 2.0, 1);
   newer.timestamp += std::chrono::hours(1);
   record_row(folder.results.string(), newer, "part-1-of-2");
@@ -85,10 +85,10 @@ TEST(ServeSnapshot, ASweepShardsPartJoinsItsPairNewestRowWinning) {
 TEST(ServeSnapshot, EmptyOrMissingFolderServesTheCatalogAlone) {
   Folder folder("empty");
   fs::remove_all(folder.results);
-  SnapshotStore store(folder.results.string(), folder.catalog.string());
+  SnapshotStore store({{folder.results.string()}}, folder.catalog.string());
   EXPECT_TRUE(store.current()->pairs.empty());
   EXPECT_EQ(store.current()->catalog.size(), 5u);
-  EXPECT_THROW(SnapshotStore((folder.root / "none").string(), (folder.root / "no_catalog.jsonl").string()), Error);
+  EXPECT_THROW(SnapshotStore({{(folder.root / "none").string()}}, (folder.root / "no_catalog.jsonl").string()), Error);
 }
 
 TEST(ServeStaticFiles, ServesFilesInsideTheFolderOnly) {

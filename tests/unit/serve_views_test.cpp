@@ -32,7 +32,7 @@ void expect_http_error(const std::function<void()>& call, int status, const std:
 class ServeViews : public ::testing::Test {
  protected:
   Folder folder{"views"};
-  SnapshotStore store{folder.results.string(), folder.catalog.string()};
+  SnapshotStore store{{{folder.results.string()}}, folder.catalog.string()};
   Json rows(const QueryParams& params) { return api_rows(*store.current(), params); }
 };
 
