@@ -10,8 +10,8 @@ BUILD_TARGETS=canrun bash scripts/build.sh build
 bash tools/fetch_smollm2.sh
 build/canrun generate models/SmolLM2-135M-Instruct \
   --prompt "${CANRUN_PROMPT:-The three primary colors are}" --max-new-tokens "${CANRUN_NEW_TOKENS:-32}"
-# The support lab's check of that folder (its row printed; `--out DIR` would record it), then the
+# The support lab's check of that folder (its row printed and recorded in results/), then the
 # Space (web page + JSON API) over the dataset canrun ships, dataset/ (the selected catalog checked
-# by scripts/make_dataset.sh), until Ctrl-C.
+# by scripts/make_dataset.sh), with that row of yours beside it, until Ctrl-C.
 build/canrun check models/SmolLM2-135M-Instruct --model-id HuggingFaceTB/SmolLM2-135M-Instruct
 exec build/canrun serve --port "${CANRUN_PORT:-8080}"
