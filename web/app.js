@@ -393,7 +393,7 @@ function runSection(row, detail) {
     el("div", { class: "command" }, el("pre", {}, el("code", { id: "detail-run-setup", text: SETUP })),
       copyButton(SETUP, "Copy set-up"))];
   if (run.command) {
-    parts.push(el("p", { class: "note", text: "Then the check (it prints the row; --out results adds it to a dataset folder):" }),
+    parts.push(el("p", { class: "note", text: "Then the check (it prints the row and records it in results/, which this page shows beside the shipped rows, marked yours):" }),
       el("div", { class: "command" }, el("pre", {}, el("code", { id: "detail-run", text: run.command })),
         copyButton(run.command, "Copy command")));
   }
