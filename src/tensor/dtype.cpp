@@ -1,5 +1,6 @@
 #include "tensor/dtype.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -78,13 +79,21 @@ void widen_to_f32(DType dtype, const std::byte* src, size_t count, float* dst) {
     std::memcpy(dst, src, count * sizeof(float));
     return;
   }
-  // Embedding tables run to hundreds of millions of values.
-#pragma omp parallel for schedule(static) if (count > (1 << 20))
-  for (size_t i = 0; i < count; ++i) {
-    uint16_t bits;
-    std::memcpy(&bits, src + 2 * i, 2);
-    dst[i] = dtype == DType::kBF16 ? bf16_to_f32(bits) : f16_to_f32(bits);
-  }
+  const auto widen = [&](size_t first, size_t last) {
+    for (size_t i = first; i < last; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, src + 2 * i, 2);
+      dst[i] = dtype == DType::kBF16 ? bf16_to_f32(bits) : f16_to_f32(bits);
+    }
+  };
+  // Embedding tables run to hundreds of millions of values; a row of a matrix (ref widens one
+  // at a time, from its own threads) is widened where it is, without a thread team.
+  constexpr size_t kParallelCount = size_t{1} << 20;
+  if (count <= kParallelCount) return widen(0, count);
+  const size_t chunks = (count + kParallelCount - 1) / kParallelCount;
+#pragma omp parallel for schedule(static)
+  for (size_t chunk = 0; chunk < chunks; ++chunk)
+    widen(chunk * kParallelCount, std::min(count, (chunk + 1) * kParallelCount));
 }
 
 void narrow_from_f32(DType dtype, const float* src, size_t count, std::byte* dst) {
