@@ -46,6 +46,11 @@ void print_summary(const ResultRow& row) {
                 row.plan_cache_hit && *row.plan_cache_hit ? " (plan from the cache)" : "",
                 row.peak_host_memory_bytes ? format_bytes(*row.peak_host_memory_bytes).c_str() : "-");
   std::cout << times;
+  if (row.planned_memory_bytes && row.memory_capacity_bytes)
+    std::cout << "  planned " << format_bytes(*row.planned_memory_bytes) << " per core; the "
+              << (row.cores ? "planned cores" : "most cores tried") << " hold "
+              << format_bytes(*row.memory_capacity_bytes) << (row.reason_code ? " (" + *row.reason_code + ")" : "")
+              << "\n";
   if (row.generated_text) std::cout << "  text: " << *row.generated_text << "\n";
   std::cout << "  tokens: " << ids_text(row.generated_token_ids) << "\n";
 }

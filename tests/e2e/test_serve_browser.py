@@ -6,8 +6,11 @@ divergence and "run it yourself" command; keyboard use and a narrow screen. Save
 test-artifacts/ (space.png: the page; space-legend.png; space-not-tested.png;
 space-image-text-to-text.png: that task's Selected view; space-detail.png: a synthetic pass's
 detail; space-detail-error.png: a failed row's detail; space-compare.png; space-narrow.png)."""
+import json
 import os
+import shlex
 import shutil
+import subprocess
 
 import pytest
 from selenium import webdriver
@@ -281,7 +284,7 @@ def test_not_tested_row_shows_its_reason_and_nothing_measured(space, browser):
     close_detail(browser)
 
 
-def test_detail_of_a_synthetic_pass(space, browser):
+def test_detail_of_a_synthetic_pass(space, browser, canrun_bin, tmp_path):
     """The detail of a PASS on synthetic weights: what synthetic means, PASS on N cores, the prompt,
     the generated tokens (synthetic weights have no tokenizer), no divergence, and a run-it-yourself
     command that is the row's own (verbatim) after the set-up from a fresh clone."""
@@ -312,7 +315,17 @@ def test_detail_of_a_synthetic_pass(space, browser):
         assert dialog.find_element(By.XPATH, f".//button[text()='{label}']").is_displayed()
     browser.execute_script("document.getElementById('detail-prompt').previousElementSibling.scrollIntoView({block: 'start'})")
     save(browser, "space-detail.png")
+    shown = text_of(browser, "detail-run")
     close_detail(browser)
+    # The command as shown, pasted into a shell in the clone (this test's binary for build/canrun),
+    # checks the model again to the same row.
+    assert shown.startswith("build/canrun check ")
+    again = subprocess.run(["bash", "-c", shlex.quote(canrun_bin) + shown[len("build/canrun"):] + " --json --no-record"],
+                           capture_output=True, text=True, cwd=REPO_ROOT, timeout=300,
+                           env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)))
+    assert again.returncode == 0, again.stderr
+    repeated = json.loads(again.stdout)
+    assert (repeated["result"], repeated["generated_token_ids"]) == (row["result"], row["generated_token_ids"])
 
 
 def test_fields_of_newer_rows_are_shown(space, browser):
