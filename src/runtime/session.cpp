@@ -53,8 +53,10 @@ Session::Session(std::string model_dir, SessionOptions options)
   const DecoderSpec& spec = config_.spec;
   check_shardable(spec, options_.comm->size());
   // A compiled model reads its weights page by page while packing them, or not at all when the
-  // plan cache has them packed already.
-  store_ = std::make_unique<WeightStore>(WeightStore::open_folder(model_dir_, /*populate=*/!options_.compile));
+  // plan cache has them packed already; a worker of a sharded run reads only its part (the
+  // matrices it uses in place fault their own pages in).
+  const bool populate = !options_.compile && options_.comm->size() == 1;
+  store_ = std::make_unique<WeightStore>(WeightStore::open_folder(model_dir_, populate));
   stored_dtype_ = store_->stored_dtype();
   follow_stored_names(config_.spec, [this](const std::string& name) { return store_->contains(name); });
   CheckpointLoader loader(*store_, spec.conv1d, spec.fp8);
