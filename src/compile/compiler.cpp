@@ -21,6 +21,7 @@
 #include "compile/weight_packing.h"
 #include "kernels/cpu/instruction_set.h"
 #include "plan/plan_cache.h"
+#include "plan/plan_manifest.h"
 #include "util/error.h"
 #include "util/mapped_file.h"
 #include "util/temporary_directory.h"
@@ -188,6 +189,8 @@ void with_plan_files(const CompileOptions& options, const PlanKey& key, const st
   }
   const PlanEntry& entry = *found;
   ++(built ? stats.compilations : stats.cache_hits);
+  std::error_code absent;
+  if (!built && fs::exists(entry.dir / kPulledFromName, absent)) ++stats.pulled_hits;
   stats.plan_bytes += folder_bytes(entry.dir);
   use(entry.dir);
 }
@@ -308,6 +311,7 @@ Json CompiledModel::stats_json() const {
   return {{"compile_s", stats_.seconds},
           {"compilations", stats_.compilations},
           {"plan_cache_hits", stats_.cache_hits},
+          {"pulled_plan_hits", stats_.pulled_hits},
           {"recompilations", stats_.recompilations},
           {"plan_bytes", stats_.plan_bytes},
           {"peak_activation_bytes", stats_.peak_activation_bytes},

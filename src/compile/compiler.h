@@ -46,6 +46,7 @@ struct CompileStats {
   double seconds = 0;                 // everything spent compiling or loading plans
   int64_t compilations = 0;           // plan entries built (not found in the cache)
   int64_t cache_hits = 0;             // plan entries loaded from the cache
+  int64_t pulled_hits = 0;            // of those, entries `canrun cache pull` brought from a remote cache
   int64_t recompilations = 0;         // buckets compiled after the first one
   int64_t plan_bytes = 0;             // on disk, every entry in use
   int64_t peak_activation_bytes = 0;  // the largest arena of the buckets in use

@@ -90,7 +90,7 @@ struct ResultRow {
   std::optional<bool> tokens_match;    // every tested token equals the reference's; null when none were compared
   std::optional<bool> judged_fluent;   // the judge's verdict on the text; null when no judge ran
   std::optional<int32_t> first_divergence_step;  // first generated position that differs; null when equal
-  std::optional<std::string> plan_source;        // "built" or "local_cache"; null without the plan cache
+  std::optional<std::string> plan_source;  // "built", "local_cache" or "remote_cache"; null before compiling
   std::optional<std::string> run_command;        // the `canrun check` line that repeats the row from a clone
   bool operator==(const ResultRow&) const = default;
 };

@@ -88,8 +88,9 @@ const std::map<std::string, std::string>& descriptions() {
       {"first_divergence_step", "The first generated position (0-based) where the tested run and the reference "
                                 "differ; null when they are equal or nothing was compared."},
       {"plan_source", "Where the tested run's plan came from: `built` (compiled in this check; compile_time_s is "
-                      "a cold compile) or `local_cache` (loaded from the plan cache; compile_time_s is a warm "
-                      "load); null when the check stopped before compiling."},
+                      "a cold compile), `local_cache` (loaded from the plan cache; compile_time_s is a warm load) "
+                      "or `remote_cache` (loaded from entries `canrun cache pull` brought from a shared cache); "
+                      "null when the check stopped before compiling."},
       {"run_command", "The `canrun check` command that repeats the row from a clone built with the README's set-up "
                       "command."},
       {"library_version", "Second half of the version pair (for canrun: <tested backend>-<ISA its kernels ran with>, "

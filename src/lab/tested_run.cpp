@@ -166,6 +166,7 @@ Json tested_run_to_json(const TestedRun& run) {
               {"compile_time_s", or_null(run.compile_time_s)},
               {"recompilations", or_null(run.recompilations)},
               {"plan_cache_hit", or_null(run.plan_cache_hit)},
+              {"plan_source", or_null(run.plan_source)},
               {"peak_activation_bytes", or_null(run.peak_activation_bytes)}};
 }
 
@@ -177,6 +178,7 @@ TestedRun tested_run_from_json(const Json& json) {
   run.compile_time_s = optional_field<double>(json, "compile_time_s");
   run.recompilations = optional_field<int32_t>(json, "recompilations");
   run.plan_cache_hit = optional_field<bool>(json, "plan_cache_hit");
+  run.plan_source = optional_field<std::string>(json, "plan_source");
   run.peak_activation_bytes = optional_field<int64_t>(json, "peak_activation_bytes");
   return run;
 }
@@ -204,6 +206,7 @@ void run_tested(const ModelSource& source, const CheckOptions& options, std::sha
   run.compile_time_s = stats.seconds;
   run.recompilations = static_cast<int32_t>(stats.recompilations);
   if (options.plan_cache) run.plan_cache_hit = stats.compilations == 0;
+  run.plan_source = stats.compilations > 0 ? "built" : stats.pulled_hits > 0 ? "remote_cache" : "local_cache";
   run.peak_activation_bytes = stats.peak_activation_bytes;
 
   stage = CheckStage::kGenerate;

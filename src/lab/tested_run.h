@@ -50,6 +50,7 @@ struct TestedRun {
   std::optional<double> compile_time_s;
   std::optional<int32_t> recompilations;
   std::optional<bool> plan_cache_hit;  // also null without the plan cache
+  std::optional<std::string> plan_source;  // the row's plan_source: built, local_cache or remote_cache
   std::optional<int64_t> peak_activation_bytes;
 };
 

@@ -14,6 +14,9 @@
 namespace canrun {
 
 inline constexpr const char* kManifestName = "manifest.json";
+// Beside the manifest of an entry `canrun cache pull` installed: the source it came from. Not
+// one of the entry's files (never checked, pushed or counted in its key).
+inline constexpr const char* kPulledFromName = "pulled-from";
 
 // Hashes every regular file below `dir` (none may be named manifest.json) and writes
 // dir/manifest.json; returns it. Throws Error(kIo) naming the file.

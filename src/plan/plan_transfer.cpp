@@ -8,6 +8,7 @@
 #include <map>
 
 #include "plan/plan_manifest.h"
+#include "util/atomic_file.h"
 #include "plan/plan_remote.h"
 #include "util/error.h"
 
@@ -147,6 +148,7 @@ TransferReport pull_plans(const PlanCache& cache, const std::string& source, con
     throw;
   }
   for (const auto& [entry, temp] : staged) {
+    write_file_atomically((temp / kPulledFromName).string(), remote->where("") + "\n");
     if (cache.install(entry->key, temp)) {
       ++report.copied;
       report.bytes += manifest_bytes(entry->manifest);

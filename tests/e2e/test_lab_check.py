@@ -135,6 +135,18 @@ def test_second_check_loads_the_plan_from_the_cache_dir(canrun_bin, lab_env, tmp
     assert second["result"] == "PASS"
     assert second["generated_token_ids"] == first["generated_token_ids"] == first["reference_token_ids"]
     assert "--cache-dir" not in second["reproduce_script"]
+    assert (first["plan_source"], second["plan_source"]) == ("built", "local_cache")
+
+
+def test_a_plan_pulled_from_a_shared_cache_says_so(canrun_bin, lab_env, tmp_path):
+    built = check_json(canrun_bin, lab_env, FIXTURES / "qwen2", "--cache-dir", tmp_path / "mine", "--no-record")
+    for command in (["cache", "push", tmp_path / "shared", "--cache-dir", tmp_path / "mine"],
+                    ["cache", "pull", tmp_path / "shared", "--cache-dir", tmp_path / "theirs"]):
+        moved = subprocess.run([canrun_bin, *map(str, command)], capture_output=True, text=True, env=lab_env)
+        assert moved.returncode == 0, moved.stderr
+    pulled = check_json(canrun_bin, lab_env, FIXTURES / "qwen2", "--cache-dir", tmp_path / "theirs", "--no-record")
+    assert (pulled["plan_source"], pulled["plan_cache_hit"]) == ("remote_cache", True)
+    assert pulled["generated_token_ids"] == built["generated_token_ids"]
 
 
 def test_hub_id_from_the_cache_records_the_revision(canrun_bin, lab_env, tmp_path):
