@@ -72,7 +72,7 @@ const std::map<std::string, std::string>& descriptions() {
                            "the torch runner: torch-<version>+<compile backend or eager>-<device>)."},
       {"schema_version", "The row's layout: " + std::to_string(kDatasetSchemaVersion) +
                              " for rows written now (1: files from before this column)."},
-      {"reason_code", "Why nothing ran, as a code (see Reason codes below); null when the check ran."},
+      {"reason_code", "Why nothing ran, as a code (see Reason codes above); null when the check ran."},
       {"license", "The weights' licence as the catalog records it from the Hub (check the weights' rights apart "
                   "from canrun's); null when unknown."},
       {"memory_capacity_bytes", "The memory of the cores the run was planned on (the profile's memory per core times "
