@@ -203,7 +203,7 @@ def prepare_model(name, spec, cfg):
     folder = xdg / "canrun" / "synthetic" / spec["catalog_id"].replace("/", "-")
     if not (folder / "model.safetensors").exists():
         log(f"making synthetic checkpoint of {spec['catalog_id']} with canrun check --synthetic")
-        ok, out, err, secs = run([str(cfg["canrun"]), "check", spec["catalog_id"], "--synthetic"], 3600,
+        ok, out, err, secs = run([str(cfg["canrun"]), "check", spec["catalog_id"], "--synthetic", "--no-record"], 3600,
                                  {"XDG_CACHE_HOME": str(xdg)})
         if not (folder / "model.safetensors").exists():
             raise RuntimeError(f"canrun check --synthetic made no checkpoint at {folder}: {err or tail(out)}")

@@ -53,8 +53,8 @@ const LEGEND = [
     text: "Tokens differ, but each is in the other's top 5 at the first difference (TOP5), or the judge model " +
       "scores the text fluent (JUDGE)." },
   { cls: "not-tested", sample: { result: "NOT_TESTED", reason_code: "needs_memory" },
-    text: "Deliberately not run; the code says why (needs_memory, needs_cores, cannot_shard, weights_unavailable, " +
-      "…). Neither pass nor failure: no cores, weights or time." },
+    text: "Deliberately not run; the code says why (needs_memory, cannot_shard, weights_unavailable). Neither " +
+      "pass nor failure: no cores, weights or time." },
   { cls: "untested", sample: null, text: "No row yet: not checked on this version pair." },
   { cls: "fail", sample: { result: "FAIL_RUNTIME" }, text: `Ran and failed: ${FAILURES.join(", ")}.` },
   { cls: "unsupported", sample: { result: "UNSUPPORTED_ARCHITECTURE" },
@@ -340,7 +340,8 @@ function divergence(row) {
   const tested = row.generated_token_ids, reference = row.reference_token_ids;
   const compared = row.tokens_match != null || (Array.isArray(tested) && Array.isArray(reference));
   let step = row.first_divergence_step;
-  if (step === undefined && compared && Array.isArray(tested) && Array.isArray(reference)) {
+  // Rows from before tokens_match existed carry neither field: the token lists tell.
+  if (row.tokens_match == null && compared && Array.isArray(tested) && Array.isArray(reference)) {
     step = null;
     const length = Math.max(tested.length, reference.length);
     for (let i = 0; i < length; i += 1) if (tested[i] !== reference[i]) { step = i; break; }
@@ -393,7 +394,7 @@ function runSection(row, detail) {
     el("div", { class: "command" }, el("pre", {}, el("code", { id: "detail-run-setup", text: SETUP })),
       copyButton(SETUP, "Copy set-up"))];
   if (run.command) {
-    parts.push(el("p", { class: "note", text: "Then the check (it prints the row and records it in results/, which this page shows beside the shipped rows, marked yours):" }),
+    parts.push(el("p", { class: "note", text: "Then the check (it prints the row and records it in your results folder, results/ unless $CANRUN_RESULTS names another, which this page shows beside the shipped rows, marked yours):" }),
       el("div", { class: "command" }, el("pre", {}, el("code", { id: "detail-run", text: run.command })),
         copyButton(run.command, "Copy command")));
   }

@@ -66,18 +66,17 @@ void run(CheckArgs& args) {
   args.options.progress = progress.reporter();
   const ResultRow row = run_check(args.options);
   progress.close();
-  if (!args.no_record) {
-    const std::string dir = args.out_dir.empty() ? user_results_dir() : args.out_dir;
-    record_row(dir, row);
-    std::cerr << "row recorded in " << (std::filesystem::path(dir) / dataset_file_name({row.compiler_version,
-                                                                                        row.library_version}))
-                                           .string()
-              << " (canrun serve, query and diff read it)\n";
-  }
+  // Printed first: a folder that cannot take the row costs the record, not the check's result.
   if (args.json)
-    std::cout << row_to_json(row).dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
+    std::cout << row_to_json(row).dump(-1, ' ', false, Json::error_handler_t::replace) << std::endl;
   else
     print_summary(row);
+  if (args.no_record) return;
+  const std::string dir = args.out_dir.empty() ? user_results_dir() : args.out_dir;
+  const std::string file =
+      (std::filesystem::path(dir) / dataset_file_name({row.compiler_version, row.library_version})).string();
+  record_row(dir, row);
+  std::cerr << "row recorded in " << file << " (canrun serve, query and diff read it)\n";
 }
 
 }  // namespace
@@ -118,8 +117,8 @@ void add_check_command(CLI::App& app) {
   add_runner_options(*command, args->options.runner, args->options.torch);
   command->add_flag("--json", args->json, "Print the row as one line of JSON");
   command->add_option("--out", args->out_dir,
-                      "Dataset folder the row is added to (default: " + user_results_dir() +
-                          "/, or $CANRUN_RESULTS), replacing an earlier row of the model for this version pair");
+                      "Dataset folder the row is added to (default: $CANRUN_RESULTS, else results/), replacing "
+                      "an earlier row of the model for this version pair");
   command->add_flag("--no-record", args->no_record, "Print the row without adding it to any dataset folder")
       ->excludes("--out");
   // Internal: how a sharded check starts its workers (sharded_check.h); hidden from --help.

@@ -72,7 +72,7 @@ void add_sweep_command(CLI::App& app) {
                       "Plan cache folder the checks compile into (default: $CANRUN_CACHE_DIR, else "
                       "$XDG_CACHE_HOME/canrun/plans, else ~/.cache/canrun/plans); checks of synthetic weights\n"
                       "the sweep removes afterwards compile without the plan cache (see --keep-synthetic)");
-  command->add_option("--out", options.out_dir, "Dataset folder (default " + user_results_dir() + "/, or $CANRUN_RESULTS)");
+  command->add_option("--out", options.out_dir, "Dataset folder (default: $CANRUN_RESULTS, else results/)");
   command->add_option("--timeout", options.timeout_s, "Wall-time limit per model in seconds (default 600)")
       ->check(CLI::PositiveNumber);
   command->add_option("--memory-limit", args->memory_limit,

@@ -1,6 +1,7 @@
-// Which kernel table runs a model: `ref` (plain f32, double accumulation, every weight widened
-// to f32: the yardstick) or `cpu` (the compiled backend: bf16 weights kept as bf16, f32
-// accumulation, AVX2). Chosen once, when a model is opened.
+// Which kernel table runs a model: `ref` (plain f32 arithmetic, double accumulation, weights
+// kept as stored and each widened to f32 as a product reads it: the yardstick) or `cpu` (the
+// compiled backend: bf16 weights kept as bf16, f32 accumulation, AVX2/AVX-512). Chosen once,
+// when a model is opened.
 #pragma once
 
 #include <string_view>

@@ -135,14 +135,19 @@ GenerationTrace run_reference(const ModelSource& source, const CheckOptions& opt
 // 37-39 MiB (code, libraries, tokenizer, catalog).
 constexpr int64_t kCheckProcessBytes = int64_t{40} << 20;
 
-// What the planner sizes: the tested run and the reference hold the weights as the checkpoint
-// stores them (bf16 and FP8 as they are; f16 and f32 as f32), a KV cache and activations in f32.
-// They run one after the other, so the larger of the two is what must fit; with the same weights
-// and state they hold alike, and the estimate is the tested run's.
-PlannerOptions check_planner_options(const ModelSource& source) {
+// What the planner sizes. canrun's tested run and its reference hold the weights as the
+// checkpoint stores them (bf16 and FP8 as they are; f16 and f32 as f32), a KV cache and
+// activations in f32; they run one after the other, so the larger of the two must fit, and with
+// the same weights and state they hold alike. (A sharded tested run is sized per worker; its
+// reference runs in one process on the host.) The torch runner's runs are float32 throughout.
+PlannerOptions check_planner_options(const ModelSource& source, const CheckOptions& options) {
   PlannerOptions planner;
   planner.kv_dtype = DType::kF32;
   planner.overhead_bytes = kCheckProcessBytes;
+  if (options.runner == Runner::kTorch) {
+    planner.weight_dtype = DType::kF32;
+    return planner;
+  }
   const DType stored = source.synthetic() ? DType::kBF16 : WeightStore::open_folder(source.dir, false).stored_dtype();
   planner.weight_dtype = stored == DType::kBF16 || stored == DType::kF8E4M3 ? DType::kBF16 : DType::kF32;
   return planner;
@@ -163,10 +168,10 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
 
   const ModelShape shape = model_shape(config, source.entry ? published_parameters(*source.entry) : std::nullopt);
   row.parameter_count = shape.parameters;
-  const CorePlan plan = plan_cores(shape, profile, check_planner_options(source));
+  const CorePlan plan = plan_cores(shape, profile, check_planner_options(source, options));
   row.planned_memory_bytes = plan.per_core_bytes;
   if (!plan.fits()) {
-    row.memory_capacity_bytes = profile.memory_per_core_bytes * std::min<int64_t>(profile.max_cores, 16);
+    row.memory_capacity_bytes = profile.memory_per_core_bytes * plan.largest_cores_tried;
     row.reason_code = plan.reason_code;
     row.weights.reset();  // nothing ran: no weights were made or read
     fail_row(row, Status::kNotTested, "not_tested", plan.reason + " of " + profile.name + " (" + plan.detail + ")");

@@ -78,8 +78,8 @@ struct ResultRow {
   std::string library_version;
   // The layout of the row (kDatasetSchemaVersion when written; 1 for files from before the column).
   int32_t schema_version = kDatasetSchemaVersion;
-  // Why nothing (or not everything) ran, as a code beside error_message's sentence: one of
-  // exclusion_codes(); null when the check ran.
+  // Why nothing ran, as a code beside error_message's sentence: one of reason_codes(); null
+  // when the check ran.
   std::optional<std::string> reason_code;
   std::optional<std::string> license;  // the weights' licence as the catalog records it
   // The memory of the cores the run was planned on (the profile's per-core memory times cores;

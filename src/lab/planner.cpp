@@ -135,15 +135,29 @@ DType fp8_weight_dtype(const PlannerOptions& options) {
   return options.weight_dtype == DType::kF32 ? DType::kF32 : DType::kF8E4M3;
 }
 
+// The bytes the engine holds per listed element of `tensor`, as its loader keeps it.
+int64_t held_element_bytes(const TensorInfo& tensor, const DecoderSpec& spec, const PlannerOptions& options) {
+  switch (tensor.role) {
+    case TensorRole::kProjection:
+      return static_cast<int64_t>(dtype_size(spec.fp8.present() ? fp8_weight_dtype(options) : options.weight_dtype));
+    case TensorRole::kMatrix:
+      return static_cast<int64_t>(dtype_size(options.weight_dtype));
+    case TensorRole::kPacked:  // MXFP4: each block byte becomes two f32 values; the scales are folded in
+      return tensor.name.ends_with("_blocks") ? 2 * 4 : 0;
+    case TensorRole::kFloatTensor:
+    case TensorRole::kNorm:
+    case TensorRole::kOffsetNorm:
+    case TensorRole::kBias:
+    case TensorRole::kIndices:  // int32
+      return 4;
+  }
+  return 4;
+}
+
 // The bytes of the weights worker `shard` keeps (all of them for the single worker of Shard{}).
 int64_t held_weight_bytes(const DecoderSpec& spec, const PlannerOptions& options, Shard shard) {
   int64_t bytes = 0;
-  for (const TensorInfo& tensor : decoder_tensors(spec, shard)) {
-    const DType dtype = spec.fp8.present() && tensor.role == TensorRole::kProjection ? fp8_weight_dtype(options)
-                                                                                       : options.weight_dtype;
-    // Integer tables are held as int32.
-    bytes += tensor.held * (tensor.role == TensorRole::kIndices ? 4 : static_cast<int64_t>(dtype_size(dtype)));
-  }
+  for (const TensorInfo& tensor : decoder_tensors(spec, shard)) bytes += tensor.held * held_element_bytes(tensor, spec, options);
   return bytes;
 }
 
@@ -166,9 +180,12 @@ MemoryEstimate estimate_memory(const ModelShape& shape, const PlannerOptions& op
   const int64_t tokens = options.prompt_tokens + options.new_tokens;
   const Program program = decoder_program_shape(shape.spec ? *shape.spec : stand_in_spec(shape, tokens));
   MemoryEstimate estimate;
+  // From the spec, tensor by tensor as the loader holds them; from config values, every
+  // parameter in the weights' dtype.
   estimate.weight_bytes =
-      (shape.parameters - shape.fp8_parameters) * static_cast<int64_t>(dtype_size(options.weight_dtype)) +
-      shape.fp8_parameters * static_cast<int64_t>(dtype_size(fp8_weight_dtype(options)));
+      shape.spec ? held_weight_bytes(*shape.spec, options, Shard{})
+                 : (shape.parameters - shape.fp8_parameters) * static_cast<int64_t>(dtype_size(options.weight_dtype)) +
+                       shape.fp8_parameters * static_cast<int64_t>(dtype_size(fp8_weight_dtype(options)));
   estimate.kv_cache_bytes = program.state_bytes({tokens, options.kv_dtype});
   estimate.activation_bytes = scaled(plan_buffers(program, options.prompt_tokens).arena_bytes, options.activation_dtype);
   estimate.overhead_bytes = options.overhead_bytes;
@@ -198,10 +215,10 @@ CorePlan plan_cores(const ModelShape& shape, const DeviceProfile& profile, const
                                 format_bytes(estimate.activation_bytes) + ", overhead " +
                                 format_bytes(estimate.overhead_bytes) + ")";
   const std::string unshardable = shape.spec ? unshardable_reason(*shape.spec) : "";
-  int64_t largest = 1;
+  plan.largest_cores_tried = 1;
   for (const int64_t cores : kCoreCounts) {
     if (cores > profile.max_cores || (cores > 1 && !unshardable.empty())) break;
-    largest = cores;
+    plan.largest_cores_tried = cores;
     plan.per_core_bytes = worker_bytes(shape, options, estimate, cores);
     if (plan.per_core_bytes > profile.memory_per_core_bytes) continue;
     plan.cores = cores;
@@ -211,6 +228,7 @@ CorePlan plan_cores(const ModelShape& shape, const DeviceProfile& profile, const
                   " per core of " + format_bytes(profile.memory_per_core_bytes) + breakdown;
     return plan;
   }
+  const int64_t largest = plan.largest_cores_tried;
   plan.reason = "needs more than " + plural_cores(largest);
   plan.reason_code = "needs_memory";
   plan.detail = format_bytes(plan.per_core_bytes) + " per core at " + plural_cores(largest) + " of " + profile.name +

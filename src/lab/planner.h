@@ -81,6 +81,7 @@ struct CorePlan {
   int64_t tp_degree = 0;
   int64_t ep_degree = 0;
   int64_t per_core_bytes = 0;  // at `cores`, or at the largest count tried when nothing fits
+  int64_t largest_cores_tried = 0;  // the largest core count the profile allowed the model
   std::string reason;          // when nothing fits, stable for grouping: "needs more than 16 cores"
   std::string reason_code;     // when nothing fits: "needs_memory" or "cannot_shard" (dataset.h's reason_codes)
   // When nothing fits: the fewest cores of the profile's per-core memory (past its maximum, up to

@@ -54,14 +54,15 @@ void write_card(const std::string& dir) {
   for (const DatasetFile& file : list_dataset_files(dir)) {
     const std::string name = fs::path(file.path).stem().string();
     CardConfig& config = configs.emplace_back(CardConfig{name, {}, ""});
-    std::vector<ResultRow> rows = read_if_present(file.path);
     if (fs::exists(file.path)) config.data_files.push_back(name + ".parquet");
     if (!file.parts.empty()) config.data_files.push_back(name + "/*.parquet");
-    for (const std::string& part : file.parts) {
-      std::vector<ResultRow> part_rows = read_dataset(part);
-      rows.insert(rows.end(), part_rows.begin(), part_rows.end());
+    // Another writer's file that cannot be read now (a shard's part mid-copy) costs its summary,
+    // not this write.
+    try {
+      config.where_run = run_summary(read_pair(file));
+    } catch (const Error& e) {
+      config.where_run = std::string("not summarised: ") + e.what();
     }
-    config.where_run = run_summary(rows);
   }
   write_file_atomically((fs::path(dir) / "README.md").string(), dataset_card(configs));
 }

@@ -37,12 +37,12 @@ FloatBuffer TensorLister::vector(const std::string& name, int64_t size, TensorRo
 
 FloatBuffer TensorLister::tensor(const std::string& name, std::vector<int64_t> shape) {
   const int64_t n = elements(shape);
-  tensors.push_back({name, std::move(shape), TensorRole::kMatrix, n});
+  tensors.push_back({name, std::move(shape), TensorRole::kFloatTensor, n});
   return {};
 }
 
 FloatBuffer TensorLister::stacked(const std::string& name, std::vector<int64_t> shape, IndexRange kept) {
-  add_stacked(name, std::move(shape), TensorRole::kMatrix, kept);
+  add_stacked(name, std::move(shape), TensorRole::kFloatTensor, kept);
   return {};
 }
 

@@ -23,11 +23,13 @@ inline MatrixPart cols_of(int64_t out, IndexRange cols) { return {{0, out}, cols
 
 // What a tensor is: what a synthetic checkpoint fills it with, and what the memory planner
 // counts it as. kProjection: a layer's [out, in] projection (matrix_part), what an FP8
-// checkpoint stores in FP8; kMatrix: any other matrix or tensor (embeddings, heads, routers);
+// checkpoint stores in FP8; kMatrix: any other matrix (embeddings, heads, routers), held as
+// stored like projections; kFloatTensor: a tensor read whole as f32 (stacked experts, other
+// n-d tensors);
 // kNorm: a scale the model multiplies by; kOffsetNorm: one it multiplies by (1 + w) (Gemma's,
 // Qwen3.5's RMSNorm); kPacked: U8 (MXFP4 blocks and scales); kIndices: I64 integers (a table
 // of expert ids).
-enum class TensorRole { kProjection, kMatrix, kNorm, kOffsetNorm, kBias, kPacked, kIndices };
+enum class TensorRole { kProjection, kMatrix, kFloatTensor, kNorm, kOffsetNorm, kBias, kPacked, kIndices };
 
 // Each call returns the tensor's values when loading, and an empty one when only listing.
 class TensorVisitor {

@@ -34,10 +34,6 @@ std::optional<DType> parse_dtype(std::string_view name) {
   return std::nullopt;
 }
 
-float bf16_to_f32(uint16_t bits) {
-  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
-}
-
 float f16_to_f32(uint16_t bits) {
   const uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
   const uint32_t exponent = (bits >> 10) & 0x1f;

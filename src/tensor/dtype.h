@@ -4,6 +4,7 @@
 // widening and rounding below do not take it.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -17,7 +18,8 @@ size_t dtype_size(DType dtype);
 std::string_view dtype_name(DType dtype);  // safetensors spelling: "F32", "BF16", "F16", "F8_E4M3"
 std::optional<DType> parse_dtype(std::string_view safetensors_name);
 
-float bf16_to_f32(uint16_t bits);
+// Inline: ref's products widen every bf16 weight as they read it.
+inline float bf16_to_f32(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
 float f16_to_f32(uint16_t bits);
 // Round to nearest even, as torch's .to(bfloat16) / .to(float16) do; NaN stays NaN, f16
 // overflows to infinity.

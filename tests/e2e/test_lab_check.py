@@ -323,6 +323,7 @@ def test_crashing_worker_is_a_fail_runtime_row(canrun_bin, lab_env, two_cores):
 def test_family_that_cannot_be_sharded_is_not_tested_when_one_core_cannot_hold_it(canrun_bin, lab_env, two_cores):
     row = check_json(canrun_bin, lab_env, FIXTURES / "olmo2", *two_cores)
     assert row["result"] == "NOT_TESTED" and row["cores"] is None and row["reason_code"] == "cannot_shard"
+    assert row["memory_capacity_bytes"] == int(40.54 * (1 << 20))  # the one core it was planned on
     assert row["error_message"].startswith("cannot be split, and needs more than 1 core of two (")
     assert "olmo2 normalises q and k over the whole projection width" in row["error_message"]
 

@@ -29,7 +29,10 @@ TEST(LabPlanner, Qwen3_0_6B_FitsOneTrn2Core) {
   EXPECT_EQ(shape.parameters, 28 * 15'730'944LL + 155'582'464 + 1024);
   EXPECT_EQ(shape.parameters, 596'049'920);
   const CorePlan plan = plan_cores(shape, kTrn2, PlannerOptions{});
-  EXPECT_EQ(plan.estimate.weight_bytes, 1'192'099'840);  // bf16
+  // The matrices in bf16, the norms (28 x 2,304 + 1,024) in f32, as the loader holds them.
+  const int64_t norms = 28 * 2'304 + 1'024;
+  const int64_t weights = 2 * (596'049'920 - norms) + 4 * norms;
+  EXPECT_EQ(plan.estimate.weight_bytes, weights);
   EXPECT_EQ(plan.estimate.kv_cache_bytes, 2 * 28 * 8 * 128 * 64 * 2);
   // The buffer plan of a 32-token prefill, at its widest (the MLP's gate projection): the residual
   // stream, the normed input, gate and up, 32 x (1024 + 1024 + 2 x 3072), and the pass's rotary
@@ -39,7 +42,7 @@ TEST(LabPlanner, Qwen3_0_6B_FitsOneTrn2Core) {
   EXPECT_EQ(plan.cores, 1);
   EXPECT_EQ(plan.tp_degree, 1);
   EXPECT_EQ(plan.ep_degree, 1);
-  EXPECT_EQ(plan.per_core_bytes, 1'192'099'840 + 7'340'032 + 1'064'960 + 536'870'912);
+  EXPECT_EQ(plan.per_core_bytes, weights + 7'340'032 + 1'064'960 + 536'870'912);
   EXPECT_TRUE(plan.reason.empty());
 }
 
@@ -53,14 +56,15 @@ TEST(LabPlanner, Llama70BNeedsEightTrn2Cores) {
   // 80 x (2 x 8192x8192 + 2 x 8192x1024 + 3 x 8192x28672 + 2x8192) + 2 x 128256x8192 + 8192.
   EXPECT_EQ(shape.parameters, 70'553'706'496);
   const CorePlan plan = plan_cores(shape, kTrn2, PlannerOptions{});
-  const int64_t weights = 141'107'412'992;
+  // The matrices in bf16, the norms (80 x 2 x 8192 + 8192) in f32.
+  const int64_t weights = 141'107'412'992 + 2 * (80 * 2 * 8192 + 8192);
   // KV; activations (32 tokens x (2 x 8192 + 2 x 28672) + the rotary table, 32 x 128); overhead.
   const int64_t rest = 20'971'520 + (32 * 73'728 + 32 * 128) * 4 + 536'870'912;
   EXPECT_EQ(plan.estimate.weight_bytes, weights);
   // Each of 8 workers holds an eighth of every layer's projections, the layers' norms, and the
-  // whole embeddings, lm_head and final norm: 80 x (855,638,016 / 8 + 2 x 8192) + 2 x 128256x8192
-  // + 8192 parameters.
-  const int64_t worker_weights = 2 * (80 * (855'638'016LL / 8 + 2 * 8192) + 2'101'346'304LL + 8192);
+  // whole embeddings, lm_head and final norm: 80 x 855,638,016 / 8 + 2 x 128256x8192 matrix
+  // weights in bf16 and 80 x 2 x 8192 + 8192 norm weights in f32.
+  const int64_t worker_weights = 2 * (80 * (855'638'016LL / 8) + 2'101'346'304LL) + 4 * (80 * 2 * 8192 + 8192);
   EXPECT_EQ(per_core_bytes(shape, PlannerOptions{}, 8), worker_weights + rest);
   // 4 cores would need 37.4 GB each; 8 need 21.9 GB of the 24 GiB (25.8 GB).
   EXPECT_GT(per_core_bytes(shape, PlannerOptions{}, 4), kTrn2.memory_per_core_bytes);
@@ -127,8 +131,9 @@ TEST(LabPlanner, TheFirstWorkerHoldsTheHeadsThatDoNotDivide) {
   // the tied embeddings 151936x896 and the final norm.
   const ModelShape shape = catalog_shape("Qwen/Qwen2.5-0.5B-Instruct");
   EXPECT_EQ(shape.parameters, 494'032'768);
-  const int64_t layer = 2 * 448 * 896 + 2 * 64 * 896 + 896 + 2 * 128 + 3 * 1216 * 896 + 2 * 896;
-  const int64_t worker_weights = 2 * (24 * layer + 151'936 * 896 + 896);
+  // Matrices in bf16; biases and norms in f32.
+  const int64_t layer = 2 * (2 * 448 * 896 + 2 * 64 * 896 + 3 * 1216 * 896) + 4 * (896 + 2 * 128 + 2 * 896);
+  const int64_t worker_weights = 24 * layer + 2 * 151'936 * 896 + 4 * 896;
   const MemoryEstimate estimate = estimate_memory(shape, PlannerOptions{});
   const int64_t rest = estimate.kv_cache_bytes + estimate.activation_bytes + estimate.overhead_bytes;
   EXPECT_EQ(per_core_bytes(shape, PlannerOptions{}, 4), worker_weights + rest);
@@ -190,8 +195,8 @@ TEST(LabPlanner, OptionsChangeTheEstimate) {
 
 TEST(LabPlanner, Fp8CheckpointsCountTheirProjectionsAtOneByte) {
   // Qwen3-0.6B's config with an FP8 quantization_config: its 28 layers' projections (q 1024x2048,
-  // k and v 1024x1024, o 2048x1024, MLP 3x1024x3072) take one byte a weight; the embeddings and
-  // the norms stay bf16. The reference run widens everything to f32.
+  // k and v 1024x1024, o 2048x1024, MLP 3x1024x3072) take one byte a weight; the embeddings stay
+  // bf16 and the norms f32. With f32 weights, everything is f32.
   CatalogEntry entry;
   for (const CatalogEntry& e : load_catalog(kCatalog))
     if (e.id == "Qwen/Qwen3-0.6B") entry = e;
@@ -200,8 +205,9 @@ TEST(LabPlanner, Fp8CheckpointsCountTheirProjectionsAtOneByte) {
   const ModelShape shape = model_shape(config, std::nullopt);
   const int64_t projections = 28 * (1024LL * 2048 + 2 * 1024 * 1024 + 2048 * 1024 + 3 * 1024 * 3072);
   EXPECT_EQ(shape.fp8_parameters, projections);
+  const int64_t norms = 28 * 2'304 + 1'024;
   EXPECT_EQ(estimate_memory(shape, PlannerOptions{}).weight_bytes,
-            projections + 2 * (596'049'920LL - projections));
+            projections + 2 * (596'049'920LL - projections - norms) + 4 * norms);
   PlannerOptions f32;
   f32.weight_dtype = DType::kF32;
   EXPECT_EQ(estimate_memory(shape, f32).weight_bytes, 4 * 596'049'920LL);

@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <cstdlib>
 #include <map>
+#include <set>
 
 #include "lab/results_dir.h"
 #include "lab/sweep_shard.h"
@@ -142,6 +144,40 @@ TEST_F(MergeParts, AnUnreadablePartStopsItBeforeAnythingChanges) {
   }
   EXPECT_TRUE(fs::exists(parts / "part-1-of-2.parquet"));
   EXPECT_FALSE(fs::exists(dir_ / dataset_file_name(kPair)));
+}
+
+// The shipped dataset and the user's results read together: one row per model, the newer check
+// winning (on a tie the later folder's), and the models whose row came from the user's folder
+// marked as theirs.
+TEST_F(MergeParts, TwoFoldersReadAsOnePairWithTheUsersRowsMarked) {
+  const std::string shipped = (dir_ / "shipped").string(), mine = (dir_ / "mine").string();
+  record_row(shipped, row("a", "PASS", 0));
+  record_row(shipped, row("b", "NOT_TESTED", 0));
+  record_row(shipped, row("c", "PASS", 10));
+  record_row(mine, row("b", "PASS", 5));         // the user's newer check
+  record_row(mine, row("c", "FAIL_RUNTIME", 5));  // older than the shipped row
+  record_row(mine, row("d", "OOM", 0));
+  const std::vector<PairFiles> pairs = list_pairs({{shipped, false}, {mine, true}, {(dir_ / "none").string(), true}});
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].files.size(), 2u);
+  std::set<std::string> yours;
+  EXPECT_EQ(results(read_pair(pairs[0], &yours)),
+            (std::map<std::string, std::string>{{"a", "PASS"}, {"b", "PASS"}, {"c", "PASS"}, {"d", "OOM"}}));
+  EXPECT_EQ(yours, (std::set<std::string>{"b", "d"}));
+  // --data names one folder, marked as no one's; by default the user's folder follows the
+  // shipped one unless they are the same folder.
+  ASSERT_EQ(dataset_folders(mine).size(), 1u);
+  EXPECT_FALSE(dataset_folders(mine)[0].yours);
+  setenv("CANRUN_DATASET", shipped.c_str(), 1);
+  setenv("CANRUN_RESULTS", mine.c_str(), 1);
+  const std::vector<DatasetFolder> both = dataset_folders("");
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0].dir, shipped);
+  EXPECT_TRUE(both[1].yours && both[1].dir == mine);
+  setenv("CANRUN_RESULTS", shipped.c_str(), 1);
+  EXPECT_EQ(dataset_folders("").size(), 1u);
+  unsetenv("CANRUN_DATASET");
+  unsetenv("CANRUN_RESULTS");
 }
 
 }  // namespace

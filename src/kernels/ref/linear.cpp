@@ -1,8 +1,9 @@
 #include "kernels/ref/ops.h"
 
-#include <bit>
 #include <cstdint>
 #include <vector>
+
+#include "tensor/dtype.h"
 
 namespace canrun::ref {
 namespace {
@@ -27,9 +28,8 @@ double dot(const float* x, const float* w, int64_t n) {
   return weighted_dot(x, [w](int64_t i) { return w[i]; }, n);
 }
 
-// A bf16 value widened exactly as widen_to_f32 does.
 double dot(const float* x, const uint16_t* w, int64_t n) {
-  return weighted_dot(x, [w](int64_t i) { return std::bit_cast<float>(static_cast<uint32_t>(w[i]) << 16); }, n);
+  return weighted_dot(x, [w](int64_t i) { return bf16_to_f32(w[i]); }, n);
 }
 
 // y[r, o] = dot(x[r], weights of row o) (+ bias[o]): each output computed the same way whatever
