@@ -208,7 +208,9 @@ void CompiledModel::load_weights(const WeightStore* store) {
       },
       [&](const fs::path& dir) {
         const Json slots = read_json_file((dir / "matrices.json").string(), ErrorKind::kIo);
-        packed_ = std::make_unique<MappedFile>((dir / "weights.bin").string());
+        // Read in page by page as the run touches it: by then the copies it replaces (transposed,
+        // cut or widened at load) are freed, so the two are never resident together.
+        packed_ = std::make_unique<MappedFile>((dir / "weights.bin").string(), /*populate=*/false);
         const std::span<const std::byte> bytes = packed_->bytes();
         std::map<std::string, const Json*> by_name;
         for (const Json& slot : slots) by_name[slot.at("name").get<std::string>()] = &slot;

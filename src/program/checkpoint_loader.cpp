@@ -14,7 +14,10 @@ namespace canrun {
 
 WeightMatrix CheckpointLoader::matrix_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) {
   if (!conv1d_) return plain_part(name + ".weight", out, in, part);
-  return plain_part(name + ".weight", in, out, {part.cols, part.rows}).transposed();
+  const WeightMatrix stored = plain_part(name + ".weight", in, out, {part.cols, part.rows});
+  WeightMatrix transposed = stored.transposed();
+  store_.release_if_mapped(stored.row_bytes());  // the transposed copy is what the model uses
+  return transposed;
 }
 
 WeightMatrix CheckpointLoader::plain_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) {

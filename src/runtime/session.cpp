@@ -1,5 +1,7 @@
 #include "runtime/session.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -68,9 +70,16 @@ Session::Session(std::string model_dir, SessionOptions options)
     if (options_.on_phase) options_.on_phase(SessionPhase::kCompile);
     compiled_ = std::make_unique<CompiledModel>(program_, spec.max_positions, model_dir_, options_.comm->shard(),
                                                 *options_.compile, store_.get());
-    store_->drop_resident_pages();  // the packed copies replace the checkpoint's matrices
+    // The packed copies replace the checkpoint's matrices: its mapped pages, and the copies made
+    // at load (transposed, cut or widened), whose freed heap glibc keeps unless asked to return it.
+    store_->drop_resident_pages();
+    malloc_trim(0);
   } else {
     decode_plan_.buffers = plan_buffers(program_, 1);
+    // Tensors copied out at load (transposed Conv1D weights, cut fused projections, widened f16)
+    // are not needed in the mapping any more; what the model uses in place faults back in from
+    // the page cache on first use.
+    store_->drop_resident_pages();
   }
 }
 
