@@ -54,11 +54,11 @@ Session::Session(std::string model_dir, SessionOptions options)
   config_ = read_model_config(model_dir_);
   const DecoderSpec& spec = config_.spec;
   check_shardable(spec, options_.comm->size());
-  // A compiled model reads its weights page by page while packing them, or not at all when the
-  // plan cache has them packed already; a worker of a sharded run reads only its part (the
-  // matrices it uses in place fault their own pages in).
-  const bool populate = !options_.compile && options_.comm->size() == 1;
-  store_ = std::make_unique<WeightStore>(WeightStore::open_folder(model_dir_, populate));
+  // Weights are read page by page as they are used, never all at once: a compiled model reads
+  // them while packing (or not at all when the plan cache has them packed), a worker of a
+  // sharded run reads only its part, and the tensors cut or widened at load never stand resident
+  // beside the copies made of them.
+  store_ = std::make_unique<WeightStore>(WeightStore::open_folder(model_dir_, /*populate=*/false));
   stored_dtype_ = store_->stored_dtype();
   follow_stored_names(config_.spec, [this](const std::string& name) { return store_->contains(name); });
   CheckpointLoader loader(*store_, spec.conv1d, spec.fp8);
@@ -77,8 +77,7 @@ Session::Session(std::string model_dir, SessionOptions options)
   } else {
     decode_plan_.buffers = plan_buffers(program_, 1);
     // Tensors copied out at load (transposed Conv1D weights, cut fused projections, widened f16)
-    // are not needed in the mapping any more; what the model uses in place faults back in from
-    // the page cache on first use.
+    // are not needed in the mapping any more.
     store_->drop_resident_pages();
   }
 }
