@@ -11,7 +11,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const canrun::serve_test::Folder folder("fuzz");
-  static const canrun::SnapshotStore store(folder.results.string(), folder.catalog.string());
+  static const canrun::SnapshotStore store({{folder.results.string()}}, folder.catalog.string());
   static const std::string web = std::string(CANRUN_SOURCE_DIR) + "/web";
   const std::string target(reinterpret_cast<const char*>(data), size);
   const size_t question = target.find('?');
