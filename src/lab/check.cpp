@@ -173,7 +173,6 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
   if (!plan.fits()) {
     row.memory_capacity_bytes = profile.memory_per_core_bytes * plan.largest_cores_tried;
     row.reason_code = plan.reason_code;
-    row.weights.reset();  // nothing ran: no weights were made or read
     fail_row(row, Status::kNotTested, "not_tested", plan.reason + " of " + profile.name + " (" + plan.detail + ")");
     return;
   }
