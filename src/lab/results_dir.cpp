@@ -217,4 +217,31 @@ std::vector<MergedPair> merge_parts(const std::string& dir) {
   return merged;
 }
 
+std::vector<RemovedRows> remove_models(const std::string& dir, const std::set<std::string>& models) {
+  std::vector<RemovedRows> removed;
+  if (!fs::is_directory(dir)) return removed;
+  const DirLock lock(dir);
+  const std::vector<DatasetFile> files = list_dataset_files(dir);
+  for (const DatasetFile& file : files)
+    if (!file.parts.empty())
+      fail(ErrorKind::kUsage, file.parts.front() + ": the pair has parts a sharded sweep wrote; run `canrun dataset merge " +
+                                  dir + "` first");
+  for (const DatasetFile& file : files) {
+    std::vector<ResultRow> rows = read_if_present(file.path);
+    RemovedRows pair{file.pair, {}, 0};
+    std::erase_if(rows, [&](const ResultRow& row) {
+      if (!models.contains(row.model_id)) return false;
+      pair.models.push_back(row.model_id);
+      return true;
+    });
+    if (pair.models.empty()) continue;
+    write_dataset(file.path, rows);
+    std::sort(pair.models.begin(), pair.models.end());
+    pair.rows_left = static_cast<int64_t>(rows.size());
+    removed.push_back(std::move(pair));
+  }
+  if (!removed.empty()) write_card(dir);
+  return removed;
+}
+
 }  // namespace canrun

@@ -85,4 +85,15 @@ struct MergedPair {
 // that cannot be read stops it before anything is written, naming the file.
 std::vector<MergedPair> merge_parts(const std::string& dir);
 
+struct RemovedRows {
+  VersionPair pair;
+  std::vector<std::string> models;  // the models whose row went, sorted
+  int64_t rows_left = 0;
+};
+
+// Removes the rows of `models` from every pair's file in `dir` (a model the catalog no longer
+// selects) and rewrites the card; pairs without such rows are left as they are. A pair with
+// unmerged parts stops it before anything is written, naming them.
+std::vector<RemovedRows> remove_models(const std::string& dir, const std::set<std::string>& models);
+
 }  // namespace canrun

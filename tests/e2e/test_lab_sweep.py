@@ -226,6 +226,13 @@ def test_three_shards_at_once_merge_into_every_model_once(canrun_bin, run_canrun
     # A shard run again finds its models in the merged file: nothing is checked twice.
     again = sweep(canrun_bin, lab_env, catalog, out, "--shard", "2/3")
     assert again.returncode == 0 and "no new rows" in again.stdout, again.stdout + again.stderr
+    # A model the catalog stops selecting leaves the dataset by name; a name without a row changes nothing.
+    unknown = run_canrun("dataset", "remove", out, "--model", "test/excluded", "--model", "test/never-checked")
+    assert unknown.returncode != 0 and "--model 'test/never-checked': no row in" in unknown.stderr, unknown.stderr
+    assert "test/excluded" in read_rows(out)
+    removed = run_canrun("dataset", "remove", out, "--model", "test/excluded")
+    assert removed.returncode == 0 and "test/excluded (5 rows left)" in removed.stdout, removed.stdout + removed.stderr
+    assert sorted(read_rows(out)) == sorted(RUNNABLE + ["test/unknown-arch"])
 
 
 @pytest.mark.parametrize("shard", ["0/3", "4/3", "2", "x/3"])

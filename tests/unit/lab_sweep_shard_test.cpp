@@ -146,6 +146,28 @@ TEST_F(MergeParts, AnUnreadablePartStopsItBeforeAnythingChanges) {
   EXPECT_FALSE(fs::exists(dir_ / dataset_file_name(kPair)));
 }
 
+TEST_F(MergeParts, RemovingModelsTakesOnlyTheirRowsFromEveryPair) {
+  record_row(dir(), row("a", "PASS", 0));
+  record_row(dir(), row("b", "NOT_TESTED", 0));
+  ResultRow other_pair = row("b", "PASS", 0);
+  other_pair.library_version = "cpu-x86_64-avx2-fma";
+  record_row(dir(), other_pair);
+  const std::vector<RemovedRows> removed = remove_models(dir(), {"b", "absent"});
+  ASSERT_EQ(removed.size(), 2u);
+  for (const RemovedRows& pair : removed) EXPECT_EQ(pair.models, std::vector<std::string>{"b"});
+  EXPECT_EQ(removed[0].rows_left + removed[1].rows_left, 1);
+  EXPECT_EQ(results(read_dataset((dir_ / dataset_file_name(kPair)).string())),
+            (std::map<std::string, std::string>{{"a", "PASS"}}));
+  EXPECT_TRUE(remove_models(dir(), {"b"}).empty());  // nothing left to remove
+}
+
+TEST_F(MergeParts, RemovingWaitsForPartsToBeMerged) {
+  record_row(dir(), row("a", "PASS", 0));
+  record_row(dir(), row("a", "PASS", 5), "part-1-of-2");
+  EXPECT_THROW(remove_models(dir(), {"a"}), Error);
+  EXPECT_EQ(read_dataset((dir_ / dataset_file_name(kPair)).string()).size(), 1u);
+}
+
 // The shipped dataset and the user's results read together: one row per model, the newer check
 // winning (on a tie the later folder's), and the models whose row came from the user's folder
 // marked as theirs.
