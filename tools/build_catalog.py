@@ -19,7 +19,8 @@ Selection rule (a model is selected when all hold):
   1. its task is text-generation or image-text-to-text;
   2. canrun supports its family for that task: `canrun archs --json` lists its model_type, or a family whose
      classes include one its architectures name (kimi_k2 runs as DeepseekV3ForCausalLM);
-  3. it fits the trn2 profile, 16 cores of 24 GiB, at bf16, by canrun's planner (weights from
+  3. it fits the trn2 profile, 16 cores of 24 GiB, by canrun's planner (weights as the engine
+     holds the published checkpoint: bf16 as bf16, FP8 as FP8, MXFP4 experts widened to f32; from
      the family's exact parameter count, KV cache, activations, overhead): `canrun archs`
      lists it among its family's models.
 A model failing 3 is excluded with the planner's reason ("needs more than 16 cores", or "cannot
