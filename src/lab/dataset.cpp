@@ -197,7 +197,8 @@ Column column(std::string name, T ResultRow::*member) {
             row.*member = C::get(static_cast<const typename C::Array&>(array), i);
           },
           [member](const ResultRow& row) { return C::to_json(row.*member); },
-          [member](const Json& json, ResultRow& row) { row.*member = C::from_json(json); }};
+          [member](const Json& json, ResultRow& row) { row.*member = C::from_json(json); },
+          {}};
 }
 
 template <typename T>
@@ -212,7 +213,8 @@ Column column(std::string name, std::optional<T> ResultRow::*member) {
             row.*member = C::get(static_cast<const typename C::Array&>(array), i);
           },
           [member](const ResultRow& row) { return row.*member ? C::to_json(*(row.*member)) : Json(nullptr); },
-          [member](const Json& json, ResultRow& row) { row.*member = C::from_json(json); }};
+          [member](const Json& json, ResultRow& row) { row.*member = C::from_json(json); },
+          {}};
 }
 
 // A nullable column that files written before it existed lack.

@@ -67,7 +67,7 @@ TEST(LabStatus, ChildExitsMapToStatuses) {
 
 TEST(LabDatasetCard, DocumentsEveryStatusColumnAndFile) {
   const std::string card =
-      dataset_card({{"canrun-0.1.0__ref-x86_64", {"canrun-0.1.0__ref-x86_64.parquet", "canrun-0.1.0__ref-x86_64/*.parquet"}}});
+      dataset_card({{"canrun-0.1.0__ref-x86_64", {"canrun-0.1.0__ref-x86_64.parquet", "canrun-0.1.0__ref-x86_64/*.parquet"}, ""}});
   EXPECT_TRUE(card.starts_with("---\nlicense: "));
   EXPECT_NE(card.find("- config_name: canrun-0.1.0__ref-x86_64\n  data_files:\n  - canrun-0.1.0__ref-x86_64.parquet\n"
                       "  - canrun-0.1.0__ref-x86_64/*.parquet\n"),
