@@ -328,32 +328,24 @@ class Attention : public Block {
     const WeightMatrix fused = v.matrix(name, total, spec.hidden_size);
     const FloatBuffer fused_bias = bias_if(v, spec.qkv_bias, name, total);
     if (fused.empty()) return;  // listing only
-    const std::vector<float> b(fused_bias.data(), fused_bias.data() + fused_bias.size());
-    std::vector<WeightMatrix> q, k, val;
-    std::vector<float> qb, kb, vb;
-    const auto take = [&](std::vector<WeightMatrix>& dst, std::vector<float>& dst_bias, int64_t first, int64_t count) {
-      dst.push_back(fused.slice_rows(first, count));
-      if (!b.empty()) dst_bias.insert(dst_bias.end(), b.begin() + first, b.begin() + first + count);
-    };
+    std::vector<IndexRange> q, k, val;
     if (spec.fused_qkv == FusedQkv::kConcat) {
-      take(q, qb, q_rows.first, q_rows.count);
-      take(k, kb, q_width + kv_rows.first, kv_rows.count);
-      take(val, vb, q_width + kv_width + kv_rows.first, kv_rows.count);
+      q.push_back(q_rows);
+      k.push_back({q_width + kv_rows.first, kv_rows.count});
+      val.push_back({q_width + kv_width + kv_rows.first, kv_rows.count});
     } else {  // per head [q_h; k_h; v_h], num_kv_heads == num_heads
       for (int64_t h = place_.layout.query_heads.first; h < place_.layout.query_heads.end(); ++h) {
-        take(q, qb, h * 3 * hd, hd);
-        take(k, kb, h * 3 * hd + hd, hd);
-        take(val, vb, h * 3 * hd + 2 * hd, hd);
+        q.push_back({h * 3 * hd, hd});
+        k.push_back({h * 3 * hd + hd, hd});
+        val.push_back({h * 3 * hd + 2 * hd, hd});
       }
     }
-    q_ = WeightMatrix::stack(q);
-    k_ = WeightMatrix::stack(k);
-    v_ = WeightMatrix::stack(val);
-    if (!b.empty()) {
-      q_bias_ = FloatBuffer::owning(std::move(qb));
-      k_bias_ = FloatBuffer::owning(std::move(kb));
-      v_bias_ = FloatBuffer::owning(std::move(vb));
-    }
+    q_ = stack_rows(fused, q);
+    k_ = stack_rows(fused, k);
+    v_ = stack_rows(fused, val);
+    q_bias_ = gather(fused_bias, q);
+    k_bias_ = gather(fused_bias, k);
+    v_bias_ = gather(fused_bias, val);
   }
 
   // The transformers module a projection's output is: its own, or columns of the fused one

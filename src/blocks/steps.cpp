@@ -42,7 +42,8 @@ FloatBuffer gather(const FloatBuffer& values, const std::vector<IndexRange>& par
 }
 
 WeightMatrix stack_rows(const WeightMatrix& matrix, const std::vector<IndexRange>& parts) {
-  std::vector<IndexRange> merged;  // adjacent parts as one, so that a whole matrix stays a view
+  // Adjacent parts as one, so that one run of rows of a mapped matrix stays in the mapping.
+  std::vector<IndexRange> merged;
   for (const IndexRange& part : parts) {
     if (!merged.empty() && merged.back().end() == part.first)
       merged.back().count += part.count;
@@ -50,8 +51,9 @@ WeightMatrix stack_rows(const WeightMatrix& matrix, const std::vector<IndexRange
       merged.push_back(part);
   }
   if (merged.size() == 1) return matrix.slice_rows(merged[0].first, merged[0].count);
+  const WeightMatrix whole = matrix.view();  // its slices borrow, so the rows are copied once, by stack
   std::vector<WeightMatrix> slices;
-  for (const IndexRange& part : merged) slices.push_back(matrix.slice_rows(part.first, part.count));
+  for (const IndexRange& part : merged) slices.push_back(whole.slice_rows(part.first, part.count));
   return WeightMatrix::stack(slices);
 }
 

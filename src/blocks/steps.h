@@ -46,8 +46,9 @@ FloatBuffer slice(FloatBuffer buffer, IndexRange part);
 // Rows `parts` of a vector of rows of `width` floats, one after the other, owned (a rank's
 // channels of a convolution); empty stays empty.
 FloatBuffer gather(const FloatBuffer& values, const std::vector<IndexRange>& parts, int64_t width = 1);
-// Rows `parts` of a matrix one under the other (a view when they are one range): a rank's share
-// of a projection whose outputs are several stacked parts.
+// Rows `parts` of a matrix one under the other: a rank's share of a projection whose outputs are
+// several stacked parts. One run of rows is a slice_rows (it borrows what the matrix borrows),
+// several are copied once.
 WeightMatrix stack_rows(const WeightMatrix& matrix, const std::vector<IndexRange>& parts);
 // The rows (or columns) of `heads` heads of `width` each.
 inline IndexRange head_range(IndexRange heads, int64_t width) { return {heads.first * width, heads.count * width}; }

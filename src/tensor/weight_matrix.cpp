@@ -31,13 +31,6 @@ WeightMatrix make(std::vector<T> values, int64_t rows, int64_t cols) {
 }
 
 template <typename T>
-WeightMatrix slice_rows_of(const WeightMatrix& m, int64_t first, int64_t count) {
-  const std::span<const T> all = elements<T>(m);
-  return make(std::vector<T>(all.begin() + first * m.cols(), all.begin() + (first + count) * m.cols()), count,
-              m.cols());
-}
-
-template <typename T>
 WeightMatrix transposed_of(const WeightMatrix& m) {
   const std::span<const T> all = elements<T>(m);
   std::vector<T> out(all.size());
@@ -56,16 +49,6 @@ WeightMatrix stack_of(std::span<const WeightMatrix> parts) {
     rows += part.rows();
   }
   return make(std::move(out), rows, parts.empty() ? 0 : parts.front().cols());
-}
-
-// FP8 rows [first, first + count) of `m`: values and scales, owned.
-WeightMatrix fp8_rows_of(const WeightMatrix& m, int64_t first, int64_t count) {
-  const int64_t blocks = m.scale_blocks();
-  return WeightMatrix::fp8_owning(
-      std::vector<uint8_t>(m.fp8_data() + first * m.cols(), m.fp8_data() + (first + count) * m.cols()),
-      FloatBuffer::owning(
-          std::vector<float>(m.fp8_scales() + first * blocks, m.fp8_scales() + (first + count) * blocks)),
-      m.block_cols(), count, m.cols());
 }
 
 WeightMatrix fp8_stack_of(std::span<const WeightMatrix> parts) {
@@ -214,9 +197,25 @@ void WeightMatrix::copy_row(int64_t row, float* out) const {
 
 WeightMatrix WeightMatrix::slice_rows(int64_t first, int64_t count) const {
   require_rows("slice_rows");
-  if (dtype_ == DType::kF8E4M3) return fp8_rows_of(*this, first, count);
-  return dtype_ == DType::kF32 ? slice_rows_of<float>(*this, first, count)
-                               : slice_rows_of<uint16_t>(*this, first, count);
+  const int64_t offset = first * cols_, size = count * cols_;
+  if (dtype_ == DType::kF8E4M3) {
+    const int64_t blocks = scale_blocks();
+    FloatBuffer scales = scales_.borrowed()
+                             ? FloatBuffer::borrowing(scales_.data() + first * blocks, static_cast<size_t>(count * blocks))
+                             : FloatBuffer::owning(std::vector<float>(scales_.data() + first * blocks,
+                                                                      scales_.data() + (first + count) * blocks));
+    if (fp8_owned_.empty()) return fp8_borrowing(fp8_ + offset, std::move(scales), block_cols_, count, cols_);
+    return fp8_owning(std::vector<uint8_t>(fp8_ + offset, fp8_ + offset + size), std::move(scales), block_cols_,
+                      count, cols_);
+  }
+  if (dtype_ == DType::kF32) {
+    if (f32_.borrowed())
+      return f32(FloatBuffer::borrowing(f32_.data() + offset, static_cast<size_t>(size)), count, cols_);
+    return f32(FloatBuffer::owning(std::vector<float>(f32_.data() + offset, f32_.data() + offset + size)), count,
+               cols_);
+  }
+  if (bf16_owned_.empty()) return bf16_borrowing(bf16_ + offset, count, cols_);
+  return bf16_owning(std::vector<uint16_t>(bf16_ + offset, bf16_ + offset + size), count, cols_);
 }
 
 WeightMatrix WeightMatrix::transposed() const {

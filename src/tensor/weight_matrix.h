@@ -75,7 +75,8 @@ class WeightMatrix {
   WeightMatrix view() const;
   // Row `row` widened to f32 into `out` (cols() values).
   void copy_row(int64_t row, float* out) const;
-  // Rows [first, first + count) as an owned matrix of the same dtype (splits fused projections).
+  // Rows [first, first + count), same dtype (splits fused projections): what this matrix borrows
+  // stays borrowed (valid as long as the mapping is), what it owns is copied.
   WeightMatrix slice_rows(int64_t first, int64_t count) const;
   // The transpose, owned, same dtype (Conv1D weights are stored [in, out]); not for FP8.
   WeightMatrix transposed() const;

@@ -350,5 +350,37 @@ TEST(WeightMatrix, SlicesTransposesAndStacksBf16) {
             (std::vector<uint16_t>{4, 5, 6, 1, 2, 3}));
 }
 
+// A slice of a mapped matrix reads the mapping in place (a fused projection split at load costs
+// no copy); a slice of an owned one is a copy that outlives it.
+TEST(WeightMatrix, SlicesBorrowWhatTheMatrixBorrowsAndCopyWhatItOwns) {
+  const std::vector<uint16_t> bits = {1, 2, 3, 4, 5, 6};
+  const WeightMatrix mapped = WeightMatrix::bf16_borrowing(bits.data(), 2, 3);
+  EXPECT_EQ(mapped.slice_rows(1, 1).bf16_data(), bits.data() + 3);
+  const std::vector<float> floats = {1, 2, 3, 4, 5, 6};
+  const WeightMatrix mapped_f32 = WeightMatrix::f32(FloatBuffer::borrowing(floats.data(), 6), 3, 2);
+  EXPECT_EQ(mapped_f32.slice_rows(2, 1).f32_data(), floats.data() + 4);
+  const std::vector<uint8_t> fp8 = {10, 11, 12, 13, 14, 15};
+  const WeightMatrix mapped_fp8 =
+      WeightMatrix::fp8_borrowing(fp8.data(), FloatBuffer::owning({0.5f, 0.25f, 0.125f}), 2, 3, 2);
+  const WeightMatrix fp8_row = mapped_fp8.slice_rows(1, 2);
+  EXPECT_EQ(fp8_row.fp8_data(), fp8.data() + 2);
+  EXPECT_EQ(std::vector<float>(fp8_row.fp8_scales(), fp8_row.fp8_scales() + 2), (std::vector<float>{0.25f, 0.125f}));
+
+  WeightMatrix slice;
+  {
+    const WeightMatrix owned = WeightMatrix::bf16_owning({1, 2, 3, 4, 5, 6}, 2, 3);
+    slice = owned.slice_rows(1, 1);
+    EXPECT_NE(slice.bf16_data(), owned.bf16_data() + 3);
+  }
+  EXPECT_EQ(std::vector<uint16_t>(slice.bf16_data(), slice.bf16_data() + 3), (std::vector<uint16_t>{4, 5, 6}));
+  WeightMatrix fp8_slice;
+  {
+    const WeightMatrix owned = WeightMatrix::fp8_owning({10, 11, 12, 13}, FloatBuffer::owning({0.5f, 0.25f}), 2, 2, 2);
+    fp8_slice = owned.slice_rows(1, 1);
+  }
+  EXPECT_EQ(std::vector<uint8_t>(fp8_slice.fp8_data(), fp8_slice.fp8_data() + 2), (std::vector<uint8_t>{12, 13}));
+  EXPECT_EQ(fp8_slice.fp8_scales()[0], 0.25f);
+}
+
 }  // namespace
 }  // namespace canrun
