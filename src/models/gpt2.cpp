@@ -7,19 +7,28 @@
 namespace canrun {
 namespace {
 
+// GPT2Config's attribute_map: the common name (hidden_size for n_embd, ...) is taken too, and
+// wins where a config has both, as transformers sets it after its own field.
+const char* gpt2_key(const ConfigReader& config, const char* own, const char* common) {
+  return config.has(common) ? common : own;
+}
+
 DecoderSpec read_gpt2(const ConfigReader& config) {
   DecoderSpec spec;
   spec.model_type = config.string("model_type", std::nullopt);
   read_quantization(config, spec);
   spec.vocab_size = config.integer("vocab_size", 50257, 1, int64_t{1} << 22);
-  spec.hidden_size = config.integer("n_embd", 768, 1, int64_t{1} << 17);
-  spec.num_layers = config.integer("n_layer", 12, 1, 1024);
-  spec.num_heads = config.integer("n_head", 12, 1, 4096);
+  const char* hidden = gpt2_key(config, "n_embd", "hidden_size");
+  const char* heads = gpt2_key(config, "n_head", "num_attention_heads");
+  spec.hidden_size = config.integer(hidden, 768, 1, int64_t{1} << 17);
+  spec.num_layers = config.integer(gpt2_key(config, "n_layer", "num_hidden_layers"), 12, 1, 1024);
+  spec.num_heads = config.integer(heads, 12, 1, 4096);
   spec.num_kv_heads = spec.num_heads;
-  if (spec.hidden_size % spec.num_heads != 0) config.reject("n_embd", "must be divisible by n_head");
+  if (spec.hidden_size % spec.num_heads != 0) config.reject(hidden, std::string("must be divisible by ") + heads);
   spec.head_dim = spec.hidden_size / spec.num_heads;
   spec.intermediate_size = config.integer("n_inner", 4 * spec.hidden_size, 1, int64_t{1} << 20);
-  spec.max_positions = config.integer("n_positions", 1024, 1, int64_t{1} << 24);
+  spec.max_positions = config.integer(gpt2_key(config, "n_positions", "max_position_embeddings"), 1024, 1,
+                                      int64_t{1} << 24);
   spec.norm_eps = static_cast<float>(config.number("layer_norm_epsilon", 1e-5));
   spec.norm = layer_norm(spec.norm_eps);
   spec.activation = read_activation(config, "activation_function", "gelu_new", spec.model_type);

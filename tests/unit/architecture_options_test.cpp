@@ -191,6 +191,23 @@ TEST_F(ArchitectureOptions, Llama4LayerListsNameTheirBadEntries) {
   EXPECT_EQ(spec.attention_chunk, (std::vector<int64_t>{16, 16, 16, 0}));
 }
 
+// GPT2Config's attribute_map: a config that spells gpt2-medium's sizes with the common names
+// (hidden_size, ...) is read as transformers reads it, the common name winning over n_embd.
+TEST_F(ArchitectureOptions, Gpt2TakesTheCommonNamesOfItsSizes) {
+  const Json medium = {{"model_type", "gpt2"},        {"hidden_size", 1024},        {"num_hidden_layers", 24},
+                       {"num_attention_heads", 16},   {"max_position_embeddings", 512}, {"n_embd", 768}};
+  const DecoderSpec spec = find_architecture("gpt2").read_spec(ConfigReader(medium, "config.json"));
+  EXPECT_EQ(spec.hidden_size, 1024);
+  EXPECT_EQ(spec.num_layers, 24);
+  EXPECT_EQ(spec.num_heads, 16);
+  EXPECT_EQ(spec.head_dim, 64);
+  EXPECT_EQ(spec.intermediate_size, 4096);
+  EXPECT_EQ(spec.max_positions, 512);
+  Json odd = medium;
+  odd["num_attention_heads"] = 3;
+  expect_load_error(odd, ErrorKind::kCheckpoint, {"field 'hidden_size': must be divisible by num_attention_heads"});
+}
+
 TEST_F(ArchitectureOptions, HunyuanAlphaStretchesTheBaseOrIsNamed) {
   // Hunyuan-7B's rope_scaling as published: "dynamic" with alpha 1000 over head_dim 16.
   Json hunyuan = tiny("hunyuan_v1_dense");
