@@ -138,7 +138,8 @@ constexpr int64_t kCheckProcessBytes = int64_t{40} << 20;
 // What the planner sizes. canrun's tested run and its reference hold the weights as the
 // checkpoint stores them (bf16 and FP8 as they are; f16 and f32 as f32), a KV cache and
 // activations in f32; they run one after the other, so the larger of the two must fit, and with
-// the same weights and state they hold alike. (A sharded tested run is sized per worker; its
+// the same weights and state they hold alike. An embedding table stored as held is looked up
+// in the mapping, so of it only the check's tokens' rows come in. (A sharded tested run is sized per worker; its
 // reference runs in one process on the host.) The torch runner's runs are float32 throughout.
 PlannerOptions check_planner_options(const ModelSource& source, const CheckOptions& options) {
   PlannerOptions planner;
@@ -150,6 +151,7 @@ PlannerOptions check_planner_options(const ModelSource& source, const CheckOptio
   }
   const DType stored = source.synthetic() ? DType::kBF16 : WeightStore::open_folder(source.dir, false).stored_dtype();
   planner.weight_dtype = stored == DType::kBF16 || stored == DType::kF8E4M3 ? DType::kBF16 : DType::kF32;
+  planner.tables_in_place = stored != DType::kF16;
   return planner;
 }
 

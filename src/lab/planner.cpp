@@ -141,6 +141,7 @@ int64_t held_element_bytes(const TensorInfo& tensor, const DecoderSpec& spec, co
     case TensorRole::kProjection:
       return static_cast<int64_t>(dtype_size(spec.fp8.present() ? fp8_weight_dtype(options) : options.weight_dtype));
     case TensorRole::kMatrix:
+    case TensorRole::kTable:
       return static_cast<int64_t>(dtype_size(options.weight_dtype));
     case TensorRole::kPacked:  // MXFP4: each block byte becomes two f32 values; the scales are folded in
       return tensor.name.ends_with("_blocks") ? 2 * 4 : 0;
@@ -154,10 +155,21 @@ int64_t held_element_bytes(const TensorInfo& tensor, const DecoderSpec& spec, co
   return 4;
 }
 
+// The resident bytes of `tensor`: all it holds, but of a table read in place only the pages of
+// the rows a run of `tokens` tokens looks up (each row may straddle one more page).
+int64_t resident_bytes(const TensorInfo& tensor, const DecoderSpec& spec, const PlannerOptions& options) {
+  const int64_t bytes = tensor.held * held_element_bytes(tensor, spec, options);
+  if (tensor.role != TensorRole::kTable || !options.tables_in_place || tensor.shape.size() != 2) return bytes;
+  constexpr int64_t kPageBytes = 4096;
+  const int64_t row_bytes = bytes / std::max<int64_t>(1, tensor.shape[0]);
+  const int64_t pages_per_row = (row_bytes + kPageBytes - 1) / kPageBytes + 1;
+  return std::min(bytes, (options.prompt_tokens + options.new_tokens) * pages_per_row * kPageBytes);
+}
+
 // The bytes of the weights worker `shard` keeps (all of them for the single worker of Shard{}).
 int64_t held_weight_bytes(const DecoderSpec& spec, const PlannerOptions& options, Shard shard) {
   int64_t bytes = 0;
-  for (const TensorInfo& tensor : decoder_tensors(spec, shard)) bytes += tensor.held * held_element_bytes(tensor, spec, options);
+  for (const TensorInfo& tensor : decoder_tensors(spec, shard)) bytes += resident_bytes(tensor, spec, options);
   return bytes;
 }
 

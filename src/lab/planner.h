@@ -54,6 +54,9 @@ struct PlannerOptions {
   int64_t prompt_tokens = 32;
   int64_t new_tokens = 32;
   int64_t overhead_bytes = int64_t{512} << 20;  // runtime, code, plan and collective buffers, per core
+  // The embedding tables are read in place from the checkpoint's mapping (stored as held, not
+  // widened): only the pages of the rows the run's tokens look up come in. Else counted whole.
+  bool tables_in_place = false;
 };
 
 // Derived from the model program as the engine runs it: the per-sequence state for prompt + new

@@ -36,7 +36,7 @@ std::vector<TensorPlan> tensor_plan(const DecoderSpec& spec) {
   std::vector<TensorPlan> plan;
   for (TensorInfo& tensor : decoder_tensors(spec)) {
     const bool matrix = tensor.role == TensorRole::kProjection || tensor.role == TensorRole::kMatrix ||
-                        tensor.role == TensorRole::kFloatTensor;
+                        tensor.role == TensorRole::kTable || tensor.role == TensorRole::kFloatTensor;
     // Norms as the model reads them: w = 0 where it multiplies by (1 + w), w = 1 elsewhere.
     const bool zeros = tensor.role == TensorRole::kBias || tensor.role == TensorRole::kOffsetNorm;
     const Fill fill = matrix                                  ? Fill::kRandom

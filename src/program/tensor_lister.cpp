@@ -26,7 +26,13 @@ WeightMatrix TensorLister::plain_part(const std::string& name, int64_t out, int6
 }
 
 WeightMatrix TensorLister::embeddings(const std::string& name, int64_t rows, int64_t cols) {
-  tensors.push_back({name, {rows, cols}, TensorRole::kMatrix, rows * cols});
+  tensors.push_back({name, {rows, cols}, TensorRole::kTable, rows * cols});
+  return {};
+}
+
+WeightMatrix TensorLister::tied_head(const std::string& name, const WeightMatrix&) {
+  for (TensorInfo& tensor : tensors)
+    if (tensor.name == name) tensor.role = TensorRole::kMatrix;
   return {};
 }
 

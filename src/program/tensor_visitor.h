@@ -23,13 +23,14 @@ inline MatrixPart cols_of(int64_t out, IndexRange cols) { return {{0, out}, cols
 
 // What a tensor is: what a synthetic checkpoint fills it with, and what the memory planner
 // counts it as. kProjection: a layer's [out, in] projection (matrix_part), what an FP8
-// checkpoint stores in FP8; kMatrix: any other matrix (embeddings, heads, routers), held as
-// stored like projections; kFloatTensor: a tensor read whole as f32 (stacked experts, other
-// n-d tensors);
+// checkpoint stores in FP8; kMatrix: any other matrix read whole (heads, routers, an embedding
+// table tied to the head), held as stored like projections; kTable: a table the run looks rows
+// up in (token embeddings not tied to the head), of which a run reads only its tokens' rows;
+// kFloatTensor: a tensor read whole as f32 (stacked experts, other n-d tensors);
 // kNorm: a scale the model multiplies by; kOffsetNorm: one it multiplies by (1 + w) (Gemma's,
 // Qwen3.5's RMSNorm); kPacked: U8 (MXFP4 blocks and scales); kIndices: I64 integers (a table
 // of expert ids).
-enum class TensorRole { kProjection, kMatrix, kFloatTensor, kNorm, kOffsetNorm, kBias, kPacked, kIndices };
+enum class TensorRole { kProjection, kMatrix, kTable, kFloatTensor, kNorm, kOffsetNorm, kBias, kPacked, kIndices };
 
 // Each call returns the tensor's values when loading, and an empty one when only listing.
 class TensorVisitor {
@@ -75,7 +76,8 @@ class TensorLister : public TensorVisitor {
   WeightMatrix matrix_part(const std::string& name, int64_t out, int64_t in, MatrixPart) override;
   WeightMatrix plain_part(const std::string& name, int64_t out, int64_t in, MatrixPart) override;
   WeightMatrix embeddings(const std::string& name, int64_t rows, int64_t cols) override;
-  WeightMatrix tied_head(const std::string&, const WeightMatrix&) override { return {}; }
+  // The table `name` is also the head: read whole.
+  WeightMatrix tied_head(const std::string& name, const WeightMatrix&) override;
   FloatBuffer vector(const std::string& name, int64_t size, TensorRole role) override;
   FloatBuffer tensor(const std::string& name, std::vector<int64_t> shape) override;
   FloatBuffer stacked(const std::string& name, std::vector<int64_t> shape, IndexRange kept) override;

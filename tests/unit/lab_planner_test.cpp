@@ -179,7 +179,7 @@ TEST(LabPlanner, AModelThatCannotBeSplitGetsOneCore) {
   EXPECT_EQ(plan.cores_that_would_hold, 0);
   EXPECT_NE(plan.detail.find("qk norm across all heads"), std::string::npos) << plan.detail;
   EXPECT_EQ(plan_cores(shape, kH200, PlannerOptions{}).reason, "needs more than 1 core");
-  DeviceProfile large{"large", 16, int64_t{1} << 40};
+  DeviceProfile large{"large", 16, int64_t{1} << 40, "a large machine"};
   EXPECT_EQ(plan_cores(shape, large, PlannerOptions{}).cores, 1);
 }
 
@@ -191,6 +191,20 @@ TEST(LabPlanner, OptionsChangeTheEstimate) {
   const MemoryEstimate estimate = estimate_memory(shape, f32);
   EXPECT_EQ(estimate.weight_bytes, 4 * 596'049'920LL);
   EXPECT_EQ(estimate.kv_cache_bytes, 2 * 28 * 8 * 128 * 128 * 2);
+}
+
+TEST(LabPlanner, ATableReadInPlaceCountsOnlyThePagesItsTokensLookUp) {
+  // Qwen2.5-7B-Instruct's untied embeddings, 152064 x 3584 in bf16: a row of 7168 bytes spans at
+  // most 3 pages, so 64 tokens bring in at most 64 x 3 x 4096 bytes of the table. Its head is
+  // read whole either way.
+  const ModelShape untied = catalog_shape("Qwen/Qwen2.5-7B-Instruct");
+  PlannerOptions in_place;
+  in_place.tables_in_place = true;
+  EXPECT_EQ(estimate_memory(untied, PlannerOptions{}).weight_bytes - estimate_memory(untied, in_place).weight_bytes,
+            2 * 152064LL * 3584 - 64 * 3 * 4096);
+  // Qwen3-0.6B's table is also its head: read whole.
+  const ModelShape tied = catalog_shape("Qwen/Qwen3-0.6B");
+  EXPECT_EQ(estimate_memory(tied, in_place).weight_bytes, estimate_memory(tied, PlannerOptions{}).weight_bytes);
 }
 
 TEST(LabPlanner, Fp8CheckpointsCountTheirProjectionsAtOneByte) {
