@@ -443,6 +443,7 @@ function detailContent(detail) {
     fact("Wall time (compilation included)", didRun ? seconds(row.wall_time_s) ?? DASH : unknown, "detail-wall-time");
     if (didRun) {
       fact("Compile time", row.compile_time_s == null ? "not reached" : seconds(row.compile_time_s));
+      if (row.warm_compile_time_s != null) fact("Warm start (the plan from the cache)", seconds(row.warm_compile_time_s), "detail-warm-compile");
       if (row.plan_source) fact("Plan", PLAN_SOURCES[row.plan_source] || row.plan_source);
       else if (row.plan_cache_hit != null) fact("Plan", row.plan_cache_hit ? "loaded from the plan cache" : "compiled");
       if (row.recompilations != null) fact("Recompilations", row.recompilations);

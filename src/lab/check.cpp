@@ -108,6 +108,7 @@ void fail_row(ResultRow& row, Status status, const std::string& type, const std:
 void record_tested_run(const TestedRun& run, ResultRow& row) {
   row.load_time_s = run.load_time_s;
   row.compile_time_s = run.compile_time_s;
+  row.warm_compile_time_s = run.warm_compile_time_s;
   row.plan_source = run.plan_source;
   row.recompilations = run.recompilations;
   row.plan_cache_hit = run.plan_cache_hit;

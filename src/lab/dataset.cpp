@@ -278,6 +278,7 @@ const std::vector<Column>& columns() {
       added_later(column("first_divergence_step", &ResultRow::first_divergence_step)),
       added_later(column("plan_source", &ResultRow::plan_source)),
       added_later(column("run_command", &ResultRow::run_command)),
+      added_later(column("warm_compile_time_s", &ResultRow::warm_compile_time_s)),
   };
   return kColumns;
 }

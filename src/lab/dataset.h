@@ -25,8 +25,9 @@ struct StackComponent {
 
 using Timestamp = std::chrono::sys_time<std::chrono::microseconds>;
 
-// The layout the writer produces: 2 added schema_version and the columns after it.
-inline constexpr int32_t kDatasetSchemaVersion = 2;
+// The layout the writer produces: 2 added schema_version and the columns after it, 3
+// warm_compile_time_s.
+inline constexpr int32_t kDatasetSchemaVersion = 3;
 
 // The codes of reason_code, each with its meaning, for the dataset card.
 struct ReasonCode {
@@ -92,6 +93,7 @@ struct ResultRow {
   std::optional<int32_t> first_divergence_step;  // first generated position that differs; null when equal
   std::optional<std::string> plan_source;  // "built", "local_cache" or "remote_cache"; null before compiling
   std::optional<std::string> run_command;        // the `canrun check` line that repeats the row from a clone
+  std::optional<double> warm_compile_time_s;     // a second session taking the same plan from the cache
   bool operator==(const ResultRow&) const = default;
 };
 

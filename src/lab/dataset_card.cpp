@@ -71,7 +71,7 @@ const std::map<std::string, std::string>& descriptions() {
       {"compiler_version", "First half of the version pair that names the file (for canrun: canrun-<version>; for "
                            "the torch runner: torch-<version>+<compile backend or eager>-<device>)."},
       {"schema_version", "The row's layout: " + std::to_string(kDatasetSchemaVersion) +
-                             " for rows written now (1: files from before this column)."},
+                             " for rows written now (2: before warm_compile_time_s; 1: files from before this column)."},
       {"reason_code", "Why nothing ran, as a code (see Reason codes above); null when the check ran."},
       {"license", "The weights' licence as the catalog records it from the Hub (check the weights' rights apart "
                   "from canrun's); null when unknown."},
@@ -91,6 +91,10 @@ const std::map<std::string, std::string>& descriptions() {
                       "a cold compile), `local_cache` (loaded from the plan cache; compile_time_s is a warm load) "
                       "or `remote_cache` (loaded from entries `canrun cache pull` brought from a shared cache); "
                       "null when the check stopped before compiling."},
+      {"warm_compile_time_s", "Seconds a second session of the tested run, opened after the first is gone, took to "
+                              "load the same plan from the plan cache (a warm start; with --no-plan-cache, from a "
+                              "cache folder of the check's own); null when the check stopped before, or on the "
+                              "torch runner."},
       {"run_command", "The `canrun check` command that repeats the row from a clone built with the README's set-up "
                       "command."},
       {"library_version", "Second half of the version pair (for canrun: <tested backend>-<ISA its kernels ran with>, "

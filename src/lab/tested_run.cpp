@@ -8,11 +8,13 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "chat/image_parts.h"
 #include "runtime/model_config.h"
 #include "runtime/session.h"
+#include "util/temporary_directory.h"
 #include "vision/multimodal_prompt.h"
 
 namespace canrun {
@@ -164,6 +166,7 @@ Json tested_run_to_json(const TestedRun& run) {
               {"top_ids", run.trace.top_ids},
               {"load_time_s", or_null(run.load_time_s)},
               {"compile_time_s", or_null(run.compile_time_s)},
+              {"warm_compile_time_s", or_null(run.warm_compile_time_s)},
               {"recompilations", or_null(run.recompilations)},
               {"plan_cache_hit", or_null(run.plan_cache_hit)},
               {"plan_source", or_null(run.plan_source)},
@@ -176,6 +179,7 @@ TestedRun tested_run_from_json(const Json& json) {
   run.trace.top_ids = field<std::vector<std::vector<int32_t>>>(json, "top_ids");
   run.load_time_s = optional_field<double>(json, "load_time_s");
   run.compile_time_s = optional_field<double>(json, "compile_time_s");
+  run.warm_compile_time_s = optional_field<double>(json, "warm_compile_time_s");
   run.recompilations = optional_field<int32_t>(json, "recompilations");
   run.plan_cache_hit = optional_field<bool>(json, "plan_cache_hit");
   run.plan_source = optional_field<std::string>(json, "plan_source");
@@ -183,41 +187,65 @@ TestedRun tested_run_from_json(const Json& json) {
   return run;
 }
 
-void run_tested(const ModelSource& source, const CheckOptions& options, std::shared_ptr<Communicator> comm,
-                TestedRun& run, CheckStage& stage) {
-  const auto load_start = Clock::now();
+namespace {
+
+// The cpu session of the tested run, its plan in `cache_dir`.
+SessionOptions tested_session_options(const std::string& cache_dir, std::shared_ptr<Communicator> comm) {
   SessionOptions open;
   open.backend = Backend::kCpu;
   open.compile = CompileOptions{};
-  open.compile->cache_dir = options.cache_dir;
-  open.compile->use_cache = options.plan_cache;
-  open.compile->progress = options.progress;
+  open.compile->cache_dir = cache_dir;
+  open.compile->use_cache = true;
   open.comm = std::move(comm);
-  open.on_phase = [&](SessionPhase phase) {
-    stage = phase == SessionPhase::kLoad ? CheckStage::kLoad : CheckStage::kCompile;
-    report_check_step(options, phase == SessionPhase::kLoad ? "tested run (cpu): loading" : "tested run (cpu): compiling");
-    if (phase == SessionPhase::kCompile) run.load_time_s = seconds_since(load_start);
-  };
+  return open;
+}
+
+}  // namespace
+
+void run_tested(const ModelSource& source, const CheckOptions& options, std::shared_ptr<Communicator> comm,
+                TestedRun& run, CheckStage& stage) {
+  // Without the plan cache the plan still goes to a cache, the check's own (nothing cached before
+  // is read, and it is removed afterwards), so that a second session can time a warm start.
+  std::optional<TemporaryDirectory> own_cache;
+  if (!options.plan_cache) own_cache.emplace("canrun-check-plans-");
+  const std::string cache_dir = own_cache ? own_cache->path().string() : options.cache_dir;
   // The tokenizer is read first: a bad tokenizer.json is a load failure, not a compile failure.
   const CheckPrompt prompt = check_prompt(source, read_model_spec(source.dir));
-  Session session(source.dir, open);
-  session.prepare(static_cast<int64_t>(prompt.ids.size()), kCheckNewTokens);
-  const CompileStats& stats = session.compiled()->stats();
-  run.compile_time_s = stats.seconds;
-  run.recompilations = static_cast<int32_t>(stats.recompilations);
-  if (options.plan_cache) run.plan_cache_hit = stats.compilations == 0;
-  run.plan_source = stats.compilations > 0 ? "built" : stats.pulled_hits > 0 ? "remote_cache" : "local_cache";
-  run.peak_activation_bytes = stats.peak_activation_bytes;
+  {
+    const auto load_start = Clock::now();
+    SessionOptions open = tested_session_options(cache_dir, comm);
+    open.compile->progress = options.progress;
+    open.on_phase = [&](SessionPhase phase) {
+      stage = phase == SessionPhase::kLoad ? CheckStage::kLoad : CheckStage::kCompile;
+      report_check_step(options,
+                        phase == SessionPhase::kLoad ? "tested run (cpu): loading" : "tested run (cpu): compiling");
+      if (phase == SessionPhase::kCompile) run.load_time_s = seconds_since(load_start);
+    };
+    Session session(source.dir, open);
+    session.prepare(static_cast<int64_t>(prompt.ids.size()), kCheckNewTokens);
+    const CompileStats& stats = session.compiled()->stats();
+    run.compile_time_s = stats.seconds;
+    run.recompilations = static_cast<int32_t>(stats.recompilations);
+    if (options.plan_cache) run.plan_cache_hit = stats.compilations == 0;
+    run.plan_source = stats.compilations > 0 ? "built" : stats.pulled_hits > 0 ? "remote_cache" : "local_cache";
+    run.peak_activation_bytes = stats.peak_activation_bytes;
 
-  stage = CheckStage::kGenerate;
-  report_check_step(options, "tested run (cpu): generating " + std::to_string(kCheckNewTokens) + " tokens");
-  inject_fault_if_requested(source.model_id);
-  GenerateRequest request;
-  request.max_new_tokens = kCheckNewTokens;
-  request.top_ids = kTopK;
-  request.visual = check_visual_inputs(session, prompt);
-  const GenerationResult result = session.generate(prompt.ids, request);
-  run.trace = {result.tokens, result.top_ids};
+    stage = CheckStage::kGenerate;
+    report_check_step(options, "tested run (cpu): generating " + std::to_string(kCheckNewTokens) + " tokens");
+    inject_fault_if_requested(source.model_id);
+    GenerateRequest request;
+    request.max_new_tokens = kCheckNewTokens;
+    request.top_ids = kTopK;
+    request.visual = check_visual_inputs(session, prompt);
+    const GenerationResult result = session.generate(prompt.ids, request);
+    run.trace = {result.tokens, result.top_ids};
+  }
+  // A second session, the first one gone, takes the same plan from the cache: a warm start.
+  stage = CheckStage::kCompile;
+  report_check_step(options, "tested run (cpu): timing a warm start from the plan cache");
+  Session again(source.dir, tested_session_options(cache_dir, std::move(comm)));
+  again.prepare(static_cast<int64_t>(prompt.ids.size()), kCheckNewTokens);
+  if (again.compiled()->stats().compilations == 0) run.warm_compile_time_s = again.compiled()->stats().seconds;
 }
 
 }  // namespace canrun

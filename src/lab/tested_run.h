@@ -48,6 +48,8 @@ struct TestedRun {
   GenerationTrace trace;
   std::optional<double> load_time_s;
   std::optional<double> compile_time_s;
+  // The same plan taken from the cache by a second session after the first is gone.
+  std::optional<double> warm_compile_time_s;
   std::optional<int32_t> recompilations;
   std::optional<bool> plan_cache_hit;  // also null without the plan cache
   std::optional<std::string> plan_source;  // the row's plan_source: built, local_cache or remote_cache
@@ -58,7 +60,9 @@ Json tested_run_to_json(const TestedRun& run);
 TestedRun tested_run_from_json(const Json& json);  // throws Error(kRuntime) naming the field
 
 // Loads this rank's part of the model (`comm` of size 1: the whole model), compiles it and
-// generates, filling `run` as it goes (what it measured stays there when it throws). `stage`
+// generates, filling `run` as it goes (what it measured stays there when it throws); then opens
+// it again to time a warm start from the plan cache (without the plan cache, from a folder of
+// the check's own that goes with it). `stage`
 // tells the caller where an exception came from. The model and its plan are freed on return,
 // before the reference loads.
 void run_tested(const ModelSource& source, const CheckOptions& options, std::shared_ptr<Communicator> comm,

@@ -56,9 +56,10 @@ def test_fixture_folder_passes(canrun_bin, lab_env):
     assert row["compiler_version"] == "canrun-" + stack["canrun"].split()[0]
     assert f"build/canrun check {FIXTURES / 'llama_bf16'} --profile local --json" in row["reproduce_script"]
     assert row["run_command"] == f"build/canrun check {FIXTURES / 'llama_bf16'} --profile local"
-    assert row["schema_version"] == 2 and row["reason_code"] is None and row["license"] is None
+    assert row["schema_version"] == 3 and row["reason_code"] is None and row["license"] is None
     assert row["tokens_match"] is True and row["first_divergence_step"] is None and row["judged_fluent"] is None
     assert row["plan_source"] == "built"
+    assert 0 < row["warm_compile_time_s"]  # the plan taken from the cache by a second session
     assert row["planned_memory_bytes"] > 0 and row["memory_capacity_bytes"] > row["planned_memory_bytes"]
 
 
@@ -161,7 +162,8 @@ def test_the_steps_show_on_stderr_but_not_with_json(canrun_bin, lab_env, tmp_pat
              if line.startswith(f"check {model}: ")]
     assert steps[:3] == ["finding the model", "tested run (cpu): loading", "tested run (cpu): compiling"], steps
     assert any(step.startswith("compiling: packing weights 0/") for step in steps), steps
-    assert steps[-3:] == ["tested run (cpu): generating 32 tokens", "reference run (ref): loading",
+    assert steps[-4:] == ["tested run (cpu): generating 32 tokens",
+                          "tested run (cpu): timing a warm start from the plan cache", "reference run (ref): loading",
                           "reference run (ref): generating 32 tokens"], steps
     quiet = check(canrun_bin, lab_env, model, "--json", "--cache-dir", tmp_path / "other-plans")
     assert quiet.returncode == 0 and "check " not in quiet.stderr, quiet.stderr
@@ -244,9 +246,13 @@ def test_model_too_large_for_the_profile_is_not_tested(canrun_bin, lab_env, tmp_
 
 
 def test_no_plan_cache(canrun_bin, lab_env, tmp_path):
-    row = check_json(canrun_bin, lab_env, FIXTURES / "qwen2", "--no-plan-cache")
+    # The warm start is timed from a cache folder of the check's own, gone with it.
+    env = dict(lab_env, TMPDIR=str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    row = check_json(canrun_bin, env, FIXTURES / "qwen2", "--no-plan-cache")
     assert row["result"] == "PASS" and row["compile_time_s"] > 0 and row["plan_cache_hit"] is None
-    assert not (tmp_path / "xdg" / "canrun" / "plans").exists()
+    assert row["plan_source"] == "built" and row["warm_compile_time_s"] > 0
+    assert not (tmp_path / "xdg" / "canrun" / "plans").exists() and not any((tmp_path / "tmp").iterdir())
     both = check(canrun_bin, lab_env, FIXTURES / "qwen2", "--no-plan-cache", "--cache-dir", tmp_path / "plans")
     assert both.returncode == 2 and "--cache-dir has no effect with --no-plan-cache" in both.stderr
 
