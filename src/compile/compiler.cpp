@@ -73,14 +73,27 @@ Json write_packed_weights(const std::vector<NamedMatrix>& matrices, const fs::pa
   if (mapping == MAP_FAILED) fail(ErrorKind::kIo, path.string() + ": cannot map: " + std::strerror(errno));
   auto* base = static_cast<std::byte*>(mapping);
   const int64_t count = static_cast<int64_t>(matrices.size());
+  // A few MiB of panels at a time, so that the largest matrix (a vocabulary-wide head) is not
+  // resident twice, as its rows and as its panels.
+  constexpr int64_t kPanelsAtOnce = 256;
   for (size_t i = 0; i < matrices.size(); ++i) {
     if (progress) progress("compiling: packing weights", static_cast<int64_t>(i), count);
     const WeightMatrix& m = *matrices[i].matrix;
     std::byte* dst = base + slots[i].at("offset").get<int64_t>();
-    pack_panels(m, dst);
-    // A shared file mapping's dropped pages stay in the page cache, written back from there.
-    release_pages({dst, static_cast<size_t>(slots[i].at("bytes").get<int64_t>())});
-    if (store != nullptr) store->release_if_mapped(m.row_bytes());
+    const std::span<const std::byte> rows = m.row_bytes();
+    const size_t row_bytes = rows.size() / static_cast<size_t>(std::max<int64_t>(1, m.rows()));
+    const size_t panel_bytes = row_bytes * WeightMatrix::kPanelWidth;
+    for (int64_t first = 0; first < m.panel_count(); first += kPanelsAtOnce) {
+      const int64_t end = std::min(m.panel_count(), first + kPanelsAtOnce);
+      pack_panel_range(m, first, end, dst);
+      // A shared file mapping's dropped pages stay in the page cache, written back from there.
+      release_pages({dst + static_cast<size_t>(first) * panel_bytes, static_cast<size_t>(end - first) * panel_bytes});
+      const size_t read_from = static_cast<size_t>(first) * panel_bytes;
+      if (store != nullptr)
+        store->release_if_mapped(
+            rows.subspan(read_from, std::min(rows.size() - read_from, static_cast<size_t>(end - first) * panel_bytes)));
+    }
+    release_pages({dst, static_cast<size_t>(slots[i].at("bytes").get<int64_t>())});  // the scales, the padding
   }
   if (size > 0) ::munmap(mapping, static_cast<size_t>(size));
   if (progress) progress("compiling: packing weights", count, count);

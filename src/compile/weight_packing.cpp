@@ -7,12 +7,12 @@
 namespace canrun {
 namespace {
 
+// Panels [first, end) of the matrix.
 template <typename T>
-void pack(const T* rows_data, int64_t rows, int64_t cols, T* dst) {
+void pack(const T* rows_data, int64_t rows, int64_t cols, int64_t first, int64_t end, T* dst) {
   constexpr int64_t width = WeightMatrix::kPanelWidth;
-  const int64_t panels = (rows + width - 1) / width;
 #pragma omp parallel for schedule(static)
-  for (int64_t q = 0; q < panels; ++q) {
+  for (int64_t q = first; q < end; ++q) {
     T* panel = dst + q * width * cols;
     const int64_t filled = std::min(width, rows - q * width);
     if (filled < width) std::memset(static_cast<void*>(panel), 0, sizeof(T) * width * cols);
@@ -38,15 +38,17 @@ void pack_scales(const WeightMatrix& m, float* dst) {
 
 }  // namespace
 
-void pack_panels(const WeightMatrix& m, std::byte* dst) {
-  if (m.dtype() == DType::kF8E4M3) {
-    pack(m.fp8_data(), m.rows(), m.cols(), reinterpret_cast<uint8_t*>(dst));
+void pack_panel_range(const WeightMatrix& m, int64_t first, int64_t end, std::byte* dst) {
+  if (m.dtype() == DType::kF8E4M3)
+    pack(m.fp8_data(), m.rows(), m.cols(), first, end, reinterpret_cast<uint8_t*>(dst));
+  else if (m.dtype() == DType::kBF16)
+    pack(m.bf16_data(), m.rows(), m.cols(), first, end, reinterpret_cast<uint16_t*>(dst));
+  else
+    pack(m.f32_data(), m.rows(), m.cols(), first, end, reinterpret_cast<float*>(dst));
+  if (m.dtype() == DType::kF8E4M3 && end == m.panel_count())
     pack_scales(m, reinterpret_cast<float*>(dst + WeightMatrix::panel_scales_offset(m.rows(), m.cols())));
-  } else if (m.dtype() == DType::kBF16) {
-    pack(m.bf16_data(), m.rows(), m.cols(), reinterpret_cast<uint16_t*>(dst));
-  } else {
-    pack(m.f32_data(), m.rows(), m.cols(), reinterpret_cast<float*>(dst));
-  }
 }
+
+void pack_panels(const WeightMatrix& m, std::byte* dst) { pack_panel_range(m, 0, m.panel_count(), dst); }
 
 }  // namespace canrun

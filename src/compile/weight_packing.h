@@ -12,5 +12,8 @@ namespace canrun {
 // WeightMatrix::panel_bytes(m.dtype(), m.rows(), m.cols(), m.block_cols()) bytes and is 64-byte
 // aligned.
 void pack_panels(const WeightMatrix& m, std::byte* dst);
+// Only panels [first, end) of them (`dst` as above, for the whole matrix); FP8 scales with the
+// last panel.
+void pack_panel_range(const WeightMatrix& m, int64_t first, int64_t end, std::byte* dst);
 
 }  // namespace canrun

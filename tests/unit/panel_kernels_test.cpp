@@ -282,6 +282,27 @@ TEST(PanelProducts, Fp8GivesTheBitsOfItsDequantisedMatrix) {
       }
 }
 
+TEST(PanelPacking, RangesOfPanelsPackedOneAfterAnotherGiveTheWholeMatrixsBytes) {
+  // The compile step packs a matrix a range of panels at a time (the FP8 scales with the last).
+  std::mt19937 rng(5);
+  const Problem p{1, 70, 40};  // 5 panels, the last padded
+  const Fp8Matrix fp8 = make_fp8(p, 8, rng);
+  const std::vector<float> values = random_values(p.out * p.in, rng);
+  const WeightMatrix f32 = WeightMatrix::f32(FloatBuffer::owning(values), p.out, p.in);
+  for (const WeightMatrix* m : {&fp8.fp8, &f32}) {
+    std::vector<std::byte> whole;
+    packed(*m, whole);
+    std::vector<std::byte> pieces(whole.size());
+    const std::ptrdiff_t offset = (64 - reinterpret_cast<uintptr_t>(pieces.data()) % 64) % 64;
+    for (int64_t first = 0; first < m->panel_count(); first += 2)
+      pack_panel_range(*m, first, std::min(m->panel_count(), first + 2), pieces.data() + offset);
+    const std::ptrdiff_t whole_offset = (64 - reinterpret_cast<uintptr_t>(whole.data()) % 64) % 64;
+    const size_t bytes = static_cast<size_t>(WeightMatrix::panel_bytes(m->dtype(), p.out, p.in, m->block_cols()));
+    EXPECT_TRUE(std::equal(whole.begin() + whole_offset, whole.begin() + whole_offset + bytes, pieces.begin() + offset))
+        << dtype_name(m->dtype());
+  }
+}
+
 TEST(PanelProducts, Fp8NanBytesStayNan) {
   // 0x7f and 0xff are E4M3's NaNs; the f16 reading of the vector sets would make them 480.
   const Problem p{1, 16, 32};
