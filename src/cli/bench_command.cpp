@@ -373,7 +373,8 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--output-tokens", args->output_tokens, "Generated tokens: N or LOW-HIGH (default 32)");
   command->add_option("--backend", args->backend,
                       "Kernels: cpu (default; compiled: measured cold and from a warm plan cache; bf16 kept "
-                      "as bf16, f32 accumulation, the processor's best instruction set or CANRUN_ISA's) or ref (the yardstick: f32 weights, double accumulation)")
+                      "as bf16, f32 accumulation, the processor's best instruction set or CANRUN_ISA's) or ref (the "
+                      "yardstick: weights as stored, each widened to f32 as a product reads it, double accumulation)")
       ->check(CLI::IsMember({"ref", "cpu"}));
   add_compile_flags(command, args->compile, /*cache_flags=*/false);
   command->add_option("--requests", args->workload.requests, "Measured requests (default 5)")

@@ -266,7 +266,8 @@ void add_generate_command(CLI::App& app) {
   add_kv_dtype_option(*command, args->kv_dtype);
   command->add_option("--backend", args->backend,
                       "Kernels: cpu (default; compiled: weights packed for its kernels, bf16 kept as bf16, f32 "
-                      "accumulation, the processor's best instruction set or CANRUN_ISA's) or ref (the yardstick: f32 weights, double accumulation)")
+                      "accumulation, the processor's best instruction set or CANRUN_ISA's) or ref (the "
+                      "yardstick: weights as stored, each widened to f32 as a product reads it, double accumulation)")
       ->check(CLI::IsMember({"ref", "cpu"}));
   add_compile_flags(command, args->compile);
   add_sampling_flags(command, args->sampling);
