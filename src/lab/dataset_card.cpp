@@ -170,7 +170,8 @@ std::string dataset_card(const std::vector<CardConfig>& configs) {
       "\" (an image-text-to-text model: canrun's check image, 64x48 pixels made in code, and \"" +
       kCheckInstruction +
       "\" as a user turn through the chat template; synthetic weights, which have no tokenizer: the "
-      "image's tokens, then the instruction's bytes modulo the vocabulary size); free it, load the same "
+      "image's tokens, then the instruction's bytes modulo the vocabulary size); free it and open it once more, "
+      "timing a warm start from the plan cache (`warm_compile_time_s`); free that, load the same "
       "checkpoint for the reference `ref` backend (f32 arithmetic, never compiled; it keeps the weights as stored "
       "and widens each row to f32 as it uses it, so it needs no more memory than the tested run), generate again "
       "and compare. The planner sizes the larger of the two runs (`planned_memory_bytes`) against the profile's "
