@@ -34,6 +34,17 @@ def test_every_selected_model_has_one_row_with_its_host_and_date():
     assert f"- config_name: {path.stem}\n  data_files:\n  - {path.name}\n" in card
 
 
+def test_the_planner_holds_every_checked_model_within_ten_percent_of_its_peak():
+    """For every row that ran, the planner's estimate (the larger of the tested and the reference
+    run, as planned before running) is within 10% of the check's measured peak RSS."""
+    _, table = rows()
+    ran = [row for row in table if row["result"].startswith("PASS")]
+    assert len(ran) > 40
+    for row in ran:
+        ratio = row["planned_memory_bytes"] / row["peak_host_memory_bytes"]
+        assert 0.9 <= ratio <= 1.1, (row["model_id"], row["planned_memory_bytes"], row["peak_host_memory_bytes"])
+
+
 def test_every_parquet_file_has_the_schema_canrun_writes(canrun_bin, tmp_path):
     """pyarrow and pandas read every file of the dataset with one schema, the one canrun writes
     now; integer and boolean columns stay integers and booleans in pandas."""
