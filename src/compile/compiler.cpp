@@ -86,12 +86,12 @@ Json write_packed_weights(const std::vector<NamedMatrix>& matrices, const fs::pa
     for (int64_t first = 0; first < m.panel_count(); first += kPanelsAtOnce) {
       const int64_t end = std::min(m.panel_count(), first + kPanelsAtOnce);
       pack_panel_range(m, first, end, dst);
+      // Panel q holds rows 16q to 16q + 15: the same bytes offset in the panels and in the rows.
+      const size_t offset = static_cast<size_t>(first) * panel_bytes;
+      const size_t bytes = static_cast<size_t>(end - first) * panel_bytes;
       // A shared file mapping's dropped pages stay in the page cache, written back from there.
-      release_pages({dst + static_cast<size_t>(first) * panel_bytes, static_cast<size_t>(end - first) * panel_bytes});
-      const size_t read_from = static_cast<size_t>(first) * panel_bytes;
-      if (store != nullptr)
-        store->release_if_mapped(
-            rows.subspan(read_from, std::min(rows.size() - read_from, static_cast<size_t>(end - first) * panel_bytes)));
+      release_pages({dst + offset, bytes});
+      if (store != nullptr) store->release_if_mapped(rows.subspan(offset, std::min(rows.size() - offset, bytes)));
     }
     release_pages({dst, static_cast<size_t>(slots[i].at("bytes").get<int64_t>())});  // the scales, the padding
   }

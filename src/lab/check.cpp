@@ -140,8 +140,9 @@ constexpr int64_t kCheckProcessBytes = int64_t{40} << 20;
 // checkpoint stores them (bf16 and FP8 as they are; f16 and f32 as f32), a KV cache and
 // activations in f32; they run one after the other, so the larger of the two must fit, and with
 // the same weights and state they hold alike. An embedding table stored as held is looked up
-// in the mapping, so of it only the check's tokens' rows come in. (A sharded tested run is sized per worker; its
-// reference runs in one process on the host.) The torch runner's runs are float32 throughout.
+// in the mapping, so of it only the check's tokens' rows come in. (A sharded tested run is sized
+// per worker; its reference runs in one process on the host.) The torch runner's runs are
+// float32 throughout.
 PlannerOptions check_planner_options(const ModelSource& source, const CheckOptions& options) {
   PlannerOptions planner;
   planner.kv_dtype = DType::kF32;

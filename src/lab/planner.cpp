@@ -156,7 +156,7 @@ int64_t held_element_bytes(const TensorInfo& tensor, const DecoderSpec& spec, co
 }
 
 // The resident bytes of `tensor`: all it holds, but of a table read in place only the pages of
-// the rows a run of `tokens` tokens looks up (each row may straddle one more page).
+// the rows the planned run's tokens look up (each row may straddle one more page).
 int64_t resident_bytes(const TensorInfo& tensor, const DecoderSpec& spec, const PlannerOptions& options) {
   const int64_t bytes = tensor.held * held_element_bytes(tensor, spec, options);
   if (tensor.role != TensorRole::kTable || !options.tables_in_place || tensor.shape.size() != 2) return bytes;

@@ -62,9 +62,8 @@ TestedRun tested_run_from_json(const Json& json);  // throws Error(kRuntime) nam
 // Loads this rank's part of the model (`comm` of size 1: the whole model), compiles it and
 // generates, filling `run` as it goes (what it measured stays there when it throws); then opens
 // it again to time a warm start from the plan cache (without the plan cache, from a folder of
-// the check's own that goes with it). `stage`
-// tells the caller where an exception came from. The model and its plan are freed on return,
-// before the reference loads.
+// the check's own that goes with it). `stage` tells the caller where an exception came from.
+// The model and its plan are freed on return, before the reference loads.
 void run_tested(const ModelSource& source, const CheckOptions& options, std::shared_ptr<Communicator> comm,
                 TestedRun& run, CheckStage& stage);
 
