@@ -221,6 +221,7 @@ class Attention : public Block {
     shape.kv_heads = kv_heads;
     shape.key_dim = hd;
     shape.value_dim = vd;
+    shape.causal = spec.causal;
     shape.window = spec.sliding_window[static_cast<size_t>(place_.layer)];
     if (!spec.attention_chunk.empty()) shape.chunk = spec.attention_chunk[static_cast<size_t>(place_.layer)];
     shape.scale = spec.attention_scale > 0 ? spec.attention_scale : 1.0f / std::sqrt(static_cast<float>(hd));

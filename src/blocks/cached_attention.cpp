@@ -50,6 +50,7 @@ void AttentionStep::run(StepContext& c) const {
   args.values = cache.values();
   args.key_stride = c.state().capacity() * shape_.key_dim;
   args.value_stride = c.state().capacity() * shape_.value_dim;
+  args.causal = shape_.causal;
   args.window = shape_.window;
   args.chunk = shape_.chunk;
   args.scale = shape_.scale;

@@ -46,13 +46,15 @@ int declare_kv_cache(ProgramBuilder& program, const std::string& name, int64_t k
 
 struct AttentionShape {
   int64_t heads = 0, kv_heads = 0, key_dim = 0, value_dim = 0;
+  bool causal = true;  // false: each query sees every position of its sequence
   int64_t window = 0;  // 0: full causal
   int64_t chunk = 0;   // 0: no chunks
   float scale = 1, softcap = 0;
 };
 
 // inputs {q [tokens, heads * key_dim]}, outputs {context [tokens, heads * value_dim]}: every query
-// attends to the cached positions up to its own (the cache already holds this run's keys), or
+// attends to the cached positions up to its own (the cache already holds this run's keys; not
+// causal: to all of them), or
 // only to those an indexer kept (`keep_slot`, an IndexerState's; -1: none).
 class AttentionStep : public Step {
  public:

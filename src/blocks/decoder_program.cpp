@@ -68,6 +68,33 @@ class PositionsStep : public Step {
   const FloatBuffer& positions_;
 };
 
+// inputs {x [tokens, hidden]}, outputs {x}: x plus the embedding of each token's type, the
+// sequence's type at its position (type 0 where the sequence has none).
+class TokenTypesStep : public Step {
+ public:
+  TokenTypesStep(Info info, const DecoderSpec& spec, const FloatBuffer& table)
+      : Step(std::move(info)), spec_(spec), table_(table) {}
+  std::string_view kind() const override { return "token_types"; }
+
+  void run(StepContext& c) const override {
+    const std::vector<int32_t>& types = c.state().token_types();
+    const int64_t hidden = spec_.hidden_size;
+    float* x = c.value(outputs()[0]);
+    for (int64_t t = 0; t < c.count(); ++t) {
+      const size_t position = static_cast<size_t>(c.start() + t);
+      const int32_t type = position < types.size() ? types[position] : 0;
+      if (type < 0 || type >= spec_.type_vocab_size)
+        fail(ErrorKind::kRuntime, "token type " + std::to_string(type) + " is outside the model's " +
+                                      std::to_string(spec_.type_vocab_size) + " types (type_vocab_size)");
+      c.kernels().add_scaled(x + t * hidden, table_.data() + type * hidden, hidden, 1.0f);
+    }
+  }
+
+ private:
+  const DecoderSpec& spec_;
+  const FloatBuffer& table_;
+};
+
 // inputs {x [tokens, hidden]}, outputs {x}: the rows of a prompt's image tokens take the vision
 // tower's features, or with `deepstack_layer` >= 0 add the features that layer adds (DeepStack).
 // Rows of other tokens, and sequences without images, pass unchanged.
@@ -111,6 +138,8 @@ struct DecoderWeights : ProgramPart {
   WeightMatrix project_in, project_out;  // spec.embed_dim
   FloatBuffer no_bias;
   FloatBuffer embed_positions;  // learned positions, empty when rotary
+  FloatBuffer token_types;      // [type_vocab_size, hidden], empty when the family has none
+  NormWeights embed_norm;
   std::vector<LayerWeights> norms;
   NormWeights final_norm;
   WeightMatrix lm_head;  // when tied, embed_tokens viewed in place
@@ -134,13 +163,16 @@ class DecoderAssembly {
     if (spec.embed_dim > 0) w.project_in = tensors_.plain_matrix(n.project_in + ".weight", hidden, width);
     if (!n.positions.empty())
       w.embed_positions = tensors_.tensor(n.positions + ".weight", {spec.max_positions + spec.position_offset, hidden});
+    if (!n.token_types.empty())
+      w.token_types = tensors_.tensor(n.token_types + ".weight", {spec.type_vocab_size, hidden});
+    w.embed_norm = visit_norm(tensors_, spec.norm, n.embed_norm, hidden);
     // transformers' layer 0 reads x after the last of these steps.
     const ModuleMatch layers_input{n.layers + ".0", true};
     const bool hyper = spec.hyper.streams > 0;
     // With hyper-connections x holds every stream of the residual stream.
     const ValueId x = program_.value("x", hyper ? spec.hyper.streams * hidden : hidden);
     const bool images = spec.image_token_id >= 0;
-    const bool last_is_embed = spec.embed_dim == 0 && n.positions.empty() && !images;
+    const bool last_is_embed = spec.embed_dim == 0 && n.positions.empty() && !images && n.embed_norm.empty();
     if (hyper) {
       const ValueId embedded = program_.value("embedded", hidden);
       program_.add<EmbedStep>(Step::Info{"embed", {}, {embedded}}, spec, w.embed_tokens);
@@ -154,8 +186,17 @@ class DecoderAssembly {
       program_.add<EmbedStep>(Step::Info{"embed", {}, {x}, last_is_embed ? layers_input : ModuleMatch{}}, spec,
                               w.embed_tokens);
     }
+    // The last of the embedding steps is what transformers' layer 0 reads.
+    const auto embedding_match = [&](bool last) { return last ? layers_input : ModuleMatch{}; };
     if (!n.positions.empty())
-      program_.add<PositionsStep>(Step::Info{"positions", {x}, {x}, layers_input}, spec, w.embed_positions);
+      program_.add<PositionsStep>(
+          Step::Info{"positions", {x}, {x}, embedding_match(n.token_types.empty() && n.embed_norm.empty())}, spec,
+          w.embed_positions);
+    if (!n.token_types.empty())
+      program_.add<TokenTypesStep>(Step::Info{"token_types", {x}, {x}, embedding_match(n.embed_norm.empty())}, spec,
+                                   w.token_types);
+    if (!n.embed_norm.empty())
+      program_.add<NormStep>(Step::Info{"embed_norm", {x}, {x}, layers_input}, w.embed_norm, spec.norm, hidden);
     if (images) program_.add<VisualFeaturesStep>(Step::Info{"image_features", {x}, {x}, layers_input}, -1);
     ValueId rope = -1, local_rope = -1;
     if (spec.rotary) {
@@ -175,6 +216,13 @@ class DecoderAssembly {
         program_.add<VisualFeaturesStep>(Step::Info{layer_steps(i) + "deepstack", {x}, {x}}, i);
     }
     w.final_norm = visit_norm(tensors_, spec.norm, n.final_norm, hidden);
+    if (spec.output == ModelOutput::kHiddenStates) {
+      // An encoder's pass ends with every token's hidden state (after the final norm where it has one).
+      if (!n.final_norm.empty())
+        program_.add<NormStep>(Step::Info{"final_norm", {x}, {x}, {n.final_norm}}, w.final_norm, spec.norm, hidden);
+      program_.set_output(x);
+      return program_.finish();
+    }
     if (hyper) w.head_mix = visit_head_mix(tensors_, spec, n.hc_head);
     if (spec.embed_dim > 0) w.project_out = tensors_.plain_matrix(n.project_out + ".weight", width, hidden);
     w.lm_head = spec.tie_embeddings ? tensors_.tied_head(n.embed + ".weight", w.embed_tokens)

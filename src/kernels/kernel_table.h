@@ -31,7 +31,7 @@ struct CachedRows {
 };
 
 // Causal attention of `tokens` queries at positions start .. start + tokens - 1 over a static
-// cache: query head h reads kv head h / (heads / kv_heads), whose cached rows (one per position)
+// cache (or, not causal, each query over every position up to the last query's): query head h reads kv head h / (heads / kv_heads), whose cached rows (one per position)
 // are keys and values advanced by kv_head * key_stride and kv_head * value_stride values.
 struct AttentionArgs {
   const float* q = nullptr;  // [tokens, heads * keys.dim]
@@ -40,6 +40,7 @@ struct AttentionArgs {
   int64_t heads = 0, kv_heads = 0;
   CachedRows keys, values;  // kv head 0's
   int64_t key_stride = 0, value_stride = 0;
+  bool causal = true;
   int64_t window = 0;  // a query sees itself and the window - 1 positions before it; 0: all before it
   int64_t chunk = 0;   // and only the positions of its own chunk of this many (llama4); 0: no chunks
   float scale = 1;

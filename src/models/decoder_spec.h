@@ -49,6 +49,8 @@ enum class Residual { kSequential, kParallel, kPostNorm };
 struct WeightNames {
   std::string embed = "model.embed_tokens";
   std::string positions;  // learned absolute positions (gpt2, opt)
+  std::string token_types;  // token type embeddings added to every token's (bert: type 0, or a pair's second part 1)
+  std::string embed_norm;   // a norm of the summed embeddings (bert's embeddings.LayerNorm)
   // Projections between embeddings narrower than the model and the model (spec.embed_dim).
   std::string project_in, project_out;
   std::string final_norm = "model.norm";
@@ -277,8 +279,19 @@ struct QueryTemperature {
   bool layers_without_rope_only = false;
 };
 
+// What a forward pass gives: the last position's logits (a generating model), or the hidden
+// state of every token after the last layer (an encoder, for embeddings and classification).
+enum class ModelOutput { kLogits, kHiddenStates };
+
 struct DecoderSpec {
   std::string model_type;
+  ModelOutput output = ModelOutput::kLogits;
+  // false: every token attends to every token of its sequence (an encoder's bidirectional attention).
+  bool causal = true;
+  int64_t type_vocab_size = 0;  // rows of names.token_types
+  // The prefix a task head's checkpoint puts before the base model's names ("bert." in
+  // BertForSequenceClassification's), followed when the bare names are not stored.
+  std::string base_model_prefix;
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;  // dense MLP width

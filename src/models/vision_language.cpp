@@ -92,14 +92,6 @@ VisionTowerSpec read_vision_tower(const ConfigReader& config, VisionTowerKind ki
 
 }  // namespace
 
-void follow_stored_names(DecoderSpec& spec, const std::function<bool(const std::string&)>& stored) {
-  if (!spec.vision || stored(spec.names.embed + ".weight") || !stored("model.embed_tokens.weight")) return;
-  spec.names.embed = "model.embed_tokens";
-  spec.names.layers = "model.layers";
-  spec.names.final_norm = "model.norm";
-  spec.vision->prefix = "visual.";
-}
-
 DecoderSpec read_vision_language(const ConfigReader& config, const VisionLanguageDefaults& defaults,
                                  const std::function<DecoderSpec(const ConfigReader& text)>& read_text) {
   // Checkpoints saved before transformers 5 (Qwen2-VL, Qwen2.5-VL) keep the text model's fields at the top.

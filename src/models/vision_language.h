@@ -24,11 +24,6 @@ struct VisionLanguageDefaults {
   VisionTowerKind tower = VisionTowerKind::kQwen3Vl;
 };
 
-// Checkpoints saved before transformers 5 (Qwen2-VL's and Qwen2.5-VL's on the Hub) name the text
-// model model.* and the tower visual.*: `spec`'s names follow the checkpoint's when `stored`
-// (whether it holds a tensor) says it is one of those.
-void follow_stored_names(DecoderSpec& spec, const std::function<bool(const std::string&)>& stored);
-
 DecoderSpec read_vision_language(const ConfigReader& config, const VisionLanguageDefaults& defaults,
                                  const std::function<DecoderSpec(const ConfigReader& text)>& read_text);
 

@@ -32,39 +32,67 @@ std::vector<float> Executor::run(std::span<const int32_t> tokens, int64_t start,
 std::vector<float> Executor::run_batch(std::span<const int32_t> tokens, std::span<const int64_t> positions,
                                        std::span<SequenceState* const> states, const ExecutionPlan& plan,
                                        Arena& arena) const {
-  const int64_t count = static_cast<int64_t>(tokens.size());
-  if (count == 0 || positions.size() != tokens.size() || states.size() != tokens.size())
+  if (tokens.empty() || positions.size() != tokens.size() || states.size() != tokens.size())
     fail(ErrorKind::kRuntime, "batch: one token, position and state per sequence");
+  return run_rows(tokens, positions, std::vector<int64_t>(tokens.size(), 1), states, plan, arena);
+}
+
+std::vector<float> Executor::run_sequences(std::span<const int32_t> tokens, std::span<const int64_t> lengths,
+                                           std::span<SequenceState* const> states, const ExecutionPlan& plan,
+                                           Arena& arena) const {
+  int64_t total = 0;
+  for (int64_t length : lengths) {
+    if (length < 1) fail(ErrorKind::kRuntime, "batch: a sequence without tokens");
+    total += length;
+  }
+  if (lengths.empty() || states.size() != lengths.size() || total != static_cast<int64_t>(tokens.size()))
+    fail(ErrorKind::kRuntime, "batch: the sequences' lengths, states and tokens disagree");
+  return run_rows(tokens, std::vector<int64_t>(lengths.size(), 0), lengths, states, plan, arena);
+}
+
+std::vector<float> Executor::run_rows(std::span<const int32_t> tokens, std::span<const int64_t> starts,
+                                      std::span<const int64_t> lengths, std::span<SequenceState* const> states,
+                                      const ExecutionPlan& plan, Arena& arena) const {
+  const int64_t count = static_cast<int64_t>(tokens.size());
+  const int64_t sequences = static_cast<int64_t>(lengths.size());
   const BufferPlan& buffers = plan.buffers;
-  if (count > buffers.tokens || count > buffers.last_rows || buffers.offsets.size() != program_.values().size())
-    fail(ErrorKind::kRuntime, "batch: a buffer plan for " + std::to_string(buffers.last_rows) +
-                                  " sequences cannot run " + std::to_string(count));
-  for (int64_t i = 0; i < count; ++i)
-    if (positions[i] < 0 || positions[i] >= states[i]->capacity())
-      fail(ErrorKind::kRuntime, "batch: position " + std::to_string(positions[i]) + " does not fit the KV cache of " +
+  if (count > buffers.tokens || sequences > buffers.last_rows || buffers.offsets.size() != program_.values().size())
+    fail(ErrorKind::kRuntime, "batch: a buffer plan for " + std::to_string(buffers.last_rows) + " sequences of " +
+                                  std::to_string(buffers.tokens) + " tokens cannot run " + std::to_string(sequences) +
+                                  " of " + std::to_string(count));
+  for (int64_t i = 0; i < sequences; ++i)
+    if (starts[i] < 0 || starts[i] + lengths[i] > states[i]->capacity())
+      fail(ErrorKind::kRuntime, "batch: positions " + std::to_string(starts[i]) + ".." +
+                                    std::to_string(starts[i] + lengths[i] - 1) + " do not fit the KV cache of " +
                                     std::to_string(states[i]->capacity()) + " tokens");
   std::byte* base = arena.reserve(buffers.arena_bytes, "activations");
   std::vector<float*> bound(program_.values().size());
   for (size_t v = 0; v < bound.size(); ++v) bound[v] = reinterpret_cast<float*>(base + buffers.offsets[v]);
-  StepContext whole(program_, kernels_, plan.choices, comm_, *states[0], tokens, 0, bound, count);
-  // Sequence i's view: its row of every value, its token, position and state.
-  std::vector<StepContext> rows;
-  rows.reserve(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) {
-    std::vector<float*> row(bound.size());
-    for (size_t v = 0; v < bound.size(); ++v) row[v] = bound[v] + i * program_.values()[v].width;
-    rows.emplace_back(program_, kernels_, plan.choices, comm_, *states[i], tokens.subspan(i, 1), positions[i],
-                      std::move(row));
+  StepContext whole(program_, kernels_, plan.choices, comm_, *states[0], tokens, 0, bound, sequences);
+  // Sequence i's view: its rows of every value (its tokens', or its one last row), its tokens,
+  // positions and state.
+  std::vector<StepContext> views;
+  views.reserve(static_cast<size_t>(sequences));
+  int64_t first_row = 0;
+  for (int64_t i = 0; i < sequences; ++i) {
+    std::vector<float*> rows(bound.size());
+    for (size_t v = 0; v < bound.size(); ++v) {
+      const ValueInfo& info = program_.values()[v];
+      rows[v] = bound[v] + (info.rows == ValueRows::kTokens ? first_row : i) * info.width;
+    }
+    views.emplace_back(program_, kernels_, plan.choices, comm_, *states[i], tokens.subspan(first_row, lengths[i]),
+                       starts[i], std::move(rows));
+    first_row += lengths[i];
   }
   for (const auto& step : program_.steps()) {
     if (step->row_wise()) {
       step->run(whole);
     } else {
-      for (StepContext& row : rows) step->run(row);
+      for (StepContext& view : views) step->run(view);
     }
   }
-  const float* logits = whole.value(program_.output());
-  return std::vector<float>(logits, logits + whole.floats(program_.output()));
+  const float* output = whole.value(program_.output());
+  return std::vector<float>(output, output + whole.floats(program_.output()));
 }
 
 }  // namespace canrun

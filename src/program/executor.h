@@ -44,7 +44,20 @@ class Executor {
   std::vector<float> run_batch(std::span<const int32_t> tokens, std::span<const int64_t> positions,
                                std::span<SequenceState* const> states, const ExecutionPlan& plan, Arena& arena) const;
 
+  // Whole sequences at once, each from position 0 (an encoder's batch, unpadded): sequence i runs
+  // the next lengths[i] of `tokens` on *states[i]. Row-wise steps run once over every row; the
+  // others sequence by sequence. Returns the program's output for every sequence, one after
+  // another. `plan` is made for at least that many tokens and sequences.
+  std::vector<float> run_sequences(std::span<const int32_t> tokens, std::span<const int64_t> lengths,
+                                   std::span<SequenceState* const> states, const ExecutionPlan& plan,
+                                   Arena& arena) const;
+
  private:
+  // run_batch and run_sequences: sequence i's tokens are the next lengths[i], at positions from starts[i] on.
+  std::vector<float> run_rows(std::span<const int32_t> tokens, std::span<const int64_t> starts,
+                              std::span<const int64_t> lengths, std::span<SequenceState* const> states,
+                              const ExecutionPlan& plan, Arena& arena) const;
+
   const Program& program_;
   const KernelTable& kernels_;
   Communicator& comm_;

@@ -43,6 +43,10 @@ class SequenceState {
   // The prompt's images, for the steps that read them; null when it has none.
   const VisualInputs* visual() const { return visual_.get(); }
   void set_visual(std::shared_ptr<const VisualInputs> visual) { visual_ = std::move(visual); }
+  // The token type of each position (an encoder's sentence pair: 0 for the first part, 1 for the
+  // second); empty: type 0 everywhere.
+  const std::vector<int32_t>& token_types() const { return token_types_; }
+  void set_token_types(std::vector<int32_t> types) { token_types_ = std::move(types); }
   // Slot `slot`'s state, of the type its block made.
   template <typename State>
   State& get(int slot) const {
@@ -53,6 +57,7 @@ class SequenceState {
   StateShape shape_;
   std::vector<std::unique_ptr<BlockState>> slots_;
   std::shared_ptr<const VisualInputs> visual_;
+  std::vector<int32_t> token_types_;
 };
 
 }  // namespace canrun

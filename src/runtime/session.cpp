@@ -9,7 +9,7 @@
 
 #include "blocks/decoder_program.h"
 #include "kernels/top_k.h"
-#include "models/vision_language.h"
+#include "models/stored_names.h"
 #include "parallel/shard_layout.h"
 #include "program/checkpoint_loader.h"
 #include "util/error.h"
@@ -88,10 +88,55 @@ CompiledModel::Shape Session::prepare(int64_t prompt_length, int64_t new_tokens)
   return compiled_->prepare(prompt_length, new_tokens).shape;
 }
 
+std::vector<float> Session::encode(std::span<const EncoderInput> inputs) {
+  const DecoderSpec& spec = config_.spec;
+  if (!encodes())
+    fail(ErrorKind::kUsage, model_dir_ + ": " + spec.model_type + " generates text; it gives no embeddings");
+  if (inputs.empty()) fail(ErrorKind::kUsage, "no inputs to encode");
+  std::vector<int32_t> tokens;
+  std::vector<int64_t> lengths;
+  for (const EncoderInput& input : inputs) {
+    const int64_t length = static_cast<int64_t>(input.ids.size());
+    if (length == 0) fail(ErrorKind::kUsage, "an input has no tokens");
+    if (length > spec.max_positions)
+      fail(ErrorKind::kUsage, "an input of " + std::to_string(length) + " tokens exceeds the model's " +
+                                  std::to_string(spec.max_positions) + " positions (max_position_embeddings)");
+    if (!input.types.empty() && input.types.size() != input.ids.size())
+      fail(ErrorKind::kUsage, "an input has " + std::to_string(input.types.size()) + " token types for " +
+                                  std::to_string(length) + " tokens");
+    tokens.insert(tokens.end(), input.ids.begin(), input.ids.end());
+    lengths.push_back(length);
+  }
+  const int64_t total = static_cast<int64_t>(tokens.size()), count = static_cast<int64_t>(inputs.size());
+  const ExecutionPlan* plan = nullptr;
+  {
+    const std::lock_guard lock(compile_mutex_);
+    // Compiled: the bucket that holds every token, with its tuned choices; else buffers for exactly these.
+    const CompiledModel::Plans* compiled = compiled_ ? &compiled_->prepare(total, 0) : nullptr;
+    const int64_t rows = compiled ? compiled->shape.bucket : total;
+    auto [it, made] = encode_plans_.try_emplace({rows, count});
+    if (made) it->second = {plan_buffers(program_, rows, count), compiled ? compiled->prefill.choices : KernelChoices{}};
+    plan = &it->second;
+  }
+  std::vector<SequenceState> states;
+  std::vector<SequenceState*> state_pointers;
+  states.reserve(inputs.size());
+  for (const EncoderInput& input : inputs) {
+    states.push_back(program_.make_state({static_cast<int64_t>(input.ids.size()), DType::kF32}));
+    states.back().set_token_types({input.types.begin(), input.types.end()});
+    state_pointers.push_back(&states.back());
+  }
+  Arena arena;
+  return executor_->run_sequences(tokens, lengths, state_pointers, *plan, arena);
+}
+
 SequenceRun::SequenceRun(Session& session, std::span<const int32_t> prompt, const GenerateRequest& request)
     : session_(session), request_(request), prompt_length_(static_cast<int64_t>(prompt.size())),
       ids_(prompt.begin(), prompt.end()), sampler_(request.sampling) {
   const DecoderSpec& spec = session.config_.spec;
+  if (session.encodes())
+    fail(ErrorKind::kUsage, session.model_dir_ + ": " + spec.model_type +
+                                " is an encoder; it gives embeddings (canrun embed), not generated text");
   const int64_t new_tokens = request.max_new_tokens;
   if (prompt_length_ == 0) fail(ErrorKind::kUsage, "the prompt has no tokens");
   if (new_tokens < 0) fail(ErrorKind::kUsage, "--max-new-tokens must not be negative");

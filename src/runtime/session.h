@@ -74,6 +74,12 @@ struct GenerationResult {
   int64_t activation_bytes = 0;  // the largest arena a forward pass used
 };
 
+// One input of an encoder: its token ids and, for a sentence pair, each token's type (empty: 0).
+struct EncoderInput {
+  std::span<const int32_t> ids;
+  std::span<const int32_t> types;
+};
+
 class Session;
 
 // One sequence's generation, token by token: Session::start checks the request, makes its cache
@@ -138,6 +144,15 @@ class Session {
   double load_seconds() const { return load_seconds_; }
   // Null when the model runs uncompiled.
   const CompiledModel* compiled() const { return compiled_.get(); }
+  // An encoder: its forward pass gives every token's hidden state (encode), not logits (generate).
+  bool encodes() const { return config_.spec.output == ModelOutput::kHiddenStates; }
+  // The hidden states of an encoder over whole inputs at once, each attending within itself
+  // (unpadded; the weight products read their weights once for all): every token's row of
+  // hidden_size floats, input after input. Throws Error(kUsage) for a generating model, no
+  // inputs, an empty input, one longer than the model's positions, or more tokens in all than
+  // the largest compiled bucket.
+  std::vector<float> encode(std::span<const EncoderInput> inputs);
+
   // An image-text-to-text model: it has a vision tower.
   bool takes_images() const { return vision_ != nullptr; }
   // The images of an expanded `prompt` (each image's placeholder repeated per image token)
@@ -182,6 +197,8 @@ class Session {
   double load_seconds_ = 0;
   std::mutex compile_mutex_;
   std::map<int64_t, ExecutionPlan> batch_plans_;  // per batch size, made on first use (under compile_mutex_)
+  // An encoder's, per (tokens, inputs): its bucket's kernel choices, buffers for that many inputs.
+  std::map<std::pair<int64_t, int64_t>, ExecutionPlan> encode_plans_;
   Arena batch_arena_;
 };
 

@@ -1,0 +1,86 @@
+// BERT and the families that keep its layout (RoBERTa, XLM-RoBERTa): an encoder. Word, learned
+// absolute position and token type embeddings summed and LayerNorm'd; post-LayerNorm layers of
+// bidirectional attention (biased q/k/v/o) and a GELU MLP; the hidden state of every token as
+// the output (the pooler and task heads are read by what uses the encoder). RoBERTa numbers its
+// positions from padding_idx + 1.
+#include "models/families_common.h"
+#include "models/llama_like.h"
+#include "models/registry.h"
+
+namespace canrun {
+namespace {
+
+DecoderSpec read_bert_layout(const ConfigReader& config, int64_t position_offset, const std::string& prefix) {
+  DecoderSpec spec;
+  spec.model_type = config.string("model_type", std::nullopt);
+  read_quantization(config, spec);
+  spec.output = ModelOutput::kHiddenStates;
+  spec.causal = false;
+  spec.base_model_prefix = prefix;
+  spec.vocab_size = config.integer("vocab_size", 30522, 1, int64_t{1} << 22);
+  spec.hidden_size = config.integer("hidden_size", 768, 1, int64_t{1} << 17);
+  spec.num_layers = config.integer("num_hidden_layers", 12, 1, 1024);
+  spec.num_heads = config.integer("num_attention_heads", 12, 1, 4096);
+  spec.num_kv_heads = spec.num_heads;
+  if (spec.hidden_size % spec.num_heads != 0)
+    config.reject("hidden_size", "must be divisible by num_attention_heads");
+  spec.head_dim = spec.hidden_size / spec.num_heads;
+  spec.intermediate_size = config.integer("intermediate_size", 3072, 1, int64_t{1} << 20);
+  const int64_t table = config.integer("max_position_embeddings", 512, position_offset + 1, int64_t{1} << 24);
+  spec.position_offset = position_offset;
+  spec.max_positions = table - position_offset;
+  spec.type_vocab_size = config.integer("type_vocab_size", 2, 1, 1 << 16);
+  spec.norm_eps = static_cast<float>(config.number("layer_norm_eps", 1e-12));
+  spec.norm = layer_norm(spec.norm_eps);
+  spec.activation = read_activation(config, "hidden_act", "gelu", spec.model_type);
+  spec.gated_mlp = false;
+  const std::string positions = config.string("position_embedding_type", "absolute");
+  if (positions != "absolute")
+    reject_option(config, "position_embedding_type", positions, spec.model_type, "supported: absolute");
+  spec.rotary = false;
+  spec.residual = Residual::kPostNorm;
+  spec.qkv_bias = spec.o_bias = spec.mlp_bias = true;
+  spec.sliding_window.assign(static_cast<size_t>(spec.num_layers), 0);
+  WeightNames& n = spec.names;
+  n.embed = "embeddings.word_embeddings";
+  n.positions = "embeddings.position_embeddings";
+  n.token_types = "embeddings.token_type_embeddings";
+  n.embed_norm = "embeddings.LayerNorm";
+  n.final_norm = "";
+  n.lm_head = "";
+  n.layers = "encoder.layer";
+  n.q = "attention.self.query";
+  n.k = "attention.self.key";
+  n.v = "attention.self.value";
+  n.o = "attention.output.dense";
+  // A post-norm layer: attn_norm follows the attention's residual add, mlp_norm the MLP's.
+  n.attn_norm = "attention.output.LayerNorm";
+  n.up = "intermediate.dense";
+  n.down = "output.dense";
+  n.mlp_norm = "output.LayerNorm";
+  return spec;
+}
+
+DecoderSpec read_bert(const ConfigReader& config) { return read_bert_layout(config, 0, "bert."); }
+
+// RobertaEmbeddings numbers positions from padding_idx + 1 (pad_token_id, 1 in every RoBERTa).
+DecoderSpec read_roberta(const ConfigReader& config) {
+  return read_bert_layout(config, config.integer("pad_token_id", 1, 0, 1 << 20) + 1, "roberta.");
+}
+
+const std::vector<std::string> kOptions = {"hidden_act", "layer_norm_eps", "position_embedding_type",
+                                           "type_vocab_size"};
+
+const ArchitectureRegistration kBert({"bert", "BERT encoder: learned positions and token types, post-LayerNorm, GELU",
+                                      read_bert, kOptions,
+                                      {"BertModel", "BertForSequenceClassification", "BertForMaskedLM"}});
+const ArchitectureRegistration kRoberta({"roberta", "RoBERTa encoder: BERT's layout, positions from padding_idx + 1",
+                                         read_roberta, kOptions,
+                                         {"RobertaModel", "RobertaForSequenceClassification", "RobertaForMaskedLM"}});
+const ArchitectureRegistration kXlmRoberta({"xlm-roberta", "XLM-RoBERTa encoder: RoBERTa's layout", read_roberta,
+                                            kOptions,
+                                            {"XLMRobertaModel", "XLMRobertaForSequenceClassification",
+                                             "XLMRobertaForMaskedLM"}});
+
+}  // namespace
+}  // namespace canrun

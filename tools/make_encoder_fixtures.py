@@ -1,0 +1,157 @@
+"""Makes the tiny random encoder checkpoints in tests/fixtures/encoders and their goldens.
+
+Each fixture is a sentence-transformers model folder: the encoder written by transformers' own
+save_pretrained (random weights, fixed seed), a bert-style tokenizer from
+tools/tokenizer_styles.py, and the sentence-transformers modules (modules.json, Pooling, Dense,
+Normalize) each fixture exercises. Its golden, tests/goldens/encoders/<name>.json, records for a
+few texts their token ids, transformers' last hidden state of every token (float32, eager
+attention) and sentence-transformers' embeddings of the texts (batched and padded as it runs
+them). canrun's parity tests check its encoder and embedding pipeline against these files, so
+CI needs no torch.
+
+Run with the tools venv (tools/requirements-tools.txt, plus sentence-transformers):
+    python tools/make_encoder_fixtures.py
+"""
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import sentence_transformers
+import torch
+import transformers
+from safetensors.torch import save_file
+from sentence_transformers import SentenceTransformer
+from transformers import AutoConfig, AutoModel
+
+from tokenizer_styles import build_tokenizer
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES_DIR = ROOT / "tests" / "fixtures" / "encoders"
+GOLDENS_DIR = ROOT / "tests" / "goldens" / "encoders"
+# Spread enough that the layers do not wash the inputs out (the default init's 0.02 gives
+# nearly equal hidden states for every token).
+WEIGHT_STD = 0.3
+TINY = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+            max_position_embeddings=40, hidden_act="gelu", layer_norm_eps=1e-12)
+TEXTS = [
+    "Hello world",
+    "The quick brown fox jumps over the lazy dog.",
+    "Once upon a time, in a small village by the sea, there lived an old fisherman who told stories "
+    "to anyone who would listen, day after day, until the tide came in.",
+    "a",
+]
+# Each fixture: its config, and the sentence-transformers modules after the Transformer.
+FIXTURES = {
+    # all-MiniLM's pipeline: mean pooling, Normalize; max_seq_length cuts the long text.
+    "bert_mean": dict(config=dict(TINY, model_type="bert", type_vocab_size=2, pad_token_id=0),
+                      pooling={"pooling_mode": "mean"}, dense=None, normalize=True, max_seq_length=24),
+    # RoBERTa's positions from padding_idx + 1; CLS pooling, a Dense layer with Tanh.
+    "roberta_cls_dense": dict(config=dict(TINY, model_type="roberta", type_vocab_size=1, pad_token_id=1,
+                                          max_position_embeddings=42),
+                              pooling={"pooling_mode": "cls"}, dense=(32, 16, True), normalize=False,
+                              max_seq_length=40),
+    # Every other pooling mode at once, concatenated, behind a prompt left out of the pooling.
+    "xlm_roberta_modes": dict(config=dict(TINY, model_type="xlm-roberta", type_vocab_size=1, pad_token_id=1,
+                                          max_position_embeddings=42),
+                              pooling={"pooling_mode": ["max", "mean_sqrt_len_tokens", "weightedmean",
+                                                        "lasttoken"],
+                                       "include_prompt": False},
+                              dense=None, normalize=False, max_seq_length=40,
+                              prompts={"query": "query: ", "passage": "passage: "}, prompt_name="query"),
+}
+
+
+def write_json(path, value):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2) + "\n")
+
+
+def randomize(model, seed):
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "LayerNorm" in name and name.endswith("weight"):
+                parameter.copy_(torch.empty_like(parameter).uniform_(0.5, 1.5, generator=generator))
+            else:
+                parameter.copy_(torch.randn(parameter.shape, generator=generator) * WEIGHT_STD)
+
+
+def make(name, spec, seed):
+    folder = FIXTURES_DIR / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    tok = build_tokenizer("bert")
+    tok.save(str(folder / "tokenizer.json"))
+    write_json(folder / "tokenizer_config.json",
+               {"tokenizer_class": "PreTrainedTokenizerFast", "cls_token": "[CLS]", "sep_token": "[SEP]",
+                "pad_token": "[PAD]", "unk_token": "[UNK]", "mask_token": "[MASK]",
+                "model_max_length": spec["max_seq_length"]})
+    config = AutoConfig.for_model(**dict(spec["config"], vocab_size=tok.get_vocab_size()))
+    torch.manual_seed(seed)
+    model = AutoModel.from_config(config, attn_implementation="eager", add_pooling_layer=False)
+    randomize(model, seed)
+    model.eval()
+    model.save_pretrained(folder)
+
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    write_json(folder / "sentence_bert_config.json", {"max_seq_length": spec["max_seq_length"],
+                                                      "do_lower_case": False})
+    write_json(folder / "1_Pooling" / "config.json",
+               dict(spec["pooling"], embedding_dimension=config.hidden_size))
+    if spec["dense"]:
+        in_features, out_features, bias = spec["dense"]
+        dense_dir = folder / "2_Dense"
+        generator = torch.Generator().manual_seed(seed + 1)
+        tensors = {"linear.weight": torch.randn(out_features, in_features, generator=generator) * 0.3}
+        if bias:
+            tensors["linear.bias"] = torch.randn(out_features, generator=generator) * 0.3
+        dense_dir.mkdir()
+        save_file(tensors, str(dense_dir / "model.safetensors"))
+        write_json(dense_dir / "config.json", {"in_features": in_features, "out_features": out_features,
+                                               "bias": bias,
+                                               "activation_function": "torch.nn.modules.activation.Tanh"})
+        modules.append({"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"})
+    if spec["normalize"]:
+        modules.append({"idx": len(modules), "name": str(len(modules)), "path": f"{len(modules)}_Normalize",
+                        "type": "sentence_transformers.models.Normalize"})
+    write_json(folder / "modules.json", modules)
+    write_json(folder / "config_sentence_transformers.json",
+               {"prompts": spec.get("prompts", {}), "default_prompt_name": None})
+
+    # transformers' hidden states of each text alone, cut at max_seq_length as the pipeline cuts it.
+    ids, hidden = [], []
+    for text in TEXTS:
+        encoding = tok.encode(text)
+        row = encoding.ids[: spec["max_seq_length"] - 1] + encoding.ids[-1:] \
+            if len(encoding.ids) > spec["max_seq_length"] else encoding.ids
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([row])).last_hidden_state[0]
+        ids.append(row)
+        hidden.append(out.flatten().tolist())
+
+    st = SentenceTransformer(str(folder), device="cpu")
+    prompt_name = spec.get("prompt_name")
+    embeddings = st.encode(TEXTS, prompt_name=prompt_name, convert_to_numpy=True, batch_size=len(TEXTS))
+    golden = {
+        "made_by": f"transformers {transformers.__version__}, sentence-transformers "
+                   f"{sentence_transformers.__version__}, torch {torch.__version__}",
+        "texts": TEXTS,
+        "prompt_name": prompt_name,
+        "ids": ids,
+        "hidden_size": config.hidden_size,
+        "hidden": hidden,
+        "embeddings": embeddings.astype(np.float64).tolist(),
+    }
+    write_json(GOLDENS_DIR / f"{name}.json", golden)
+    print(f"{name}: {len(TEXTS)} texts, embedding dimension {embeddings.shape[1]}")
+
+
+def main():
+    for seed, (name, spec) in enumerate(FIXTURES.items()):
+        make(name, spec, 1000 + seed)
+
+
+if __name__ == "__main__":
+    main()
