@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Every test: unit and parity tests (CTest) in a normal and in an ASan+UBSan build, every fuzz
 # target briefly (clang, libFuzzer), then the end-to-end tests (pytest) against the CLI and the
-# real SmolLM2 folder; the torch runner's tests with torch from a venv of their own.
+# real SmolLM2 and all-MiniLM-L6-v2 folders; the torch runner's tests with torch from a venv of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 bash tools/fetch_smollm2.sh
 bash tools/fetch_chat_templates.sh
+bash tools/fetch_minilm.sh
 bash scripts/build.sh build
 # -O1 with line tables (-g1), as the fuzz build: measured on 2 cores, the build takes 631 s
 # instead of 1042 s at -O2 -g, and its tests run as fast (109 s against 104 s). Only the unit

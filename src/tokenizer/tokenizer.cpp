@@ -70,11 +70,29 @@ Tokenizer Tokenizer::from_json(const Json& json, const std::string& origin) {
 }
 
 Tokenizer::Encoding Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
+  return encode_within(text, add_special_tokens, std::nullopt);
+}
+
+Tokenizer::Encoding Tokenizer::encode_truncated(std::string_view text, size_t max_length) const {
+  return encode_within(text, true, max_length);
+}
+
+Tokenizer::Encoding Tokenizer::encode_within(std::string_view text, bool add_special_tokens,
+                                             std::optional<size_t> max_length) const {
   PreTokenizedString pieces =
       impl_->added.extract_and_normalize(unicode::to_valid_utf8(text), impl_->normalizer.get());
   if (impl_->pre_tokenizer) impl_->pre_tokenizer->pre_tokenize(pieces);
   pieces.tokenize([&](std::string_view word) { return impl_->model->tokenize(word); });
   std::vector<Token> tokens = pieces.tokens();
+  if (max_length) {
+    // The special tokens the post-processor adds to one sequence take their room first.
+    std::vector<Token> specials;
+    if (impl_->post_processor) impl_->post_processor->process(specials, add_special_tokens);
+    if (specials.size() >= *max_length)
+      fail(ErrorKind::kUsage, "a maximum length of " + std::to_string(*max_length) + " leaves no room for text beside " +
+                                  std::to_string(specials.size()) + " special tokens");
+    if (tokens.size() > *max_length - specials.size()) tokens.resize(*max_length - specials.size());
+  }
   if (impl_->post_processor) impl_->post_processor->process(tokens, add_special_tokens);
 
   Encoding encoding;

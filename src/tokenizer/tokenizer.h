@@ -32,6 +32,10 @@ class Tokenizer {
   };
   // Invalid UTF-8 in `text` is read as U+FFFD, as Python's errors="replace" does.
   Encoding encode(std::string_view text, bool add_special_tokens = true) const;
+  // encode with at most `max_length` ids in all, special tokens included: the text's own tokens
+  // are cut from the end to leave room for them (the tokenizers library's truncation of one
+  // sequence, direction right). Throws Error(kUsage) when `max_length` leaves no room for text.
+  Encoding encode_truncated(std::string_view text, size_t max_length) const;
   // An id outside the vocabulary decodes to nothing, as in the tokenizers library.
   std::string decode(std::span<const int32_t> ids, bool skip_special_tokens = true) const;
 
@@ -43,6 +47,7 @@ class Tokenizer {
  private:
   struct Impl;
   explicit Tokenizer(std::unique_ptr<Impl> impl);
+  Encoding encode_within(std::string_view text, bool add_special_tokens, std::optional<size_t> max_length) const;
   const std::string* token_string(int32_t id) const;
 
   std::unique_ptr<Impl> impl_;

@@ -1,0 +1,77 @@
+"""canrun embed: all-MiniLM-L6-v2 as published (tools/fetch_minilm.sh) against
+sentence-transformers' embeddings of 200 committed sentences (tools/make_minilm_goldens.py), the
+tiny encoder fixtures, and the errors a user meets."""
+import json
+
+import numpy as np
+import pytest
+
+from conftest import REPO_ROOT
+
+MODEL_DIR = REPO_ROOT / "models" / "all-MiniLM-L6-v2"
+SENTENCES = REPO_ROOT / "tests" / "fixtures" / "embedding_sentences.txt"
+GOLDEN = REPO_ROOT / "tests" / "goldens" / "encoders" / "all-MiniLM-L6-v2.npy"
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "models"
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    if not (MODEL_DIR / ".canrun-complete").is_file():
+        pytest.fail(f"{MODEL_DIR} is missing or incomplete; run tools/fetch_minilm.sh")
+    return MODEL_DIR
+
+
+def cosines(got, expected):
+    return (got * expected).sum(axis=1) / (np.linalg.norm(got, axis=1) * np.linalg.norm(expected, axis=1))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "ref"])
+def test_minilm_matches_sentence_transformers_on_200_sentences(run_canrun, minilm, tmp_path, backend):
+    out = tmp_path / "embeddings.npy"
+    result = run_canrun("embed", minilm, "--file", SENTENCES, "--format", "npy", "--output", out,
+                        "--backend", backend)
+    assert result.returncode == 0, result.stderr
+    got = np.load(out)
+    expected = np.load(GOLDEN)
+    assert got.shape == expected.shape == (200, 384)
+    assert cosines(got, expected).min() >= 0.99999
+    # The folder's Normalize module: unit vectors.
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_json_output_names_the_dimension_and_each_inputs_tokens(run_canrun, minilm):
+    long_text = "word " * 400
+    result = run_canrun("embed", minilm, "--text", "A man is eating food.", "--text", long_text)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["dimension"] == 384
+    assert out["tokens"] == [8, 256]  # [CLS] a man is eating food . [SEP]; the long one cut at max_seq_length
+    assert len(out["embeddings"]) == 2 and len(out["embeddings"][0]) == 384
+    expected = np.load(GOLDEN)[0]  # the first committed sentence is the same text
+    assert cosines(np.array([out["embeddings"][0]]), np.array([expected]))[0] >= 0.99999
+
+
+def test_errors_are_one_line_and_name_the_option(run_canrun, minilm, tmp_path):
+    too_long = run_canrun("embed", minilm, "--text", "word " * 400, "--no-truncate")
+    assert too_long.returncode != 0
+    assert "max_seq_length of 256" in too_long.stderr and "truncation is off" in too_long.stderr
+    no_input = run_canrun("embed", minilm)
+    assert no_input.returncode != 0 and "--text" in no_input.stderr
+    empty_file = tmp_path / "empty.txt"
+    empty_file.write_text("")
+    empty = run_canrun("embed", minilm, "--file", empty_file)
+    assert empty.returncode != 0 and "has no lines" in empty.stderr
+    prompt = run_canrun("embed", minilm, "--text", "hi", "--prompt-name", "query")
+    assert prompt.returncode != 0 and "--prompt-name: 'query'" in prompt.stderr
+    generator = run_canrun("embed", FIXTURES / "llama_f32", "--text", "hi")
+    assert generator.returncode != 0 and "generates text" in generator.stderr
+    npy_without_output = run_canrun("embed", minilm, "--text", "hi", "--format", "npy")
+    assert npy_without_output.returncode != 0 and "--output" in npy_without_output.stderr
+    for result in (too_long, no_input, empty, prompt, generator, npy_without_output):
+        assert "Traceback" not in result.stderr and "terminate" not in result.stderr
+
+
+def test_generate_on_an_encoder_is_refused(run_canrun):
+    result = run_canrun("generate", REPO_ROOT / "tests" / "fixtures" / "encoders" / "bert_mean", "--prompt", "hello")
+    assert result.returncode != 0
+    assert "is an encoder" in result.stderr and "canrun embed" in result.stderr
