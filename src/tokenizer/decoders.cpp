@@ -239,12 +239,6 @@ class Sequence : public Decoder {
   std::vector<std::unique_ptr<Decoder>> steps_;
 };
 
-size_t parse_count(const JsonField& field) {
-  const int64_t count = field.as_int();
-  if (count < 0) field.fail("must not be negative");
-  return static_cast<size_t>(count);
-}
-
 }  // namespace
 
 std::unique_ptr<Decoder> parse_decoder(const JsonField& field) {
@@ -257,8 +251,7 @@ std::unique_ptr<Decoder> parse_decoder(const JsonField& field) {
   if (type == "ByteFallback") return std::make_unique<ByteFallback>();
   if (type == "Fuse") return std::make_unique<Fuse>();
   if (type == "Strip") {
-    return std::make_unique<Strip>(field["content"].as_char(), parse_count(field["start"]),
-                                   parse_count(field["stop"]));
+    return std::make_unique<Strip>(field["content"].as_char(), field["start"].as_count(), field["stop"].as_count());
   }
   if (type == "Replace") {
     return std::make_unique<Replace>(parse_pattern(field["pattern"]), field["content"].as_string());

@@ -94,6 +94,18 @@ int32_t JsonField::as_token_id() const {
   return static_cast<int32_t>(id);
 }
 
+int32_t JsonField::as_type_id() const {
+  const int64_t id = as_int();
+  if (id < 0 || id > std::numeric_limits<int32_t>::max()) fail("type id " + std::to_string(id) + " is out of range");
+  return static_cast<int32_t>(id);
+}
+
+size_t JsonField::as_count() const {
+  const int64_t count = as_int();
+  if (count < 0) fail("must not be negative");
+  return static_cast<size_t>(count);
+}
+
 bool JsonField::bool_or(std::string_view key, bool fallback) const {
   const auto field = find(key);
   return field ? field->as_bool() : fallback;

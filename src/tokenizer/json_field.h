@@ -19,6 +19,7 @@ class JsonField {
       : value_(&value), origin_(std::move(origin)), path_(std::move(path)) {}
 
   const Json& json() const { return *value_; }
+  const std::string& origin() const { return origin_; }
   const std::string& path() const { return path_; }
   bool is_null() const { return value_->is_null(); }
 
@@ -37,6 +38,8 @@ class JsonField {
   int64_t as_int() const;
   double as_number() const;
   int32_t as_token_id() const;  // a non-negative integer that fits a token id
+  int32_t as_type_id() const;   // a non-negative integer that fits a type id
+  size_t as_count() const;      // a non-negative integer (a length or a number of things)
 
   // Optional members with the library's defaults.
   bool bool_or(std::string_view key, bool fallback) const;

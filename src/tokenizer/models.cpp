@@ -19,6 +19,19 @@ Vocab Vocab::parse(const JsonField& field) {
     vocab.ids_.emplace(it.key(), id);
     vocab.tokens_[id] = it.key();
   }
+  vocab.size_ = vocab.ids_.size();
+  return vocab;
+}
+
+Vocab Vocab::from_pieces(std::vector<std::string> pieces) {
+  Vocab vocab;
+  vocab.size_ = pieces.size();
+  vocab.ids_.reserve(pieces.size());
+  vocab.tokens_.reserve(pieces.size());
+  for (size_t id = 0; id < pieces.size(); ++id) {
+    vocab.ids_.insert_or_assign(pieces[id], static_cast<int32_t>(id));
+    vocab.tokens_.emplace(static_cast<int32_t>(id), std::move(pieces[id]));
+  }
   return vocab;
 }
 
@@ -47,7 +60,8 @@ std::unique_ptr<Model> parse_model(const JsonField& field) {
   if (type == "BPE") return parse_bpe_model(field);
   if (type == "WordPiece") return parse_word_piece_model(field);
   if (type == "WordLevel") return parse_word_level_model(field);
-  field["type"].fail("'" + type + "' is not supported (supported: BPE, WordPiece, WordLevel)");
+  if (type == "Unigram") return parse_unigram_model(field);
+  field["type"].fail("'" + type + "' is not supported (supported: BPE, Unigram, WordPiece, WordLevel)");
 }
 
 }  // namespace canrun

@@ -155,6 +155,30 @@ void NormalizedString::strip(bool left, bool right) {
   origin_ = std::vector<size_t>(origin_.begin() + begin, origin_.begin() + end);
 }
 
+// A replacing character takes the origin of the one it replaces, an inserted one that of the byte
+// before it, as the library aligns them.
+void NormalizedString::transform(const std::vector<std::pair<char32_t, int>>& changes) {
+  std::string text;
+  std::vector<size_t> origin;
+  size_t pos = 0;  // in the current text
+  const auto skip_char = [&] {
+    if (pos < text_.size()) pos = std::min(text_.size(), pos + unicode::char_length(text_[pos]));
+  };
+  for (const auto& [c, change] : changes) {
+    size_t from = 0;
+    if (change > 0) {
+      if (pos > 0) from = origin_[pos - 1];
+    } else {
+      if (pos < origin_.size()) from = origin_[pos];
+      skip_char();
+      for (int removed = 0; removed < -change; ++removed) skip_char();
+    }
+    push_char(text, origin, c, from);
+  }
+  text_ = std::move(text);
+  origin_ = std::move(origin);
+}
+
 NormalizedString NormalizedString::slice(size_t begin, size_t end) const {
   NormalizedString piece;
   piece.text_ = text_.substr(begin, end - begin);

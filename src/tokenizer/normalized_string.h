@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tokenizer/pattern.h"
@@ -31,6 +32,10 @@ class NormalizedString {
   void prepend(std::string_view prefix);
   void replace(const Pattern& pattern, std::string_view content);
   void strip(bool left, bool right);
+  // Rebuilds the text from the library's list of (character, change): 0 replaces the next
+  // character of the current text, 1 is inserted, -n replaces the next character and removes
+  // the n after it.
+  void transform(const std::vector<std::pair<char32_t, int>>& changes);
 
   NormalizedString slice(size_t begin, size_t end) const;
   std::vector<NormalizedString> split(const Pattern& pattern, SplitBehavior behavior) const;

@@ -134,6 +134,7 @@ std::unique_ptr<Normalizer> parse_normalizer(const JsonField& field) {
     return std::make_unique<Replace>(parse_pattern(field["pattern"]), field["content"].as_string());
   }
   if (type == "Prepend") return std::make_unique<Prepend>(field["prepend"].as_string());
+  if (type == "Precompiled") return parse_precompiled_normalizer(field);
   if (type == "BertNormalizer") {
     const bool lowercase = field["lowercase"].as_bool();
     const auto strip_accents = field.find("strip_accents");

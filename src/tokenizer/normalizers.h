@@ -1,5 +1,5 @@
 // Normalizers: rewrite text before it is split into words (Unicode forms,
-// case, whitespace, literal replacements).
+// case, whitespace, literal replacements, SentencePiece's compiled rules).
 #pragma once
 
 #include <memory>
@@ -17,5 +17,7 @@ class Normalizer {
 
 // Parses tokenizer.json's "normalizer" object.
 std::unique_ptr<Normalizer> parse_normalizer(const JsonField& field);
+// {"type": "Precompiled", "precompiled_charsmap": "<base64>"}.
+std::unique_ptr<Normalizer> parse_precompiled_normalizer(const JsonField& field);
 
 }  // namespace canrun

@@ -4,57 +4,112 @@
 #include <optional>
 #include <string>
 
+#include "util/error.h"
+
 namespace canrun {
 namespace {
 
-// Only offsets change under ByteLevel post-processing; ids and tokens do not.
+Token typed(Token token, int32_t type_id) {
+  token.type_id = type_id;
+  return token;
+}
+
+// Only offsets change under ByteLevel post-processing; ids, tokens and type ids do not.
 class Passthrough : public PostProcessor {
  public:
-  void process(std::vector<Token>&, bool) const override {}
+  size_t added_tokens(bool) const override { return 0; }
+  void process(Encodings&, bool) const override {}
 };
 
-// One sequence between special tokens: Bert's [CLS] A [SEP], Roberta's <s> A </s>.
+// BertProcessing ([CLS] A [SEP] B [SEP], the closing [SEP] of B typed 1) and RobertaProcessing
+// (<s> A </s> </s> B </s>, every token typed 0 with or without special tokens). A later
+// sequence is treated as B, as in the library.
 class Surround : public PostProcessor {
  public:
-  Surround(Token first, Token last) : first_(std::move(first)), last_(std::move(last)) {}
-  void process(std::vector<Token>& tokens, bool add_special_tokens) const override {
+  Surround(Token first, Token last, bool roberta)
+      : first_(std::move(first)), last_(std::move(last)), roberta_(roberta) {}
+
+  size_t added_tokens(bool pair) const override { return pair ? (roberta_ ? 4 : 3) : 2; }
+
+  void process(Encodings& encodings, bool add_special_tokens) const override {
+    if (roberta_) {
+      for (std::vector<Token>& tokens : encodings) {
+        for (Token& token : tokens) token.type_id = 0;
+      }
+    }
     if (!add_special_tokens) return;
-    tokens.insert(tokens.begin(), first_);
-    tokens.push_back(last_);
+    for (size_t i = 0; i < encodings.size(); ++i) {
+      std::vector<Token>& tokens = encodings[i];
+      if (i == 0) {
+        tokens.insert(tokens.begin(), typed(first_, 0));
+        tokens.push_back(typed(last_, 0));
+      } else {
+        if (roberta_) tokens.insert(tokens.begin(), typed(last_, 0));
+        tokens.push_back(typed(last_, roberta_ ? 0 : 1));
+      }
+    }
   }
 
  private:
   Token first_, last_;
+  bool roberta_;
 };
 
 class TemplateProcessing : public PostProcessor {
  public:
-  // A piece is the input sequence ($A) or the tokens of one special token.
-  using Piece = std::optional<std::vector<Token>>;
+  // The input sequence it stands for ($A is 0, $B is 1), or else the tokens of one special token.
+  struct Piece {
+    std::optional<size_t> sequence;
+    std::vector<Token> special;  // typed already
+    int32_t type_id = 0;
+  };
+  using Template = std::vector<Piece>;
 
-  explicit TemplateProcessing(std::vector<Piece> single) : single_(std::move(single)) {}
+  // `where` names the object in messages: "<file>: post_processor".
+  TemplateProcessing(Template single, Template pair, std::string where)
+      : single_(std::move(single)), pair_(std::move(pair)), where_(std::move(where)) {}
 
-  void process(std::vector<Token>& tokens, bool add_special_tokens) const override {
-    std::vector<Token> out;
-    for (const Piece& piece : single_) {
-      if (!piece) {
-        out.insert(out.end(), tokens.begin(), tokens.end());
+  size_t added_tokens(bool pair) const override {
+    size_t count = 0;
+    for (const Piece& piece : pair ? pair_ : single_) count += piece.special.size();
+    return count;
+  }
+
+  void process(Encodings& encodings, bool add_special_tokens) const override {
+    if (encodings.size() != 1 && encodings.size() != 2) {
+      fail(ErrorKind::kTokenizer, where_ + ": TemplateProcessing takes one or two sequences, not the " +
+                                      std::to_string(encodings.size()) + " pieces an earlier step left");
+    }
+    Encodings out;
+    for (const Piece& piece : encodings.size() == 2 ? pair_ : single_) {
+      if (piece.sequence) {
+        std::vector<Token> tokens = encodings[*piece.sequence];
+        for (Token& token : tokens) token.type_id = piece.type_id;
+        out.push_back(std::move(tokens));
       } else if (add_special_tokens) {
-        out.insert(out.end(), piece->begin(), piece->end());
+        out.push_back(piece.special);
       }
     }
-    tokens = std::move(out);
+    encodings = std::move(out);
   }
 
  private:
-  std::vector<Piece> single_;
+  Template single_, pair_;
+  std::string where_;
 };
 
 class Sequence : public PostProcessor {
  public:
   explicit Sequence(std::vector<std::unique_ptr<PostProcessor>> steps) : steps_(std::move(steps)) {}
-  void process(std::vector<Token>& tokens, bool add_special_tokens) const override {
-    for (const auto& step : steps_) step->process(tokens, add_special_tokens);
+
+  size_t added_tokens(bool pair) const override {
+    size_t count = 0;
+    for (const auto& step : steps_) count += step->added_tokens(pair);
+    return count;
+  }
+
+  void process(Encodings& encodings, bool add_special_tokens) const override {
+    for (const auto& step : steps_) step->process(encodings, add_special_tokens);
   }
 
  private:
@@ -80,22 +135,34 @@ std::map<std::string, std::vector<Token>> parse_special_tokens(const JsonField& 
   return specials;
 }
 
-std::vector<TemplateProcessing::Piece> parse_single_template(
-    const JsonField& field, const std::map<std::string, std::vector<Token>>& specials) {
-  std::vector<TemplateProcessing::Piece> pieces;
+// A single template may only hold sequence A; a pair template may hold A and B, each any number of times.
+TemplateProcessing::Template parse_template(const JsonField& field,
+                                            const std::map<std::string, std::vector<Token>>& specials, bool pair) {
+  TemplateProcessing::Template pieces;
   for (const JsonField& item : field.items()) {
+    TemplateProcessing::Piece piece;
     if (const auto sequence = item.find("Sequence")) {
       const JsonField id = (*sequence)["id"];
-      if (id.as_string() != "A") id.fail("a single-sequence template can only hold sequence A");
-      pieces.emplace_back(std::nullopt);
+      const std::string name = id.as_string();
+      if (name == "A") {
+        piece.sequence = 0;
+      } else if (name == "B" && pair) {
+        piece.sequence = 1;
+      } else {
+        id.fail(pair ? "'" + name + "' is not a sequence (A or B)"
+                     : "a single-sequence template can only hold sequence A");
+      }
+      piece.type_id = (*sequence)["type_id"].as_type_id();
     } else if (const auto special = item.find("SpecialToken")) {
       const JsonField id = (*special)["id"];
       const auto it = specials.find(id.as_string());
       if (it == specials.end()) id.fail("'" + id.as_string() + "' is not in special_tokens");
-      pieces.emplace_back(it->second);
+      piece.type_id = (*special)["type_id"].as_type_id();
+      for (const Token& token : it->second) piece.special.push_back(typed(token, piece.type_id));
     } else {
       item.fail("expected {\"Sequence\": ...} or {\"SpecialToken\": ...}");
     }
+    pieces.push_back(std::move(piece));
   }
   return pieces;
 }
@@ -108,11 +175,14 @@ std::unique_ptr<PostProcessor> parse_post_processor(const JsonField& field) {
   if (type == "ByteLevel") return std::make_unique<Passthrough>();
   if (type == "TemplateProcessing") {
     const auto specials = parse_special_tokens(field["special_tokens"]);
-    field["pair"].items();  // never applied (single sequences only) but must be well-formed
-    return std::make_unique<TemplateProcessing>(parse_single_template(field["single"], specials));
+    TemplateProcessing::Template single = parse_template(field["single"], specials, false);
+    TemplateProcessing::Template pair = parse_template(field["pair"], specials, true);
+    return std::make_unique<TemplateProcessing>(std::move(single), std::move(pair),
+                                                field.origin() + ": " + field.path());
   }
   if (type == "BertProcessing" || type == "RobertaProcessing") {
-    return std::make_unique<Surround>(parse_token_pair(field["cls"]), parse_token_pair(field["sep"]));
+    return std::make_unique<Surround>(parse_token_pair(field["cls"]), parse_token_pair(field["sep"]),
+                                      type == "RobertaProcessing");
   }
   if (type == "Sequence") {
     std::vector<std::unique_ptr<PostProcessor>> steps;

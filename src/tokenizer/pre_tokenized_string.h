@@ -17,6 +17,7 @@ namespace canrun {
 struct Token {
   int32_t id;
   std::string value;
+  int32_t type_id = 0;  // the segment (sentence A or B) the post-processor puts it in
 };
 
 struct Split {

@@ -7,6 +7,7 @@
 #include "tokenizer/normalizers.h"
 #include "tokenizer/post_processors.h"
 #include "tokenizer/pre_tokenizers.h"
+#include "tokenizer/sequence_length.h"
 #include "tokenizer/unicode.h"
 #include "util/error.h"
 
@@ -19,6 +20,22 @@ struct Tokenizer::Impl {
   std::unique_ptr<PostProcessor> post_processor;
   std::unique_ptr<Decoder> decoder;
   AddedVocabulary added;
+  std::optional<TruncationSettings> truncation;  // tokenizer.json's own
+  std::optional<PaddingSettings> padding;
+
+  size_t added_tokens(bool pair) const { return post_processor ? post_processor->added_tokens(pair) : 0; }
+  std::vector<Token> tokenize(std::string_view text) const;
+  // The library's encode: each text through the pipeline, then its post_process: truncation,
+  // special tokens and type ids, padding.
+  Encoding encode(std::span<const std::string_view> texts, bool add_special_tokens,
+                  const TruncationSettings* truncate_to, const PaddingSettings* pad_to) const;
+  Encoding encode(std::span<const std::string_view> texts, bool add_special_tokens, TruncationAndPadding length) const {
+    const bool from_file = length == TruncationAndPadding::kFromFile;
+    return encode(texts, add_special_tokens, from_file && truncation ? &*truncation : nullptr,
+                  from_file && padding ? &*padding : nullptr);
+  }
+  // Settings for encode_truncated; max_length must leave room for the special tokens.
+  TruncationSettings truncation_within(const Truncation& limit, bool pair) const;
 };
 
 namespace {
@@ -46,8 +63,6 @@ Tokenizer Tokenizer::from_file(const std::string& path) {
   return from_json(read_json_file(path, ErrorKind::kTokenizer, kTokenizerJsonLimits), path);
 }
 
-// Truncation and padding settings are ignored: they shape batches, and
-// transformers turns them off for plain encoding as well.
 Tokenizer Tokenizer::from_json(const Json& json, const std::string& origin) {
   const JsonField root(json, origin, "");
   if (!json.is_object()) root.fail(std::string("expected an object, got ") + json.type_name());
@@ -60,6 +75,8 @@ Tokenizer Tokenizer::from_json(const Json& json, const std::string& origin) {
   if (const auto field = root.find("pre_tokenizer")) impl->pre_tokenizer = parse_pre_tokenizer(*field);
   if (const auto field = root.find("post_processor")) impl->post_processor = parse_post_processor(*field);
   if (const auto field = root.find("decoder")) impl->decoder = parse_decoder(*field);
+  if (const auto field = root.find("truncation")) impl->truncation = parse_truncation(*field);
+  if (const auto field = root.find("padding")) impl->padding = parse_padding(*field);
   if (const auto field = root.find("added_tokens")) {
     for (const JsonField& entry : field->items()) {
       impl->added.add(parse_added_token(entry), impl->model->vocab(), impl->normalizer.get());
@@ -69,40 +86,79 @@ Tokenizer Tokenizer::from_json(const Json& json, const std::string& origin) {
   return Tokenizer(std::move(impl));
 }
 
-Tokenizer::Encoding Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
-  return encode_within(text, add_special_tokens, std::nullopt);
+std::vector<Token> Tokenizer::Impl::tokenize(std::string_view text) const {
+  PreTokenizedString pieces = added.extract_and_normalize(unicode::to_valid_utf8(text), normalizer.get());
+  if (pre_tokenizer) pre_tokenizer->pre_tokenize(pieces);
+  pieces.tokenize([&](std::string_view word) { return model->tokenize(word); });
+  return pieces.tokens();
 }
 
-Tokenizer::Encoding Tokenizer::encode_truncated(std::string_view text, size_t max_length) const {
-  return encode_within(text, true, max_length);
-}
-
-Tokenizer::Encoding Tokenizer::encode_within(std::string_view text, bool add_special_tokens,
-                                             std::optional<size_t> max_length) const {
-  PreTokenizedString pieces =
-      impl_->added.extract_and_normalize(unicode::to_valid_utf8(text), impl_->normalizer.get());
-  if (impl_->pre_tokenizer) impl_->pre_tokenizer->pre_tokenize(pieces);
-  pieces.tokenize([&](std::string_view word) { return impl_->model->tokenize(word); });
-  std::vector<Token> tokens = pieces.tokens();
-  if (max_length) {
-    // The special tokens the post-processor adds to one sequence take their room first.
-    std::vector<Token> specials;
-    if (impl_->post_processor) impl_->post_processor->process(specials, add_special_tokens);
-    if (specials.size() >= *max_length)
-      fail(ErrorKind::kUsage, "a maximum length of " + std::to_string(*max_length) + " leaves no room for text beside " +
-                                  std::to_string(specials.size()) + " special tokens");
-    if (tokens.size() > *max_length - specials.size()) tokens.resize(*max_length - specials.size());
+Tokenizer::Encoding Tokenizer::Impl::encode(std::span<const std::string_view> texts, bool add_special_tokens,
+                                            const TruncationSettings* truncate_to,
+                                            const PaddingSettings* pad_to) const {
+  Encodings sequences;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    sequences.push_back(tokenize(texts[i]));
+    for (Token& token : sequences.back()) token.type_id = static_cast<int32_t>(i);
   }
-  if (impl_->post_processor) impl_->post_processor->process(tokens, add_special_tokens);
+  const bool pair = sequences.size() == 2;
+  if (truncate_to) {
+    // The special tokens take their room first. The library subtracts without a check, so a
+    // max_length below their count wraps around to no limit at all.
+    const size_t specials = add_special_tokens ? added_tokens(pair) : 0;
+    if (specials <= truncate_to->limit.max_length) {
+      TruncationSettings within = *truncate_to;
+      within.limit.max_length -= specials;
+      truncate_sequences(sequences[0], pair ? &sequences[1] : nullptr, within);
+    }
+  }
+  if (post_processor) post_processor->process(sequences, add_special_tokens);
 
   Encoding encoding;
-  encoding.ids.reserve(tokens.size());
-  encoding.tokens.reserve(tokens.size());
-  for (Token& token : tokens) {
-    encoding.ids.push_back(token.id);
-    encoding.tokens.push_back(std::move(token.value));
+  for (std::vector<Token>& tokens : sequences) {
+    for (Token& token : tokens) {
+      encoding.ids.push_back(token.id);
+      encoding.tokens.push_back(std::move(token.value));
+      encoding.type_ids.push_back(token.type_id);
+    }
   }
+  encoding.attention_mask.assign(encoding.ids.size(), 1);
+  if (pad_to) pad_encoding(encoding, *pad_to);
   return encoding;
+}
+
+TruncationSettings Tokenizer::Impl::truncation_within(const Truncation& limit, bool pair) const {
+  const size_t specials = added_tokens(pair);
+  if (specials >= limit.max_length) {
+    fail(ErrorKind::kUsage, "a maximum length of " + std::to_string(limit.max_length) +
+                                " leaves no room for text beside " + std::to_string(specials) + " special tokens");
+  }
+  return {limit, 0, "encode_truncated"};
+}
+
+Tokenizer::Encoding Tokenizer::encode(std::string_view text, bool add_special_tokens,
+                                      TruncationAndPadding length) const {
+  const std::string_view texts[] = {text};
+  return impl_->encode(texts, add_special_tokens, length);
+}
+
+Tokenizer::Encoding Tokenizer::encode_pair(std::string_view first, std::string_view second, bool add_special_tokens,
+                                           TruncationAndPadding length) const {
+  const std::string_view texts[] = {first, second};
+  return impl_->encode(texts, add_special_tokens, length);
+}
+
+Tokenizer::Encoding Tokenizer::encode_truncated(std::string_view text, const Truncation& truncation) const {
+  const TruncationSettings settings = impl_->truncation_within(truncation, false);
+  const std::string_view texts[] = {text};
+  return impl_->encode(texts, true, &settings, nullptr);
+}
+
+Tokenizer::Encoding Tokenizer::encode_truncated(std::string_view first, std::string_view second,
+                                                const Truncation& truncation) const {
+  const TruncationSettings settings = impl_->truncation_within(truncation, true);
+  const std::string_view texts[] = {first, second};
+  return impl_->encode(texts, true, &settings, nullptr);
 }
 
 std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special_tokens) const {

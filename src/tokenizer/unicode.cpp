@@ -1,13 +1,16 @@
 #include "tokenizer/unicode.h"
 
+#include <unicode/brkiter.h>
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/uniset.h>
 #include <unicode/unistr.h>
 #include <unicode/ustring.h>
+#include <unicode/utext.h>
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 
 #include "util/error.h"
@@ -268,6 +271,29 @@ std::u32string normalize(std::u32string_view text, NormalForm form) {
 
 bool has_boundary_before(char32_t c, NormalForm form) {
   return normalizer(form).hasBoundaryBefore(static_cast<UChar32>(c));
+}
+
+std::vector<size_t> grapheme_ends(std::string_view text) {
+  if (text.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    fail(ErrorKind::kUsage, "a text of " + std::to_string(text.size()) + " bytes is too long to split into characters");
+  }
+  UErrorCode status = U_ZERO_ERROR;
+  // Break iterators are not thread-safe, and cost more to make than to reuse.
+  thread_local const std::unique_ptr<icu::BreakIterator> breaks(
+      icu::BreakIterator::createCharacterInstance(icu::Locale::getRoot(), status));
+  if (!breaks) fail(ErrorKind::kTokenizer, "ICU's character break rules are unavailable");
+  icu::LocalUTextPointer utf8(utext_openUTF8(nullptr, text.data(), static_cast<int64_t>(text.size()), &status));
+  breaks->setText(utf8.getAlias(), status);
+  if (U_FAILURE(status)) {
+    fail(ErrorKind::kTokenizer, std::string("grapheme segmentation failed: ") + u_errorName(status));
+  }
+  std::vector<size_t> ends;
+  for (int32_t end = breaks->next(); end != icu::BreakIterator::DONE; end = breaks->next()) {
+    ends.push_back(static_cast<size_t>(end));
+  }
+  // Nothing may keep pointing at the text once it is gone.
+  breaks->setText(icu::UnicodeString());
+  return ends;
 }
 
 }  // namespace canrun::unicode

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace canrun::unicode {
 
@@ -48,5 +49,11 @@ std::u32string normalize(std::u32string_view text, NormalForm form);
 // True when normalization never combines `c` with what precedes it, so text can
 // be normalized piecewise between such characters.
 bool has_boundary_before(char32_t c, NormalForm form);
+
+// Where each extended grapheme cluster (a user-perceived character: a letter with its
+// combining marks, CR LF, an emoji sequence) of valid UTF-8 `text` ends, by ICU's rules.
+// The library's unicode-segmentation follows a later Unicode; the two differ for characters
+// assigned since and for Indic conjuncts, which Unicode 15.1 keeps in one cluster.
+std::vector<size_t> grapheme_ends(std::string_view text);
 
 }  // namespace canrun::unicode

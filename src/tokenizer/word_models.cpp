@@ -72,11 +72,9 @@ class WordLevelModel : public Model {
 
 std::unique_ptr<Model> parse_word_piece_model(const JsonField& field) {
   const auto max_chars = field.find("max_input_chars_per_word");
-  const int64_t limit = max_chars ? max_chars->as_int() : 100;
-  if (limit < 0) max_chars->fail("must not be negative");
   return std::make_unique<WordPieceModel>(Vocab::parse(field["vocab"]), field.string_or("unk_token", "[UNK]"),
                                           field.string_or("continuing_subword_prefix", "##"),
-                                          static_cast<size_t>(limit));
+                                          max_chars ? max_chars->as_count() : 100);
 }
 
 std::unique_ptr<Model> parse_word_level_model(const JsonField& field) {

@@ -117,10 +117,10 @@ def test_folder_without_tokenizer_json_fails(run_canrun, tmp_path):
 
 def test_malformed_tokenizer_json_names_the_file(run_canrun, tmp_path):
     path = tmp_path / "tokenizer.json"
-    path.write_text('{"model": {"type": "Unigram", "vocab": []}}')
+    path.write_text('{"model": {"type": "Mystery", "vocab": []}}')
     result = run_canrun("tokenize", path, "--text", "hi")
     assert result.returncode != 0
-    assert f"error: {path}: model.type: 'Unigram' is not supported" in result.stderr
+    assert f"error: {path}: model.type: 'Mystery' is not supported" in result.stderr
 
 
 def test_text_file_or_decode_is_required(run_canrun):
