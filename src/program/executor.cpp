@@ -1,5 +1,6 @@
 #include "program/executor.h"
 
+#include <exception>
 #include <string>
 
 #include "util/error.h"
@@ -34,7 +35,7 @@ std::vector<float> Executor::run_batch(std::span<const int32_t> tokens, std::spa
                                        Arena& arena) const {
   if (tokens.empty() || positions.size() != tokens.size() || states.size() != tokens.size())
     fail(ErrorKind::kRuntime, "batch: one token, position and state per sequence");
-  return run_rows(tokens, positions, std::vector<int64_t>(tokens.size(), 1), states, plan, arena);
+  return run_rows(tokens, positions, std::vector<int64_t>(tokens.size(), 1), states, plan, arena, false);
 }
 
 std::vector<float> Executor::run_sequences(std::span<const int32_t> tokens, std::span<const int64_t> lengths,
@@ -47,12 +48,12 @@ std::vector<float> Executor::run_sequences(std::span<const int32_t> tokens, std:
   }
   if (lengths.empty() || states.size() != lengths.size() || total != static_cast<int64_t>(tokens.size()))
     fail(ErrorKind::kRuntime, "batch: the sequences' lengths, states and tokens disagree");
-  return run_rows(tokens, std::vector<int64_t>(lengths.size(), 0), lengths, states, plan, arena);
+  return run_rows(tokens, std::vector<int64_t>(lengths.size(), 0), lengths, states, plan, arena, comm_.size() == 1);
 }
 
 std::vector<float> Executor::run_rows(std::span<const int32_t> tokens, std::span<const int64_t> starts,
                                       std::span<const int64_t> lengths, std::span<SequenceState* const> states,
-                                      const ExecutionPlan& plan, Arena& arena) const {
+                                      const ExecutionPlan& plan, Arena& arena, bool threads_over_sequences) const {
   const int64_t count = static_cast<int64_t>(tokens.size());
   const int64_t sequences = static_cast<int64_t>(lengths.size());
   const BufferPlan& buffers = plan.buffers;
@@ -87,6 +88,19 @@ std::vector<float> Executor::run_rows(std::span<const int32_t> tokens, std::span
   for (const auto& step : program_.steps()) {
     if (step->row_wise()) {
       step->run(whole);
+    } else if (threads_over_sequences && sequences > 1) {
+      // A step's error in one sequence is rethrown once every thread is out of the loop.
+      std::vector<std::exception_ptr> errors(static_cast<size_t>(sequences));
+#pragma omp parallel for schedule(dynamic)
+      for (int64_t i = 0; i < sequences; ++i) {
+        try {
+          step->run(views[static_cast<size_t>(i)]);
+        } catch (...) {
+          errors[static_cast<size_t>(i)] = std::current_exception();
+        }
+      }
+      for (const std::exception_ptr& error : errors)
+        if (error) std::rethrow_exception(error);
     } else {
       for (StepContext& view : views) step->run(view);
     }

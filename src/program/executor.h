@@ -46,17 +46,20 @@ class Executor {
 
   // Whole sequences at once, each from position 0 (an encoder's batch, unpadded): sequence i runs
   // the next lengths[i] of `tokens` on *states[i]. Row-wise steps run once over every row; the
-  // others sequence by sequence. Returns the program's output for every sequence, one after
-  // another. `plan` is made for at least that many tokens and sequences.
+  // others run for the sequences on several threads at once (each sequence's alone: a short one
+  // has too little work to share), unless the program is sharded. Returns the program's output
+  // for every sequence, one after another. `plan` is made for at least that many tokens and
+  // sequences.
   std::vector<float> run_sequences(std::span<const int32_t> tokens, std::span<const int64_t> lengths,
                                    std::span<SequenceState* const> states, const ExecutionPlan& plan,
                                    Arena& arena) const;
 
  private:
   // run_batch and run_sequences: sequence i's tokens are the next lengths[i], at positions from starts[i] on.
+  // With `threads_over_sequences`, the steps that are not row-wise run for several sequences at once.
   std::vector<float> run_rows(std::span<const int32_t> tokens, std::span<const int64_t> starts,
                               std::span<const int64_t> lengths, std::span<SequenceState* const> states,
-                              const ExecutionPlan& plan, Arena& arena) const;
+                              const ExecutionPlan& plan, Arena& arena, bool threads_over_sequences) const;
 
   const Program& program_;
   const KernelTable& kernels_;

@@ -126,8 +126,8 @@ std::vector<float> Session::encode(std::span<const EncoderInput> inputs) {
     states.back().set_token_types({input.types.begin(), input.types.end()});
     state_pointers.push_back(&states.back());
   }
-  Arena arena;
-  return executor_->run_sequences(tokens, lengths, state_pointers, *plan, arena);
+  const std::lock_guard lock(encode_mutex_);
+  return executor_->run_sequences(tokens, lengths, state_pointers, *plan, encode_arena_);
 }
 
 SequenceRun::SequenceRun(Session& session, std::span<const int32_t> prompt, const GenerateRequest& request)

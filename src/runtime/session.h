@@ -150,7 +150,7 @@ class Session {
   // (unpadded; the weight products read their weights once for all): every token's row of
   // hidden_size floats, input after input. Throws Error(kUsage) for a generating model, no
   // inputs, an empty input, one longer than the model's positions, or more tokens in all than
-  // the largest compiled bucket.
+  // the largest compiled bucket. Safe from several threads; they run one after another.
   std::vector<float> encode(std::span<const EncoderInput> inputs);
 
   // An image-text-to-text model: it has a vision tower.
@@ -199,6 +199,9 @@ class Session {
   std::map<int64_t, ExecutionPlan> batch_plans_;  // per batch size, made on first use (under compile_mutex_)
   // An encoder's, per (tokens, inputs): its bucket's kernel choices, buffers for that many inputs.
   std::map<std::pair<int64_t, int64_t>, ExecutionPlan> encode_plans_;
+  // An encoder's activations, kept from one encode to the next (one at a time: encode_mutex_).
+  std::mutex encode_mutex_;
+  Arena encode_arena_;
   Arena batch_arena_;
 };
 

@@ -1,5 +1,5 @@
 // The cpu backend's table: ref's, with the ops it has fast versions of (matrix products on
-// f32/bf16 rows or packed panels, attention, the gated activation, norms over many rows) in
+// f32/bf16 rows or packed panels, attention, the activations, norms over many rows) in
 // their place.
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/gated_activation.h"
@@ -17,6 +17,7 @@ KernelTable make_table() {
   table.backend = Backend::kCpu;
   table.linear = cpu::linear;
   table.attention = attention;
+  table.activation = cpu::activation;
   table.gated_activation = cpu::gated_activation;
   table.rms_norm = cpu::rms_norm;
   table.layer_norm = cpu::layer_norm;

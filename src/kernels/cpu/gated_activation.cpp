@@ -28,4 +28,18 @@ void gated_activation(Activation act, const float* gate, const float* up, int64_
   }
 }
 
+void activation(Activation act, const float* x, int64_t n, float* y) {
+  if (act != Activation::kGelu) {
+    ref::activation(act, x, n, y);
+    return;
+  }
+  const Primitives& p = primitives();
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t first = c * kChunk;
+    p.gelu(x + first, std::min(kChunk, n - first), y + first);
+  }
+}
+
 }  // namespace canrun::cpu

@@ -28,6 +28,8 @@ struct Primitives {
   // y[i] = silu(gate[i]) * up[i] = gate[i] / (1 + exp(-gate[i])) * up[i] (the SwiGLU MLP),
   // exp within 4 ulp.
   void (*gated_silu)(const float* gate, const float* up, int64_t n, float* y);
+  // y[i] = 0.5 x[i] (1 + erf(x[i] / sqrt(2))), the exact GELU (BERT's MLP), erf within 4 ulp.
+  void (*gelu)(const float* x, int64_t n, float* y);
   // out[h * n + j] = sum over p < count of weights[h * count + p] * rows[p * n + j], for
   // h < heads, j < n (attention's probabilities of a kv head's query heads times its cached
   // values, stored as `dtype`), summed over p in order: the same bits for any `heads`.

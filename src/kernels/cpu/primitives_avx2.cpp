@@ -17,6 +17,7 @@
 
 // glibc's vector expf for AVX2 (libmvec): eight lanes, within 4 ulp.
 extern "C" CANRUN_AVX2 __m256 _ZGVdN8v_expf(__m256 x);
+extern "C" CANRUN_AVX2 __m256 _ZGVdN8v_erff(__m256 x);
 
 namespace canrun::cpu {
 namespace {
@@ -180,6 +181,18 @@ CANRUN_AVX2 void gated_silu(const float* gate, const float* up, int64_t n, float
   ref::gated_activation(Activation::kSilu, gate + i, up + i, n - i, y + i);
 }
 
+CANRUN_AVX2 void gelu(const float* x, int64_t n, float* y) {
+  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+  const __m256 inverse_sqrt2 = _mm256_set1_ps(0.70710678118654752f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256 e = _ZGVdN8v_erff(_mm256_mul_ps(v, inverse_sqrt2));
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, e)));
+  }
+  ref::activation(Activation::kGelu, x + i, n - i, y + i);
+}
+
 // H heads' accumulators for 8 * Vectors columns stay in registers while the rows stream past,
 // each row's vectors loaded once for the H heads; every output is one FMA chain over p.
 template <typename Values, int H, int Vectors>
@@ -330,6 +343,7 @@ const Primitives& avx2_primitives() {
                                      dot_rows,
                                      {scale, max_of, exp_shifted},
                                      gated_silu,
+                                     gelu,
                                      weighted_sum,
                                      tile,
                                      panel<Avx2Vector, float>,

@@ -109,11 +109,13 @@ void gated_silu(const float* gate, const float* up, int64_t n, float* y) {
   ref::gated_activation(Activation::kSilu, gate, up, n, y);
 }
 
+void gelu(const float* x, int64_t n, float* y) { ref::activation(Activation::kGelu, x, n, y); }
+
 }  // namespace
 
 const Primitives& portable_primitives() {
   static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, dot_rows, ref::kSoftmaxLoops, gated_silu,
-                                     weighted_sum, tile,
+                                     gelu, weighted_sum, tile,
                                      panel<float>, panel<uint16_t>, panels_row<float>, panels_row<uint16_t>,
                                      panel_fp8, panels_row_fp8};
   return primitives;
