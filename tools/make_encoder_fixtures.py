@@ -1,5 +1,9 @@
 """Makes the tiny random encoder checkpoints in tests/fixtures/encoders and their goldens.
 
+Besides the sentence-transformers folders, two cross-encoders (*ForSequenceClassification, one
+label): their goldens record sentence-transformers' CrossEncoder scores of a query against a few
+documents, with the pairs' token ids and token type ids.
+
 Each fixture is a sentence-transformers model folder: the encoder written by transformers' own
 save_pretrained (random weights, fixed seed), a bert-style tokenizer from
 tools/tokenizer_styles.py, and the sentence-transformers modules (modules.json, Pooling, Dense,
@@ -21,8 +25,8 @@ import sentence_transformers
 import torch
 import transformers
 from safetensors.torch import save_file
-from sentence_transformers import SentenceTransformer
-from transformers import AutoConfig, AutoModel
+from sentence_transformers import CrossEncoder, SentenceTransformer
+from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
 
 from tokenizer_styles import build_tokenizer
 
@@ -60,6 +64,26 @@ FIXTURES = {
                               dense=None, normalize=False, max_seq_length=40,
                               prompts={"query": "query: ", "passage": "passage: "}, prompt_name="query"),
 }
+
+
+# Cross-encoders: ms-marco-MiniLM's layout (BERT, raw logits: its config names the Identity
+# activation) and bge-reranker's (XLM-RoBERTa, no activation named: sigmoid for one label).
+CROSS_ENCODERS = {
+    "bert_cross_encoder": dict(config=dict(TINY, model_type="bert", type_vocab_size=2, pad_token_id=0, num_labels=1,
+                                           sbert_ce_default_activation_function="torch.nn.modules.linear.Identity"),
+                               max_length=40, model_input_names=["input_ids", "token_type_ids", "attention_mask"]),
+    "xlm_roberta_cross_encoder": dict(config=dict(TINY, model_type="xlm-roberta", type_vocab_size=1, pad_token_id=1,
+                                                  max_position_embeddings=42, num_labels=1),
+                                      max_length=40, model_input_names=["input_ids", "attention_mask"]),
+}
+QUERY = "how does a fox jump over a dog"
+DOCUMENTS = [
+    "The quick brown fox jumps over the lazy dog.",
+    "Once upon a time, in a small village by the sea, there lived an old fisherman who told stories "
+    "to anyone who would listen, day after day, until the tide came in.",
+    "Hello world",
+    "a",
+]
 
 
 def write_json(path, value):
@@ -148,9 +172,49 @@ def make(name, spec, seed):
     print(f"{name}: {len(TEXTS)} texts, embedding dimension {embeddings.shape[1]}")
 
 
+def make_cross_encoder(name, spec, seed):
+    folder = FIXTURES_DIR / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    tok = build_tokenizer("bert")
+    tok.save(str(folder / "tokenizer.json"))
+    # A BERT tokenizer hands the model its pairs' token type ids (a generic one leaves them out).
+    write_json(folder / "tokenizer_config.json",
+               {"tokenizer_class": "PreTrainedTokenizerFast", "cls_token": "[CLS]", "sep_token": "[SEP]",
+                "pad_token": "[PAD]", "unk_token": "[UNK]", "mask_token": "[MASK]",
+                "model_max_length": spec["max_length"],
+                "model_input_names": spec["model_input_names"]})
+    config = AutoConfig.for_model(**dict(spec["config"], vocab_size=tok.get_vocab_size()))
+    torch.manual_seed(seed)
+    model = AutoModelForSequenceClassification.from_config(config, attn_implementation="eager")
+    randomize(model, seed)
+    model.eval()
+    model.save_pretrained(folder)
+
+    pairs = [(QUERY, document) for document in DOCUMENTS]
+    encoder = CrossEncoder(str(folder), device="cpu")
+    scores = encoder.predict(pairs, batch_size=len(pairs), convert_to_numpy=True)
+    # The pairs as the CrossEncoder's tokenizer cuts them: longest first, to its max length.
+    tok.enable_truncation(max_length=spec["max_length"])
+    encoded = [tok.encode(QUERY, document) for document in DOCUMENTS]
+    golden = {
+        "made_by": f"transformers {transformers.__version__}, sentence-transformers "
+                   f"{sentence_transformers.__version__}, torch {torch.__version__}",
+        "query": QUERY,
+        "documents": DOCUMENTS,
+        "ids": [e.ids for e in encoded],
+        "type_ids": [e.type_ids for e in encoded],
+        "scores": np.asarray(scores, dtype=np.float64).reshape(len(pairs), -1).tolist(),
+    }
+    write_json(GOLDENS_DIR / f"{name}.json", golden)
+    print(f"{name}: scores {golden['scores']}")
+
+
 def main():
     for seed, (name, spec) in enumerate(FIXTURES.items()):
         make(name, spec, 1000 + seed)
+    for seed, (name, spec) in enumerate(CROSS_ENCODERS.items()):
+        make_cross_encoder(name, spec, 2000 + seed)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ namespace canrun {
 void add_generate_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_embed_command(CLI::App& app);
+void add_rerank_command(CLI::App& app);
 void add_catalog_command(CLI::App& app);
 void add_archs_command(CLI::App& app);
 void add_check_command(CLI::App& app);

@@ -8,7 +8,9 @@
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
 #include "cli/model_argument.h"
+#include "cli/text_lines.h"
 #include "embed/sentence_model.h"
+#include "runtime/model_config.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -31,32 +33,18 @@ struct EmbedArgs {
   CompileFlags compile;
 };
 
-// One input per line; a final newline ends the last line rather than starting an empty one.
-std::vector<std::string> read_lines(const std::string& path) {
-  const std::string content = read_text_file(path);
-  std::vector<std::string> lines;
-  size_t begin = 0;
-  while (begin < content.size()) {
-    size_t end = content.find('\n', begin);
-    if (end == std::string::npos) end = content.size();
-    std::string line = content.substr(begin, end - begin);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(std::move(line));
-    begin = end + 1;
-  }
-  if (lines.empty()) fail(ErrorKind::kUsage, "--file " + path + ": has no lines to embed");
-  return lines;
-}
-
 void run_embed(const EmbedArgs& args) {
-  const std::vector<std::string> texts = args.file.empty() ? args.texts : read_lines(args.file);
+  const std::vector<std::string> texts = args.file.empty() ? args.texts : read_text_lines(args.file, "--file");
   if (texts.empty()) fail(ErrorKind::kUsage, "embed: give --text TEXT (repeatable) or --file LINES.txt");
   if (args.format == "npy" && args.output.empty()) fail(ErrorKind::kUsage, "--format npy: give --output FILE.npy");
   const Backend backend = parse_backend(args.backend, "--backend");
   SessionOptions options;
   options.backend = backend;
   options.compile = compile_options(args.compile, backend);
-  SentenceEncoder encoder(args.model_dir, options);
+  // A text-generation model is refused before its weights load.
+  require_encoder(read_model_spec(args.model_dir), args.model_dir);
+  Session session(args.model_dir, options);
+  SentenceEncoder encoder(session);
   EmbedOptions embed;
   if (!args.prompt_name.empty()) embed.prompt_name = args.prompt_name;
   embed.normalize = args.normalize;

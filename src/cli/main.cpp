@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   canrun::add_generate_command(app);
   canrun::add_tokenize_command(app);
   canrun::add_embed_command(app);
+  canrun::add_rerank_command(app);
   canrun::add_catalog_command(app);
   canrun::add_archs_command(app);
   canrun::add_check_command(app);

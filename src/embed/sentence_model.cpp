@@ -183,13 +183,17 @@ SentenceModelConfig read_sentence_model(const std::string& model_dir, const Deco
   return config;
 }
 
-SentenceEncoder::SentenceEncoder(const std::string& model_dir, SessionOptions options)
-    : session_(model_dir, std::move(options)),
-      tokenizer_(Tokenizer::from_file((fs::path(model_dir) / "tokenizer.json").string())) {
-  if (!session_.encodes())
-    fail(ErrorKind::kUsage, model_dir + ": " + session_.spec().model_type +
+void require_encoder(const DecoderSpec& spec, const std::string& model_dir) {
+  if (spec.output != ModelOutput::kHiddenStates)
+    fail(ErrorKind::kUsage, model_dir + ": " + spec.model_type +
                                 " generates text; embeddings come from an encoder (bert, roberta, xlm-roberta...)");
-  config_ = read_sentence_model(model_dir, session_.spec());
+}
+
+SentenceEncoder::SentenceEncoder(Session& session)
+    : session_(session),
+      tokenizer_(Tokenizer::from_file((fs::path(session.model_dir()) / "tokenizer.json").string())) {
+  require_encoder(session_.spec(), session_.model_dir());
+  config_ = read_sentence_model(session_.model_dir(), session_.spec());
 }
 
 int64_t SentenceEncoder::dimension() const {
@@ -197,7 +201,8 @@ int64_t SentenceEncoder::dimension() const {
   return static_cast<int64_t>(config_.pooling.modes.size()) * config_.pooling.dimension;
 }
 
-Embeddings SentenceEncoder::embed(std::span<const std::string> texts, const EmbedOptions& options) {
+std::vector<PreparedText> SentenceEncoder::prepare(std::span<const std::string> texts,
+                                                   const EmbedOptions& options) const {
   if (texts.empty()) fail(ErrorKind::kUsage, "no texts to embed");
   std::string prompt;
   const std::string prompt_name = options.prompt_name.value_or(config_.default_prompt_name);
@@ -220,8 +225,8 @@ Embeddings SentenceEncoder::embed(std::span<const std::string> texts, const Embe
     if (prompt_tokens > 0 && tokenizer_.is_special(encoded.ids.back())) --prompt_tokens;
   }
   const size_t max_length = static_cast<size_t>(config_.max_seq_length);
-  std::vector<std::vector<int32_t>> ids;
-  ids.reserve(texts.size());
+  std::vector<PreparedText> prepared;
+  prepared.reserve(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) {
     std::string text = prompt + texts[i];
     if (config_.do_lower_case) text = lowercase(text);
@@ -233,22 +238,30 @@ Embeddings SentenceEncoder::embed(std::span<const std::string> texts, const Embe
                                     " (sentence_bert_config.json), and truncation is off");
       encoded = tokenizer_.encode_truncated(text, max_length);
     }
-    ids.push_back(std::move(encoded.ids));
+    prepared.push_back({std::move(encoded.ids), prompt_tokens, config_.normalize || options.normalize});
   }
+  return prepared;
+}
 
+Embeddings SentenceEncoder::embed(std::span<const std::string> texts, const EmbedOptions& options) {
+  return embed_prepared(prepare(texts, options), options.batch_tokens);
+}
+
+Embeddings SentenceEncoder::embed_prepared(std::span<const PreparedText> texts, int64_t batch_tokens) {
+  if (texts.empty()) fail(ErrorKind::kUsage, "no texts to embed");
   Embeddings result;
   result.dimension = dimension();
   result.vectors.resize(texts.size() * static_cast<size_t>(result.dimension));
-  for (const auto& input : ids) result.token_counts.push_back(static_cast<int64_t>(input.size()));
-  // Whole inputs per forward pass up to the token budget (at least one each).
+  for (const PreparedText& text : texts) result.token_counts.push_back(static_cast<int64_t>(text.ids.size()));
   size_t first = 0;
-  while (first < ids.size()) {
+  while (first < texts.size()) {
     size_t end = first;
     int64_t tokens = 0;
     std::vector<EncoderInput> batch;
-    while (end < ids.size() && (batch.empty() || tokens + static_cast<int64_t>(ids[end].size()) <= options.batch_tokens)) {
-      tokens += static_cast<int64_t>(ids[end].size());
-      batch.push_back({ids[end], {}});
+    while (end < texts.size() &&
+           (batch.empty() || tokens + static_cast<int64_t>(texts[end].ids.size()) <= batch_tokens)) {
+      tokens += static_cast<int64_t>(texts[end].ids.size());
+      batch.push_back({texts[end].ids, {}});
       ++end;
     }
     const std::vector<float> hidden = session_.encode(batch);
@@ -256,12 +269,12 @@ Embeddings SentenceEncoder::embed(std::span<const std::string> texts, const Embe
     int64_t row = 0;
     const int64_t width = config_.pooling.dimension;
     for (size_t i = first; i < end; ++i) {
-      const int64_t count = static_cast<int64_t>(ids[i].size());
-      std::vector<float> vector =
-          pool(config_.pooling, std::span<const float>(hidden).subspan(row * width, count * width), count, prompt_tokens);
+      const int64_t count = static_cast<int64_t>(texts[i].ids.size());
+      std::vector<float> vector = pool(config_.pooling, std::span<const float>(hidden).subspan(row * width, count * width),
+                                       count, texts[i].prompt_tokens);
       row += count;
       for (const DenseLayer& layer : config_.dense) vector = apply_dense(layer, vector);
-      if (config_.normalize || options.normalize) normalize_l2(vector.data(), result.dimension);
+      if (texts[i].normalize) normalize_l2(vector.data(), result.dimension);
       std::copy(vector.begin(), vector.end(), result.vectors.begin() + static_cast<int64_t>(i) * result.dimension);
     }
     first = end;

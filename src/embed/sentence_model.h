@@ -50,6 +50,14 @@ struct EmbedOptions {
   int64_t batch_tokens = 8192;             // tokens per forward pass at most (whole inputs)
 };
 
+// A text ready for the encoder: its ids (prompt put before it, cut at max_seq_length) and what its
+// pooling needs.
+struct PreparedText {
+  std::vector<int32_t> ids;
+  int64_t prompt_tokens = 0;  // the prompt's, which pooling leaves out (include_prompt false)
+  bool normalize = false;     // L2-normalised at the end
+};
+
 struct Embeddings {
   int64_t dimension = 0;
   std::vector<float> vectors;        // one row of `dimension` per input, in input order
@@ -57,14 +65,22 @@ struct Embeddings {
   int64_t forward_passes = 0;
 };
 
+// Throws Error(kUsage) naming `model_dir` unless `spec` is an encoder's.
+void require_encoder(const DecoderSpec& spec, const std::string& model_dir);
+
 class SentenceEncoder {
  public:
-  // Opens the folder's encoder on `options`' backend, its tokenizer.json and its
-  // sentence-transformers files. Throws Error(kUsage) for a model that generates text.
-  SentenceEncoder(const std::string& model_dir, SessionOptions options);
+  // Runs `session`'s encoder (borrowed for as long as this lives) with the folder's tokenizer.json
+  // and sentence-transformers files. Throws Error(kUsage) for a model that generates text.
+  explicit SentenceEncoder(Session& session);
 
-  // The embeddings of `texts`. Throws Error(kUsage) for no texts, an unknown prompt name, or (not
-  // truncating) an input longer than max_seq_length.
+  // The texts tokenized as the pipeline runs them. Throws Error(kUsage) for no texts, an unknown
+  // prompt name, or (not truncating) an input longer than max_seq_length. Safe from several
+  // threads at once.
+  std::vector<PreparedText> prepare(std::span<const std::string> texts, const EmbedOptions& options) const;
+  // Their embeddings, whole texts per forward pass up to `batch_tokens` tokens (at least one each).
+  Embeddings embed_prepared(std::span<const PreparedText> texts, int64_t batch_tokens);
+  // prepare, then embed_prepared.
   Embeddings embed(std::span<const std::string> texts, const EmbedOptions& options);
 
   Session& session() { return session_; }
@@ -73,7 +89,7 @@ class SentenceEncoder {
   int64_t dimension() const;
 
  private:
-  Session session_;
+  Session& session_;
   Tokenizer tokenizer_;
   SentenceModelConfig config_;
 };

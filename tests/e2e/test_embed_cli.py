@@ -1,6 +1,6 @@
-"""canrun embed: all-MiniLM-L6-v2 as published (tools/fetch_minilm.sh) against
-sentence-transformers' embeddings of 200 committed sentences (tools/make_minilm_goldens.py), the
-tiny encoder fixtures, and the errors a user meets."""
+"""canrun embed and rerank: all-MiniLM-L6-v2 as published (tools/fetch_minilm.sh) against
+sentence-transformers' embeddings of 200 committed sentences (tools/make_minilm_goldens.py), a
+tiny cross-encoder against its CrossEncoder scores, and the errors a user meets."""
 import json
 
 import numpy as np
@@ -12,6 +12,7 @@ MODEL_DIR = REPO_ROOT / "models" / "all-MiniLM-L6-v2"
 SENTENCES = REPO_ROOT / "tests" / "fixtures" / "embedding_sentences.txt"
 GOLDEN = REPO_ROOT / "tests" / "goldens" / "encoders" / "all-MiniLM-L6-v2.npy"
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "models"
+ENCODERS = REPO_ROOT / "tests" / "fixtures" / "encoders"
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +61,7 @@ def test_errors_are_one_line_and_name_the_option(run_canrun, minilm, tmp_path):
     empty_file = tmp_path / "empty.txt"
     empty_file.write_text("")
     empty = run_canrun("embed", minilm, "--file", empty_file)
-    assert empty.returncode != 0 and "has no lines" in empty.stderr
+    assert empty.returncode != 0 and "--file" in empty.stderr and "has no lines" in empty.stderr
     prompt = run_canrun("embed", minilm, "--text", "hi", "--prompt-name", "query")
     assert prompt.returncode != 0 and "--prompt-name: 'query'" in prompt.stderr
     generator = run_canrun("embed", FIXTURES / "llama_f32", "--text", "hi")
@@ -72,6 +73,26 @@ def test_errors_are_one_line_and_name_the_option(run_canrun, minilm, tmp_path):
 
 
 def test_generate_on_an_encoder_is_refused(run_canrun):
-    result = run_canrun("generate", REPO_ROOT / "tests" / "fixtures" / "encoders" / "bert_mean", "--prompt", "hello")
+    result = run_canrun("generate", ENCODERS / "bert_mean", "--prompt", "hello")
     assert result.returncode != 0
     assert "is an encoder" in result.stderr and "canrun embed" in result.stderr
+
+
+def test_rerank_orders_documents_as_sentence_transformers_scores_them(run_canrun):
+    golden = json.loads((REPO_ROOT / "tests" / "goldens" / "encoders" / "bert_cross_encoder.json").read_text())
+    docs = [arg for document in golden["documents"] for arg in ("--doc", document)]
+    result = run_canrun("rerank", ENCODERS / "bert_cross_encoder", "--query", golden["query"], *docs, "--json")
+    assert result.returncode == 0, result.stderr
+    ranking = json.loads(result.stdout)["ranking"]
+    expected = sorted(range(len(golden["documents"])), key=lambda i: -golden["scores"][i][0])
+    assert [entry["index"] for entry in ranking] == expected
+    for entry in ranking:
+        assert abs(entry["score"] - golden["scores"][entry["index"]][0]) < 2e-4
+    table = run_canrun("rerank", ENCODERS / "bert_cross_encoder", "--query", golden["query"], *docs)
+    assert table.returncode == 0 and table.stdout.splitlines()[0].split() == ["rank", "score", "index", "document"]
+
+
+def test_rerank_on_a_model_without_a_classification_head_is_refused(run_canrun, minilm):
+    result = run_canrun("rerank", minilm, "--query", "q", "--doc", "d")
+    assert result.returncode != 0
+    assert "config.json: field 'architectures'" in result.stderr and "not a cross-encoder" in result.stderr

@@ -12,6 +12,7 @@
 namespace canrun::encoder_fixtures {
 
 inline const std::vector<std::string> kNames = {"bert_mean", "roberta_cls_dense", "xlm_roberta_modes"};
+inline const std::vector<std::string> kCrossEncoders = {"bert_cross_encoder", "xlm_roberta_cross_encoder"};
 
 inline std::string folder(const std::string& name) {
   return (std::filesystem::path(CANRUN_SOURCE_DIR) / "tests/fixtures/encoders" / name).string();

@@ -36,7 +36,8 @@ class SentencePipeline : public testing::TestWithParam<std::tuple<Engine, std::s
 TEST_P(SentencePipeline, EmbeddingsMatchSentenceTransformers) {
   const auto& [engine, name] = GetParam();
   const Json recorded = golden(name);
-  SentenceEncoder encoder(folder(name), options_for(engine));
+  Session session(folder(name), options_for(engine));
+  SentenceEncoder encoder(session);
   const std::vector<std::string> texts = recorded["texts"].get<std::vector<std::string>>();
   EmbedOptions options;
   if (recorded["prompt_name"].is_string()) options.prompt_name = recorded["prompt_name"].get<std::string>();
@@ -82,27 +83,34 @@ std::string error_of(const std::function<void()>& action) {
   return "";
 }
 
+// Opens a folder's pipeline on ref: what its files get wrong is the error.
+void open_pipeline(const fs::path& dir) {
+  Session session(dir.string(), uncompiled(Backend::kRef));
+  SentenceEncoder encoder(session);
+}
+
 TEST(SentenceFolder, BadFolderFilesAreNamedWithTheirField) {
   const fs::path unknown_mode = fixture_with("bert_mean", "1_Pooling/config.json", {{"pooling_mode", "median"}});
-  std::string message = error_of([&] { SentenceEncoder(unknown_mode.string(), uncompiled(Backend::kRef)); });
+  std::string message = error_of([&] { open_pipeline(unknown_mode); });
   EXPECT_NE(message.find("1_Pooling/config.json: field 'pooling_mode'"), std::string::npos) << message;
   EXPECT_NE(message.find("median"), std::string::npos) << message;
 
   const fs::path unknown_flag =
       fixture_with("bert_mean", "1_Pooling/config.json", {{"pooling_mode_median_tokens", true}});
-  message = error_of([&] { SentenceEncoder(unknown_flag.string(), uncompiled(Backend::kRef)); });
+  message = error_of([&] { open_pipeline(unknown_flag); });
   EXPECT_NE(message.find("pooling_mode_median_tokens"), std::string::npos) << message;
 
   const fs::path bad_dense = fixture_with("roberta_cls_dense", "2_Dense/config.json",
                                           {{"in_features", 31}, {"out_features", 16}, {"bias", true}});
-  message = error_of([&] { SentenceEncoder(bad_dense.string(), uncompiled(Backend::kRef)); });
+  message = error_of([&] { open_pipeline(bad_dense); });
   EXPECT_NE(message.find("2_Dense/config.json: field 'in_features': 31 does not match the 32"), std::string::npos)
       << message;
   for (const fs::path& dir : {unknown_mode, unknown_flag, bad_dense}) fs::remove_all(dir);
 }
 
 TEST(SentenceFolder, TruncationOffRefusesALongInputAndNoInputIsAnError) {
-  SentenceEncoder encoder(folder("bert_mean"), uncompiled(Backend::kRef));
+  Session session(folder("bert_mean"), uncompiled(Backend::kRef));
+  SentenceEncoder encoder(session);
   const std::vector<std::string> long_text = {golden("bert_mean")["texts"][2].get<std::string>()};
   EmbedOptions options;
   options.truncate = false;

@@ -1,0 +1,75 @@
+// Cross-encoders against sentence-transformers' CrossEncoder scores in the goldens of
+// tools/make_encoder_fixtures.py: the pairs' ids and token types as the tokenizer makes them, the
+// scores after the activation config.json names, on ref, cpu and compiled cpu.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "embed/cross_encoder.h"
+#include "encoder_fixtures.h"
+#include "util/error.h"
+
+namespace canrun {
+namespace {
+
+using namespace encoder_fixtures;
+
+class CrossEncoderParity : public testing::TestWithParam<std::tuple<Engine, std::string>> {};
+
+TEST_P(CrossEncoderParity, ScoresMatchSentenceTransformers) {
+  const auto& [engine, name] = GetParam();
+  const Json recorded = golden(name);
+  Session session(folder(name), options_for(engine));
+  CrossEncoder encoder(session);
+  const std::string query = recorded["query"].get<std::string>();
+  const std::vector<std::string> documents = recorded["documents"].get<std::vector<std::string>>();
+  const Tokenizer tokenizer = Tokenizer::from_file(folder(name) + "/tokenizer.json");
+  for (size_t i = 0; i < documents.size(); ++i) {
+    const Tokenizer::Encoding pair =
+        tokenizer.encode_truncated(query, documents[i], Tokenizer::Truncation(static_cast<size_t>(encoder.max_length())));
+    EXPECT_EQ(pair.ids, recorded["ids"][i].get<std::vector<int32_t>>()) << "document " << i;
+    EXPECT_EQ(pair.type_ids, recorded["type_ids"][i].get<std::vector<int32_t>>()) << "document " << i;
+  }
+  const std::vector<RankedDocument> scored = encoder.score(query, documents);
+  ASSERT_EQ(scored.size(), documents.size());
+  for (size_t i = 0; i < documents.size(); ++i) {
+    const std::vector<double> expected = recorded["scores"][i].get<std::vector<double>>();
+    ASSERT_EQ(scored[i].scores.size(), expected.size());
+    for (size_t j = 0; j < expected.size(); ++j) EXPECT_NEAR(scored[i].scores[j], expected[j], tolerance(engine));
+  }
+  const std::vector<RankedDocument> ranked = encoder.rank(query, documents);
+  for (size_t i = 1; i < ranked.size(); ++i) EXPECT_GE(ranked[i - 1].scores[0], ranked[i].scores[0]);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, CrossEncoderParity,
+                         testing::Combine(testing::Values(Engine::kRef, Engine::kCpu, Engine::kCpuCompiled),
+                                          testing::ValuesIn(kCrossEncoders)),
+                         [](const testing::TestParamInfo<CrossEncoderParity::ParamType>& info) {
+                           return engine_name(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+                         });
+
+TEST(CrossEncoder, RawScoresAreTheLogitsBeforeTheSigmoid) {
+  Session session(folder("xlm_roberta_cross_encoder"), uncompiled(Backend::kRef));
+  CrossEncoder encoder(session);
+  EXPECT_EQ(encoder.head().activation, ScoreActivation::kSigmoid);
+  const std::vector<std::string> documents = {"Hello world"};
+  const float activated = encoder.score("a fox", documents)[0].scores[0];
+  const float raw = encoder.score("a fox", documents, /*raw=*/true)[0].scores[0];
+  EXPECT_NEAR(activated, 1.0f / (1.0f + std::exp(-raw)), 1e-6f);
+}
+
+TEST(CrossEncoder, AModelWithoutAClassificationHeadIsNamed) {
+  Session session(folder("bert_mean"), uncompiled(Backend::kRef));
+  try {
+    CrossEncoder encoder(session);
+    FAIL() << "a sentence-transformers model was taken for a cross-encoder";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("config.json: field 'architectures'"), std::string::npos) << message;
+    EXPECT_NE(message.find("not a cross-encoder"), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace canrun
