@@ -27,6 +27,7 @@ struct ModelServeArgs {
 
 const char* const kSpaceOnly[] = {"--data", "--catalog", "--static", "--reload-interval", "--cache-mib"};
 const char* const kModelOnly[] = {"--served-model-name", "--chat-template", "--slots", "--prefill-chunk", "--max-queue",
+                                  "--batch-tokens",
                                   "--request-timeout", "--max-body-mib", "--backend", "--no-compile", "--buckets",
                                   "--cache-dir", "--no-plan-cache"};
 
@@ -132,6 +133,11 @@ void add_serve_command(CLI::App& app) {
   command->add_option("--max-queue", model->server.max_queue,
                       "Requests that may wait for a slot (default 16); past it 429 with Retry-After")
       ->check(CLI::Range(int64_t{0}, int64_t{100000}))
+      ->group(group);
+  command->add_option("--batch-tokens", model->server.batch_tokens,
+                      "An encoder: the waiting requests embedded together, whole, up to this many tokens "
+                      "(default 8192)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->group(group);
   command->add_option("--request-timeout", model->server.request_timeout_s,
                       "Seconds from a request's arrival to its last token (default 600); past it 504, or an error "

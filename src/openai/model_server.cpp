@@ -15,6 +15,7 @@
 #include "openai/client_connection.h"
 #include "openai/completion_request.h"
 #include "openai/completion_response.h"
+#include "openai/embedding_routes.h"
 #include "openai/generation_service.h"
 #include "openai/server_metrics.h"
 #include "openai/stop_signals.h"
@@ -35,7 +36,8 @@ using httplib::Response;
 constexpr auto kStreamPoll = std::chrono::milliseconds(250);  // how often a quiet request looks at its client
 
 std::string route_label(const std::string& path) {
-  for (const char* route : {"/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/metrics"})
+  for (const char* route : {"/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/embed", "/similarity",
+                            "/rerank", "/tokenize", "/v1/models", "/health", "/metrics"})
     if (path == route) return route;
   if (path.starts_with("/v1/models/")) return "/v1/models/{id}";
   return "other";
@@ -66,6 +68,17 @@ class ModelServer {
         created_(static_cast<int64_t>(std::time(nullptr))),
         service_(session_, tokenizer_, metrics_, options.slots, options.max_queue, options.prefill_chunk,
                  options.threads > 0 ? options.threads : omp_get_max_threads()) {
+    if (session_.encodes()) {
+      // A cross-encoder ranks pairs (/rerank); any other encoder embeds texts.
+      if (is_sequence_classifier(read_json_file(model_dir + "/config.json", ErrorKind::kCheckpoint)))
+        cross_encoder_.emplace(session_);
+      else
+        sentence_encoder_.emplace(session_);
+      encoder_service_.emplace(sentence_encoder_ ? &*sentence_encoder_ : nullptr, options.batch_tokens,
+                               options.max_queue, options.threads > 0 ? options.threads : omp_get_max_threads());
+      embedding_routes_.emplace(sentence_encoder_ ? &*sentence_encoder_ : nullptr,
+                                cross_encoder_ ? &*cross_encoder_ : nullptr, *encoder_service_, name_);
+    }
     try {
       chat_.emplace(ChatTemplate::from_model_dir(model_dir, options.chat_template));
     } catch (const Error& e) {
@@ -99,10 +112,13 @@ class ModelServer {
     std::thread front([this] {
       gate_->run();
       service_.stop();
+      if (encoder_service_) encoder_service_->stop();
     });
     const std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
     on_listening("http://" + host + ":" + std::to_string(listener_->port()));
-    service_.run();  // on this thread, which loaded the session
+    // On this thread, which loaded the session.
+    if (encoder_service_) encoder_service_->run();
+    else service_.run();
     front.join();
   }
 
@@ -169,6 +185,45 @@ class ModelServer {
                      reply_error(response, e);
                    }
                  });
+    embedding_route("/v1/embeddings", &EmbeddingRoutes::openai_embeddings);
+    embedding_route("/embed", &EmbeddingRoutes::tei_embed);
+    embedding_route("/similarity", &EmbeddingRoutes::similarity);
+    embedding_route("/rerank", &EmbeddingRoutes::rerank);
+    http_.Post("/tokenize", [this](const Request& request, Response& response) {
+      try {
+        response.set_content(json_text(EmbeddingRoutes::tokenize(tokenizer_, request.body)), "application/json");
+      } catch (const ApiError& e) {
+        reply_error(response, e);
+      }
+    });
+  }
+
+  // A route an encoder answers; a model that generates text answers it with a 400 naming it.
+  void embedding_route(const char* route, Json (EmbeddingRoutes::*answer)(const std::string&, ServerClock::time_point)) {
+    http_.Post(route, [this, route, answer](const Request& request, Response& response) {
+      try {
+        if (draining_) throw ApiError(503, "the server is shutting down");
+        if (!embedding_routes_) throw wrong_kind(route);
+        response.set_content(json_text(((*embedding_routes_).*answer)(request.body, deadline_from(ServerClock::now()))),
+                             "application/json");
+      } catch (const ApiError& e) {
+        reply_error(response, e);
+      }
+    });
+  }
+
+  // A generation route on an encoder, or an embedding route on a model that generates text.
+  ApiError wrong_kind(const std::string& route) const {
+    if (session_.encodes())
+      return ApiError(400, route + " generates text; " + name_ + " is an encoder (" + session_.spec().model_type +
+                               "): use " + (cross_encoder_ ? "/rerank" : "/v1/embeddings, /embed or /similarity"));
+    return ApiError(400, route + " needs an encoder; " + name_ + " is a " + session_.spec().model_type +
+                             " model that generates text: use /v1/completions or /v1/chat/completions");
+  }
+
+  ServerClock::time_point deadline_from(ServerClock::time_point arrival) const {
+    return arrival + std::chrono::duration_cast<ServerClock::duration>(
+                         std::chrono::duration<double>(options_.request_timeout_s));
   }
 
   Json model_card() const {
@@ -214,6 +269,7 @@ class ModelServer {
   void complete(const Request& http_request, Response& response, bool chat) {
     const ServerClock::time_point arrival = ServerClock::now();
     if (draining_) throw ApiError(503, "the server is shutting down");
+    if (session_.encodes()) throw wrong_kind(chat ? "/v1/chat/completions" : "/v1/completions");
     const CompletionRequest request = parse_completion_request(http_request.body, chat);
     if (!request.model.empty() && request.model != name_) throw unknown_model(request.model);
     GenerationJob job;
@@ -242,8 +298,7 @@ class ModelServer {
     }
     const ResponseIdentity identity{(chat ? "chatcmpl-" : "cmpl-") + std::to_string(++responses_),
                                     static_cast<int64_t>(std::time(nullptr)), name_, chat};
-    const ServerClock::time_point deadline =
-        arrival + std::chrono::duration_cast<ServerClock::duration>(std::chrono::duration<double>(options_.request_timeout_s));
+    const ServerClock::time_point deadline = deadline_from(arrival);
     if (request.stream) stream(response, running, identity, request.include_usage, deadline);
     else respond_whole(http_request, response, *running, identity, deadline);
   }
@@ -330,6 +385,12 @@ class ModelServer {
   int64_t created_;
   ServerMetrics metrics_;
   GenerationService service_;
+  // An encoder's: its pipeline (sentence-transformers' or a cross-encoder's), the queue of its
+  // requests, and the routes that answer them.
+  std::optional<SentenceEncoder> sentence_encoder_;
+  std::optional<CrossEncoder> cross_encoder_;
+  std::optional<EncoderService> encoder_service_;
+  std::optional<EmbeddingRoutes> embedding_routes_;
   BufferedHttpServer http_;
   std::optional<Listener> listener_;
   std::mutex gate_mutex_;

@@ -1,6 +1,7 @@
 // canrun serve MODEL_DIR: the engine behind an OpenAI-compatible HTTP API: /v1/completions and
-// /v1/chat/completions (whole or streamed as server-sent events), /v1/models[/ID], /health and
-// /metrics. The connection gate the Space uses fronts it (each request read whole before a worker
+// /v1/chat/completions (whole or streamed as server-sent events), or for an encoder
+// /v1/embeddings and text-embeddings-inference's /embed and /similarity (requests batched by a
+// token budget); /tokenize, /v1/models[/ID], /health and /metrics. The connection gate the Space uses fronts it (each request read whole before a worker
 // sees it, deadlines, a connection cap, 413 on an announced oversize body), and so does its Host
 // check against DNS rebinding. Requests wait in a bounded queue (429 with Retry-After past it) for
 // a sequence slot; the running sequences decode together; a client that disconnects frees its
@@ -25,7 +26,8 @@ struct ModelServerOptions {
   std::optional<std::string> chat_template;  // a named template of the folder
   int slots = 1;                  // sequences decoded together
   int64_t prefill_chunk = 256;    // with slots > 1: a prompt's tokens per step between the others' (0: at once)
-  int64_t max_queue = 16;         // requests waiting for a slot
+  int64_t max_queue = 16;         // requests waiting for a slot (an encoder's: for a batch)
+  int64_t batch_tokens = 8192;    // an encoder's: tokens per batch of requests
   int threads = 0;                // 0: every core
   double request_timeout_s = 600;  // from arrival to the last token
   double idle_timeout_s = 5;       // a keep-alive connection's wait for its next request
