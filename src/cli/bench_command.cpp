@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "bench/bench_run.h"
+#include "cli/bench_embed.h"
 #include "cli/bench_endpoint.h"
 #include "cli/bench_numbers.h"
 #include "cli/commands.h"
@@ -51,6 +52,8 @@ struct BenchArgs {
   bool json = false;
   EndpointBenchOptions endpoint;  // used when endpoint.url is set
   std::string sweep_concurrency;  // endpoint.sweep as given, comma-separated
+  std::string texts;              // an encoder's texts, one per line
+  int64_t batch = 32;             // an encoder's texts per call
 };
 
 // Milliseconds below a second, seconds above: start-up and latencies span both.
@@ -275,6 +278,29 @@ void run_endpoint(BenchArgs& args, const CLI::App& command) {
   run_endpoint_bench_command(args.endpoint, args.workload);
 }
 
+// An encoder's bench: batches of --texts through the sentence-transformers pipeline.
+void run_encoder(const BenchArgs& args, const CLI::App& command, const SessionOptions& options) {
+  for (const char* generation : {"--prompt-tokens", "--output-tokens", "--concurrency", "--prefill-chunk",
+                                 "--image", "--max-image-pixels", "--cores", "--kv-dtype", "--seed"})
+    if (command.get_option_no_throw(generation) && command.get_option(generation)->count() > 0)
+      fail(ErrorKind::kUsage, std::string(generation) + " applies to a model that generates text; " + args.model_dir +
+                                  " is an encoder (give --texts FILE and --batch N)");
+  if (args.texts.empty())
+    fail(ErrorKind::kUsage, args.model_dir + " is an encoder: give --texts FILE (one text per line) to embed");
+  EmbedBenchCommand embed;
+  embed.model_dir = args.model_dir;
+  embed.texts = args.texts;
+  embed.backend = args.backend;
+  embed.session = options;
+  embed.bench.batch = args.batch;
+  embed.bench.requests = args.workload.requests;
+  embed.bench.warmup = args.workload.warmup;
+  embed.threads = args.threads;
+  embed.price_per_hour = price(args);
+  embed.json = args.json;
+  run_embed_bench_command(embed);
+}
+
 void run(BenchArgs& args, const CLI::App& command) {
   args.workload.prompt = parse_lengths(args.prompt_tokens, "--prompt-tokens", 1);
   args.workload.output = parse_lengths(args.output_tokens, "--output-tokens", 1);
@@ -295,6 +321,11 @@ void run(BenchArgs& args, const CLI::App& command) {
   // The config, the images and the lengths before any worker starts or weights load: a bad image
   // or workload is one error, at once.
   const DecoderSpec model = read_model_spec(args.model_dir);
+  if (model.output == ModelOutput::kHiddenStates) return run_encoder(args, command, options);
+  for (const char* encoder_only : {"--texts", "--batch"})
+    if (command.get_option(encoder_only)->count() > 0)
+      fail(ErrorKind::kUsage, std::string(encoder_only) + " measures an encoder's embeddings; " + args.model_dir +
+                                  " is a " + model.model_type + " model that generates text");
   if (!args.images.files.empty()) check_takes_images(model, args.model_dir, "--image");
   else if (command.get_option("--max-image-pixels")->count() > 0)
     fail(ErrorKind::kUsage, "--max-image-pixels applies to the images of --image");
@@ -404,6 +435,12 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)
       ->each([args](const std::string&) { args->priced = true; });
   command->add_flag("--json", args->json, "Print the results as JSON");
+  command->add_option("--texts", args->texts,
+                      "An encoder (canrun embed's models): embed the lines of this file, --batch at a time, "
+                      "--requests calls measured after --warmup; reports sentences/s, tokens/s and the latency "
+                      "of a call");
+  command->add_option("--batch", args->batch, "An encoder: texts per call (default 32)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
   EndpointBenchOptions& endpoint = args->endpoint;
   command->add_option("--endpoint", endpoint.url,
                       "Bench an OpenAI-compatible server: http(s)://HOST[:PORT][/PREFIX] (requests go to "
