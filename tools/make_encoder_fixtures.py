@@ -101,16 +101,25 @@ def randomize(model, seed):
                 parameter.copy_(torch.randn(parameter.shape, generator=generator) * WEIGHT_STD)
 
 
-def make(name, spec, seed):
+def new_folder(name, max_length, input_names=None):
+    """An empty fixture folder with a bert-style tokenizer of `max_length` tokens; `input_names`:
+    what it hands the model (a BERT tokenizer hands its pairs' token type ids, a generic one does not)."""
     folder = FIXTURES_DIR / name
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     tok = build_tokenizer("bert")
     tok.save(str(folder / "tokenizer.json"))
-    write_json(folder / "tokenizer_config.json",
-               {"tokenizer_class": "PreTrainedTokenizerFast", "cls_token": "[CLS]", "sep_token": "[SEP]",
-                "pad_token": "[PAD]", "unk_token": "[UNK]", "mask_token": "[MASK]",
-                "model_max_length": spec["max_seq_length"]})
+    tokenizer_config = {"tokenizer_class": "PreTrainedTokenizerFast", "cls_token": "[CLS]", "sep_token": "[SEP]",
+                        "pad_token": "[PAD]", "unk_token": "[UNK]", "mask_token": "[MASK]",
+                        "model_max_length": max_length}
+    if input_names:
+        tokenizer_config["model_input_names"] = input_names
+    write_json(folder / "tokenizer_config.json", tokenizer_config)
+    return folder, tok
+
+
+def make(name, spec, seed):
+    folder, tok = new_folder(name, spec["max_seq_length"])
     config = AutoConfig.for_model(**dict(spec["config"], vocab_size=tok.get_vocab_size()))
     torch.manual_seed(seed)
     model = AutoModel.from_config(config, attn_implementation="eager", add_pooling_layer=False)
@@ -173,17 +182,7 @@ def make(name, spec, seed):
 
 
 def make_cross_encoder(name, spec, seed):
-    folder = FIXTURES_DIR / name
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    tok = build_tokenizer("bert")
-    tok.save(str(folder / "tokenizer.json"))
-    # A BERT tokenizer hands the model its pairs' token type ids (a generic one leaves them out).
-    write_json(folder / "tokenizer_config.json",
-               {"tokenizer_class": "PreTrainedTokenizerFast", "cls_token": "[CLS]", "sep_token": "[SEP]",
-                "pad_token": "[PAD]", "unk_token": "[UNK]", "mask_token": "[MASK]",
-                "model_max_length": spec["max_length"],
-                "model_input_names": spec["model_input_names"]})
+    folder, tok = new_folder(name, spec["max_length"], spec["model_input_names"])
     config = AutoConfig.for_model(**dict(spec["config"], vocab_size=tok.get_vocab_size()))
     torch.manual_seed(seed)
     model = AutoModelForSequenceClassification.from_config(config, attn_implementation="eager")
