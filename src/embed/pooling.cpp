@@ -66,11 +66,12 @@ PoolingConfig read_pooling_config(const Json& json, const std::string& path, int
     if (!json["include_prompt"].is_boolean()) reject(path, "include_prompt", "expected true or false");
     config.include_prompt = json["include_prompt"].get<bool>();
   }
-  for (const auto& [key, value] : json.items()) {
+  for (const auto& item : json.items()) {
+    const std::string& key = item.key();
     if (key.rfind("pooling_mode_", 0) != 0) continue;
     const bool known = std::any_of(std::begin(kFlags), std::end(kFlags), [&](const auto& f) { return key == f.first; });
     if (!known) reject(path, key, "not a pooling mode flag (known modes: " + known_modes() + ")");
-    if (!value.is_boolean()) reject(path, key, "expected true or false");
+    if (!item.value().is_boolean()) reject(path, key, "expected true or false");
   }
   if (json.contains("pooling_mode")) {
     const Json& value = json["pooling_mode"];
