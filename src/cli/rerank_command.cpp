@@ -12,7 +12,6 @@
 #include "cli/table.h"
 #include "cli/text_lines.h"
 #include "embed/cross_encoder.h"
-#include "runtime/model_config.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -45,8 +44,7 @@ void run_rerank(const RerankArgs& args) {
   options.backend = backend;
   options.compile = compile_options(args.compile, backend);
   // Before the weights load: a model without a classification head is refused at once.
-  const DecoderSpec spec = read_model_spec(args.model_dir);
-  read_classifier_head(args.model_dir, spec);
+  cross_encoder_config(args.model_dir);
   Session session(args.model_dir, options);
   CrossEncoder encoder(session);
   const std::vector<RankedDocument> ranked = encoder.rank(args.query, documents);

@@ -75,14 +75,20 @@ std::vector<float> affine(const std::vector<float>& w, const std::vector<float>&
 
 }  // namespace
 
-ClassifierHead read_classifier_head(const std::string& model_dir, const DecoderSpec& spec) {
+Json cross_encoder_config(const std::string& model_dir) {
   const std::string path = (fs::path(model_dir) / "config.json").string();
-  const Json config = read_json_file(path, ErrorKind::kCheckpoint);
+  Json config = read_json_file(path, ErrorKind::kCheckpoint);
   if (!is_sequence_classifier(config))
     fail(ErrorKind::kUsage, path + ": field 'architectures': " +
                                 (config.contains("architectures") ? config["architectures"].dump() : "absent") +
                                 " names no *ForSequenceClassification head: " + model_dir +
                                 " is not a cross-encoder (rerank needs one)");
+  return config;
+}
+
+ClassifierHead read_classifier_head(const std::string& model_dir, const DecoderSpec& spec) {
+  const std::string path = (fs::path(model_dir) / "config.json").string();
+  const Json config = cross_encoder_config(model_dir);
   ClassifierHead head;
   head.hidden = spec.hidden_size;
   head.labels = label_count(config);

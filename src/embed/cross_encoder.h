@@ -31,8 +31,10 @@ struct ClassifierHead {
 // Whether config.json's "architectures" names a *ForSequenceClassification head.
 bool is_sequence_classifier(const Json& config);
 
-// Throws Error(kUsage) naming config.json when the checkpoint is not a sequence classifier of a
-// family canrun runs (its "architectures"), Error(kCheckpoint) for a missing head tensor or an
+// The folder's config.json, when it is a cross-encoder's; else Error(kUsage) naming its architectures.
+Json cross_encoder_config(const std::string& model_dir);
+
+// Throws as cross_encoder_config does, and Error(kCheckpoint) for a missing head tensor or an
 // activation it does not know.
 ClassifierHead read_classifier_head(const std::string& model_dir, const DecoderSpec& spec);
 
