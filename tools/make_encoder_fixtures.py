@@ -38,6 +38,9 @@ GOLDENS_DIR = ROOT / "tests" / "goldens" / "encoders"
 WEIGHT_STD = 0.3
 TINY = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
             max_position_embeddings=40, hidden_act="gelu", layer_norm_eps=1e-12)
+# A causal LM family's base model as an embedder (saved as Qwen3Model, MistralModel...).
+TINY_DECODER = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=8, max_position_embeddings=64, pad_token_id=0)
 TEXTS = [
     "Hello world",
     "The quick brown fox jumps over the lazy dog.",
@@ -53,7 +56,7 @@ FIXTURES = {
     # RoBERTa's positions from padding_idx + 1; CLS pooling, a Dense layer with Tanh.
     "roberta_cls_dense": dict(config=dict(TINY, model_type="roberta", type_vocab_size=1, pad_token_id=1,
                                           max_position_embeddings=42),
-                              pooling={"pooling_mode": "cls"}, dense=(32, 16, True), normalize=False,
+                              pooling={"pooling_mode": "cls"}, dense=[(32, 16, True, "Tanh")], normalize=False,
                               max_seq_length=40),
     # Every other pooling mode at once, concatenated, behind a prompt left out of the pooling.
     "xlm_roberta_modes": dict(config=dict(TINY, model_type="xlm-roberta", type_vocab_size=1, pad_token_id=1,
@@ -63,6 +66,27 @@ FIXTURES = {
                                        "include_prompt": False},
                               dense=None, normalize=False, max_seq_length=40,
                               prompts={"query": "query: ", "passage": "passage: "}, prompt_name="query"),
+    # DistilBERT's sizes under its own names, no token types: the tokenizer hands none.
+    "distilbert_mean": dict(config=dict(model_type="distilbert", dim=32, hidden_dim=64, n_layers=2, n_heads=4,
+                                        max_position_embeddings=40, activation="gelu", pad_token_id=0),
+                            pooling={"pooling_mode": "mean"}, dense=None, normalize=True, max_seq_length=24,
+                            input_names=["input_ids", "attention_mask"]),
+    # Qwen3-Embedding's pipeline: the causal base model, the last token's state, Normalize.
+    "qwen3_last_token": dict(config=dict(TINY_DECODER, model_type="qwen3"), pooling={"pooling_mode": "lasttoken"},
+                             dense=None, normalize=True, max_seq_length=40,
+                             prompts={"query": "Instruct: find the text\nQuery:"}, prompt_name="query"),
+    # e5-mistral's: the same over Mistral's layout.
+    "mistral_last_token": dict(config=dict(TINY_DECODER, model_type="mistral", sliding_window=None),
+                               pooling={"pooling_mode": "lasttoken"}, dense=None, normalize=True,
+                               max_seq_length=40),
+    # EmbeddingGemma's: bidirectional attention (a sliding layer's window both ways), mean
+    # pooling, two Dense layers without bias or activation, Normalize.
+    "gemma3_bidirectional": dict(config=dict(TINY_DECODER, model_type="gemma3_text", use_bidirectional_attention=True,
+                                             sliding_window=8, query_pre_attn_scalar=8,
+                                             layer_types=["sliding_attention", "full_attention"]),
+                                 pooling={"pooling_mode": "mean"},
+                                 dense=[(32, 48, False, "Identity"), (48, 24, False, "Identity")], normalize=True,
+                                 max_seq_length=40),
 }
 
 
@@ -95,7 +119,7 @@ def randomize(model, seed):
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, parameter in model.named_parameters():
-            if "LayerNorm" in name and name.endswith("weight"):
+            if "norm" in name.lower() and name.endswith("weight"):
                 parameter.copy_(torch.empty_like(parameter).uniform_(0.5, 1.5, generator=generator))
             else:
                 parameter.copy_(torch.randn(parameter.shape, generator=generator) * WEIGHT_STD)
@@ -119,10 +143,12 @@ def new_folder(name, max_length, input_names=None):
 
 
 def make(name, spec, seed):
-    folder, tok = new_folder(name, spec["max_seq_length"])
+    folder, tok = new_folder(name, spec["max_seq_length"], spec.get("input_names"))
     config = AutoConfig.for_model(**dict(spec["config"], vocab_size=tok.get_vocab_size()))
     torch.manual_seed(seed)
-    model = AutoModel.from_config(config, attn_implementation="eager", add_pooling_layer=False)
+    # An encoder's pooler is a task head's part, which the embedding pipeline never uses.
+    extra = {"add_pooling_layer": False} if config.model_type in ("bert", "roberta", "xlm-roberta") else {}
+    model = AutoModel.from_config(config, attn_implementation="eager", **extra)
     randomize(model, seed)
     model.eval()
     model.save_pretrained(folder)
@@ -133,19 +159,21 @@ def make(name, spec, seed):
                                                       "do_lower_case": False})
     write_json(folder / "1_Pooling" / "config.json",
                dict(spec["pooling"], embedding_dimension=config.hidden_size))
-    if spec["dense"]:
-        in_features, out_features, bias = spec["dense"]
-        dense_dir = folder / "2_Dense"
-        generator = torch.Generator().manual_seed(seed + 1)
+    for number, (in_features, out_features, bias, activation) in enumerate(spec["dense"] or []):
+        idx = len(modules)
+        dense_dir = folder / f"{idx}_Dense"
+        generator = torch.Generator().manual_seed(seed + 1 + number)
         tensors = {"linear.weight": torch.randn(out_features, in_features, generator=generator) * 0.3}
         if bias:
             tensors["linear.bias"] = torch.randn(out_features, generator=generator) * 0.3
         dense_dir.mkdir()
         save_file(tensors, str(dense_dir / "model.safetensors"))
+        module = "linear" if activation == "Identity" else "activation"
         write_json(dense_dir / "config.json", {"in_features": in_features, "out_features": out_features,
                                                "bias": bias,
-                                               "activation_function": "torch.nn.modules.activation.Tanh"})
-        modules.append({"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"})
+                                               "activation_function": f"torch.nn.modules.{module}.{activation}"})
+        modules.append({"idx": idx, "name": str(idx), "path": f"{idx}_Dense",
+                        "type": "sentence_transformers.models.Dense"})
     if spec["normalize"]:
         modules.append({"idx": len(modules), "name": str(len(modules)), "path": f"{len(modules)}_Normalize",
                         "type": "sentence_transformers.models.Normalize"})

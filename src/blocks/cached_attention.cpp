@@ -65,7 +65,9 @@ void AttentionStep::run(StepContext& c) const {
 }
 
 StepCost AttentionStep::cost(const Program&, const RunShape& shape) const {
-  int64_t seen = shape_.window > 0 ? std::min(shape.positions, shape_.window) : shape.positions;
+  // Not causal, a window runs both ways.
+  const int64_t window = shape_.causal ? shape_.window : 2 * shape_.window - 1;
+  int64_t seen = shape_.window > 0 ? std::min(shape.positions, window) : shape.positions;
   if (shape_.chunk > 0) seen = std::min(seen, shape_.chunk);
   return {2 * shape.tokens * shape_.heads * (shape_.key_dim + shape_.value_dim) * seen, 0};
 }

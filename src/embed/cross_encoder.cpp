@@ -97,6 +97,10 @@ ClassifierHead read_classifier_head(const std::string& model_dir, const DecoderS
   read_activation(config, path, head);
   const WeightStore store = WeightStore::open_folder(model_dir);
   const int64_t h = head.hidden;
+  if (spec.base_model_prefix != "bert." && spec.base_model_prefix != "roberta.")
+    fail(ErrorKind::kUnsupportedOption, path + ": " + spec.model_type +
+                                            "'s classification head is not read by rerank (supported: bert, "
+                                            "roberta, xlm-roberta)");
   const bool bert = spec.base_model_prefix == "bert.";
   const std::string dense = bert ? "bert.pooler.dense" : "classifier.dense";
   const std::string out = bert ? "classifier" : "classifier.out_proj";

@@ -186,7 +186,8 @@ SentenceModelConfig read_sentence_model(const std::string& model_dir, const Deco
 void require_encoder(const DecoderSpec& spec, const std::string& model_dir) {
   if (spec.output != ModelOutput::kHiddenStates)
     fail(ErrorKind::kUsage, model_dir + ": " + spec.model_type +
-                                " generates text; embeddings come from an encoder (bert, roberta, xlm-roberta...)");
+                                " generates text; embeddings come from an encoder (bert, distilbert, roberta, "
+                                "xlm-roberta...) or from a sentence-transformers folder (modules.json)");
 }
 
 SentenceEncoder::SentenceEncoder(Session& session)

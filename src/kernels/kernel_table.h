@@ -41,7 +41,8 @@ struct AttentionArgs {
   CachedRows keys, values;  // kv head 0's
   int64_t key_stride = 0, value_stride = 0;
   bool causal = true;
-  int64_t window = 0;  // a query sees itself and the window - 1 positions before it; 0: all before it
+  // A query sees itself and the window - 1 positions before it (and, not causal, after it); 0: all.
+  int64_t window = 0;
   int64_t chunk = 0;   // and only the positions of its own chunk of this many (llama4); 0: no chunks
   float scale = 1;
   float softcap = 0;              // 0: none; else scores = cap * tanh(scores / cap)

@@ -3,6 +3,7 @@
 // bidirectional attention (biased q/k/v/o) and a GELU MLP; the hidden state of every token as
 // the output (the pooler and task heads are read by what uses the encoder). RoBERTa numbers its
 // positions from padding_idx + 1.
+#include "models/encoder_common.h"
 #include "models/families_common.h"
 #include "models/llama_like.h"
 #include "models/registry.h"
@@ -14,14 +15,10 @@ DecoderSpec read_bert_layout(const ConfigReader& config, int64_t position_offset
   DecoderSpec spec;
   spec.model_type = config.string("model_type", std::nullopt);
   read_quantization(config, spec);
-  spec.output = ModelOutput::kHiddenStates;
-  spec.causal = false;
-  spec.base_model_prefix = prefix;
   spec.vocab_size = config.integer("vocab_size", 30522, 1, int64_t{1} << 22);
   spec.hidden_size = config.integer("hidden_size", 768, 1, int64_t{1} << 17);
   spec.num_layers = config.integer("num_hidden_layers", 12, 1, 1024);
   spec.num_heads = config.integer("num_attention_heads", 12, 1, 4096);
-  spec.num_kv_heads = spec.num_heads;
   if (spec.hidden_size % spec.num_heads != 0)
     config.reject("hidden_size", "must be divisible by num_attention_heads");
   spec.head_dim = spec.hidden_size / spec.num_heads;
@@ -31,23 +28,16 @@ DecoderSpec read_bert_layout(const ConfigReader& config, int64_t position_offset
   spec.max_positions = table - position_offset;
   spec.type_vocab_size = config.integer("type_vocab_size", 2, 1, 1 << 16);
   spec.norm_eps = static_cast<float>(config.number("layer_norm_eps", 1e-12));
-  spec.norm = layer_norm(spec.norm_eps);
   spec.activation = read_activation(config, "hidden_act", "gelu", spec.model_type);
-  spec.gated_mlp = false;
   const std::string positions = config.string("position_embedding_type", "absolute");
   if (positions != "absolute")
     reject_option(config, "position_embedding_type", positions, spec.model_type, "supported: absolute");
-  spec.rotary = false;
-  spec.residual = Residual::kPostNorm;
-  spec.qkv_bias = spec.o_bias = spec.mlp_bias = true;
-  spec.sliding_window.assign(static_cast<size_t>(spec.num_layers), 0);
+  apply_post_norm_encoder(spec, prefix);
   WeightNames& n = spec.names;
   n.embed = "embeddings.word_embeddings";
   n.positions = "embeddings.position_embeddings";
   n.token_types = "embeddings.token_type_embeddings";
   n.embed_norm = "embeddings.LayerNorm";
-  n.final_norm = "";
-  n.lm_head = "";
   n.layers = "encoder.layer";
   n.q = "attention.self.query";
   n.k = "attention.self.key";

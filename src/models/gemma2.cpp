@@ -23,6 +23,7 @@ DecoderSpec read_gemma2(const ConfigReader& config) {
   defaults.tie_embeddings = true;
   DecoderSpec spec = read_llama_like_spec(config, defaults);
   apply_gemma2_layout(config, spec, 50.0, 30.0);
+  reject_bidirectional_attention(config, spec);
   const int64_t window = sliding_window_or_null(config, 4096);
   spec.sliding_window = read_layer_type_windows(config, spec.num_layers, window,
                                                 [](int64_t i) { return (i + 1) % 2 != 0; });

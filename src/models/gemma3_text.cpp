@@ -1,6 +1,7 @@
 // Gemma 3 (text): the Gemma 2 layout with per-head q/k (1 + w) RMSNorms, one sliding layer
 // pattern (5 local : 1 global by default) and separate rope parameters for local and global
 // layers (rope_parameters keyed by layer type, or rope_local_base_freq + rope_scaling).
+// use_bidirectional_attention makes it an encoder (EmbeddingGemma).
 #include "models/families_common.h"
 #include "models/gemma_common.h"
 #include "models/llama_like.h"
@@ -40,6 +41,15 @@ DecoderSpec read_gemma3_text(const ConfigReader& config) {
   local.theta = config.number("rope_local_base_freq", 10000.0);
   local.theta_key = "rope_local_base_freq";
   read_layer_type_ropes(config, spec, global, local);
+
+  // EmbeddingGemma: an encoder. Every token sees every other, and a sliding layer's window runs
+  // both ways, |query - key| < window / 2 + 1, as transformers halves it for this case.
+  if (config.boolean("use_bidirectional_attention", false)) {
+    spec.output = ModelOutput::kHiddenStates;
+    spec.causal = false;
+    for (int64_t& layer_window : spec.sliding_window)
+      if (layer_window > 0) layer_window = layer_window / 2 + 1;
+  }
   return spec;
 }
 
@@ -50,7 +60,7 @@ const ArchitectureRegistration kGemma3Text({"gemma3_text",
                                              "rope_parameters per layer type / rope_local_base_freq",
                                              "rope default|linear|dynamic|yarn|llama3", "query_pre_attn_scalar",
                                              "attn_logit_softcapping", "final_logit_softcapping",
-                                             "tie_word_embeddings"}, {"Gemma3ForCausalLM"}});
+                                             "tie_word_embeddings", "use_bidirectional_attention"}, {"Gemma3ForCausalLM", "Gemma3TextModel"}});
 
 }  // namespace
 }  // namespace canrun

@@ -29,9 +29,6 @@ void apply_gemma_basics(const ConfigReader& config, DecoderSpec& spec) {
 void apply_gemma2_layout(const ConfigReader& config, DecoderSpec& spec, double default_attn_softcap,
                          double default_final_softcap) {
   apply_gemma_basics(config, spec);
-  if (config.boolean("use_bidirectional_attention", false))
-    fail(ErrorKind::kUnsupportedOption, config.path() + ": field 'use_bidirectional_attention': true is not "
-                                                        "supported for " + spec.model_type + " (causal only)");
   spec.names.post_attn_norm = "post_attention_layernorm";
   spec.names.mlp_norm = "pre_feedforward_layernorm";
   spec.names.post_mlp_norm = "post_feedforward_layernorm";
@@ -40,6 +37,12 @@ void apply_gemma2_layout(const ConfigReader& config, DecoderSpec& spec, double d
   spec.attention_scale = static_cast<float>(std::pow(scalar, -0.5));
   spec.attn_softcap = softcap(config, "attn_logit_softcapping", default_attn_softcap);
   spec.final_softcap = softcap(config, "final_logit_softcapping", default_final_softcap);
+}
+
+void reject_bidirectional_attention(const ConfigReader& config, const DecoderSpec& spec) {
+  if (config.boolean("use_bidirectional_attention", false))
+    fail(ErrorKind::kUnsupportedOption, config.path() + ": field 'use_bidirectional_attention': true is not "
+                                                        "supported for " + spec.model_type + " (causal only)");
 }
 
 }  // namespace canrun

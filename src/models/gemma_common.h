@@ -12,4 +12,7 @@ void apply_gemma_basics(const ConfigReader& config, DecoderSpec& spec);
 void apply_gemma2_layout(const ConfigReader& config, DecoderSpec& spec, double default_attn_softcap,
                          double default_final_softcap);
 
+// Refuses use_bidirectional_attention: true, for the families that run causally only.
+void reject_bidirectional_attention(const ConfigReader& config, const DecoderSpec& spec);
+
 }  // namespace canrun

@@ -20,7 +20,7 @@ DecoderSpec read_mistral(const ConfigReader& config) {
 
 const ArchitectureRegistration kMistral({"mistral", "Mistral: Llama layout with sliding-window attention",
                                          read_mistral,
-                                       {"sliding_window", "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}, {"MistralForCausalLM"}});
+                                       {"sliding_window", "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}, {"MistralForCausalLM", "MistralModel"}});
 
 }  // namespace
 }  // namespace canrun

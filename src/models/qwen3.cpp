@@ -18,7 +18,7 @@ DecoderSpec read_qwen3(const ConfigReader& config) {
 }
 
 const ArchitectureRegistration kQwen3({"qwen3", "Qwen3: Llama layout with per-head q/k RMSNorm", read_qwen3,
-                                       {"attention_bias", "use_sliding_window", "layer_types", "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}, {"Qwen3ForCausalLM"}});
+                                       {"attention_bias", "use_sliding_window", "layer_types", "tie_word_embeddings", "rope default|linear|dynamic|yarn|llama3"}, {"Qwen3ForCausalLM", "Qwen3Model"}});
 
 }  // namespace
 }  // namespace canrun

@@ -485,6 +485,23 @@ TEST(ArchitectureRegistry, SlidingWindowNullMeansFullAttentionAbsentMeansTheDefa
   EXPECT_EQ(windows_of("mixtral", mixtral), (std::vector<int64_t>{16, 16}));
 }
 
+// EmbeddingGemma's config: gemma3_text made an encoder, each sliding window halved to run both
+// ways as transformers' config halves it; gemma2 runs causally only and says so.
+TEST_F(ArchitectureOptions, BidirectionalGemma3IsAnEncoderGemma2RefusesTheFlag) {
+  Json config = tiny("gemma3_text");
+  config["num_hidden_layers"] = 2;
+  config["sliding_window"] = 512;
+  config["use_bidirectional_attention"] = true;
+  config["layer_types"] = {"sliding_attention", "full_attention"};
+  const DecoderSpec spec = find_architecture("gemma3_text").read_spec(ConfigReader(config, "config.json"));
+  EXPECT_EQ(spec.output, ModelOutput::kHiddenStates);
+  EXPECT_FALSE(spec.causal);
+  EXPECT_EQ(spec.sliding_window, (std::vector<int64_t>{257, 0}));
+  Json gemma2 = tiny("gemma2");
+  gemma2["use_bidirectional_attention"] = true;
+  expect_load_error(gemma2, ErrorKind::kUnsupportedOption, {"use_bidirectional_attention", "gemma2", "causal only"});
+}
+
 TEST(ArchitectureRegistry, EveryFamilyListsItsOptionsAndClasses) {
   for (const Architecture& architecture : registered_architectures()) {
     EXPECT_FALSE(architecture.description.empty()) << architecture.model_type;

@@ -77,7 +77,9 @@ void attention_with(const AttentionArgs& a, HeadsAttend attend) {
         // The kv head's query heads in one call, which reads its cached keys and values from
         // memory once and then from its cache.
         const int64_t h = kv_head * group;
-        const int64_t last = a.causal ? position : a.start + a.tokens - 1;
+        // Not causal, the window runs both ways: |position - p| < window.
+        int64_t last = a.causal ? position : a.start + a.tokens - 1;
+        if (!a.causal && a.window > 0) last = std::min(last, position + a.window - 1);
         attend(a.q + t * q_width + h * key_dim, group, a.keys.advanced(kv_head * a.key_stride),
                a.values.advanced(kv_head * a.value_stride), first, last, a.scale, a.softcap,
                a.sinks == nullptr ? nullptr : a.sinks + h,
