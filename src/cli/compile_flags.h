@@ -1,4 +1,5 @@
-// The compile step's options, shared by the commands that run a model (generate, bench): on the
+// The compile step's options, shared by the commands that run a model (generate, embed, rerank,
+// serve, bench): on the
 // cpu backend a model is compiled unless --no-compile; plans are kept in the plan cache unless
 // --no-plan-cache.
 #pragma once
@@ -17,6 +18,7 @@ struct CompileFlags {
   bool no_plan_cache = false;
   std::string cache_dir;
   std::string buckets;
+  std::string products;  // "f32" or "bf16"; empty: f32
 };
 
 // With `cache_flags` also --no-plan-cache and --cache-dir.

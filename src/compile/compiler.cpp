@@ -49,13 +49,14 @@ void write_json_file(const fs::path& path, const Json& json) {
 // Matrix by matrix, the packed pages go to the page cache and the checkpoint pages the matrix
 // was read from are let go, so the process never holds the model twice.
 Json write_packed_weights(const std::vector<NamedMatrix>& matrices, const fs::path& path, const WeightStore* store,
-                          const ProgressReport& progress) {
+                          DType products, const ProgressReport& progress) {
   Json slots = Json::array();
   int64_t size = 0;
   for (const NamedMatrix& named : matrices) {
     const WeightMatrix& m = *named.matrix;
-    const int64_t bytes = WeightMatrix::panel_bytes(m.dtype(), m.rows(), m.cols(), m.block_cols());
-    slots.push_back({{"name", named.name}, {"dtype", std::string(dtype_name(m.dtype()))}, {"rows", m.rows()},
+    const DType dtype = packed_dtype(m, products);
+    const int64_t bytes = WeightMatrix::panel_bytes(dtype, m.rows(), m.cols(), m.block_cols());
+    slots.push_back({{"name", named.name}, {"dtype", std::string(dtype_name(dtype))}, {"rows", m.rows()},
                      {"cols", m.cols()}, {"block_cols", m.block_cols()}, {"offset", size}, {"bytes", bytes}});
     size += (bytes + kAlignment - 1) / kAlignment * kAlignment;
   }
@@ -82,16 +83,19 @@ Json write_packed_weights(const std::vector<NamedMatrix>& matrices, const fs::pa
     std::byte* dst = base + slots[i].at("offset").get<int64_t>();
     const std::span<const std::byte> rows = m.row_bytes();
     const size_t row_bytes = rows.size() / static_cast<size_t>(std::max<int64_t>(1, m.rows()));
-    const size_t panel_bytes = row_bytes * WeightMatrix::kPanelWidth;
+    // Panel q holds rows 16q to 16q + 15: as many bytes in the panels as in the rows, halved
+    // where f32 rows are packed as bf16.
+    const size_t rows_per_panel = row_bytes * WeightMatrix::kPanelWidth;
+    const size_t packed_per_panel = rows_per_panel * dtype_size(packed_dtype(m, products)) / dtype_size(m.dtype());
     for (int64_t first = 0; first < m.panel_count(); first += kPanelsAtOnce) {
       const int64_t end = std::min(m.panel_count(), first + kPanelsAtOnce);
-      pack_panel_range(m, first, end, dst);
-      // Panel q holds rows 16q to 16q + 15: the same bytes offset in the panels and in the rows.
-      const size_t offset = static_cast<size_t>(first) * panel_bytes;
-      const size_t bytes = static_cast<size_t>(end - first) * panel_bytes;
+      pack_panel_range(m, first, end, dst, products);
+      const size_t panels = static_cast<size_t>(end - first);
       // A shared file mapping's dropped pages stay in the page cache, written back from there.
-      release_pages({dst + offset, bytes});
-      if (store != nullptr) store->release_if_mapped(rows.subspan(offset, std::min(rows.size() - offset, bytes)));
+      release_pages({dst + static_cast<size_t>(first) * packed_per_panel, panels * packed_per_panel});
+      const size_t offset = static_cast<size_t>(first) * rows_per_panel;
+      if (store != nullptr)
+        store->release_if_mapped(rows.subspan(offset, std::min(rows.size() - offset, panels * rows_per_panel)));
     }
     release_pages({dst, static_cast<size_t>(slots[i].at("bytes").get<int64_t>())});  // the scales, the padding
   }
@@ -100,8 +104,13 @@ Json write_packed_weights(const std::vector<NamedMatrix>& matrices, const fs::pa
   return slots;
 }
 
-std::string shapes_text(const CompiledModel::Shape& shape) {
-  return "prefill=" + std::to_string(shape.bucket) + ";cache=" + std::to_string(shape.cache_capacity);
+// What a plan key's shapes say of the products: nothing for the weights as stored (the keys
+// plans had before bf16 products), "products=bf16" when f32 matrices are packed as bf16.
+std::string products_text(DType products) { return products == DType::kBF16 ? "products=bf16" : ""; }
+
+std::string shapes_text(const CompiledModel::Shape& shape, DType products) {
+  const std::string text = "prefill=" + std::to_string(shape.bucket) + ";cache=" + std::to_string(shape.cache_capacity);
+  return products == DType::kF32 ? text : text + ";" + products_text(products);
 }
 
 int64_t folder_bytes(const fs::path& dir) {
@@ -211,13 +220,14 @@ void with_plan_files(const CompileOptions& options, const PlanKey& key, const st
 }  // namespace
 
 void CompiledModel::load_weights(const WeightStore* store) {
-  PlanKey key{"weights", kVersion, kernel_isa(), "cpu", config_fingerprint_, weights_fingerprint_, "",
-              shard_name(), matrices_fingerprint(program_)};
+  PlanKey key{"weights", kVersion, kernel_isa(), "cpu", config_fingerprint_, weights_fingerprint_,
+              products_text(options_.products), shard_name(), matrices_fingerprint(program_)};
   const std::vector<NamedMatrix>& matrices = program_.matrices();
   with_plan_files(
       options_, key, label(), stats_,
       [&](const fs::path& dir) {
-        write_json_file(dir / "matrices.json", write_packed_weights(matrices, dir / "weights.bin", store, options_.progress));
+        write_json_file(dir / "matrices.json", write_packed_weights(matrices, dir / "weights.bin", store, options_.products,
+                                                             options_.progress));
       },
       [&](const fs::path& dir) {
         const Json slots = read_json_file((dir / "matrices.json").string(), ErrorKind::kIo);
@@ -236,13 +246,14 @@ void CompiledModel::load_weights(const WeightStore* store) {
           if (found == by_name.end()) fail(ErrorKind::kRuntime, where + " is missing");
           const Json& slot = *found->second;
           const int64_t offset = slot.at("offset").get<int64_t>();
-          const int64_t size = WeightMatrix::panel_bytes(m.dtype(), m.rows(), m.cols(), m.block_cols());
+          const DType dtype = packed_dtype(m, options_.products);
+          const int64_t size = WeightMatrix::panel_bytes(dtype, m.rows(), m.cols(), m.block_cols());
           if (slot.at("rows").get<int64_t>() != m.rows() || slot.at("cols").get<int64_t>() != m.cols() ||
-              slot.at("dtype").get<std::string>() != dtype_name(m.dtype()) ||
+              slot.at("dtype").get<std::string>() != dtype_name(dtype) ||
               slot.value("block_cols", int64_t{0}) != m.block_cols() || offset % kAlignment != 0 || offset < 0 ||
               offset + size > static_cast<int64_t>(bytes.size()))
             fail(ErrorKind::kRuntime, where + " does not match the model (remove the entry with `canrun cache rm`)");
-          packed.push_back({named.matrix, WeightMatrix::panels_borrowing(m.dtype(), bytes.data() + offset, m.rows(),
+          packed.push_back({named.matrix, WeightMatrix::panels_borrowing(dtype, bytes.data() + offset, m.rows(),
                                                                          m.cols(), m.block_cols())});
         }
         for (auto& [target, matrix] : packed) *target = std::move(matrix);
@@ -277,7 +288,7 @@ const CompiledModel::Plans& CompiledModel::prepare(int64_t prompt_length, int64_
 void CompiledModel::load_shape(Plans& plans) {
   const Shape& shape = plans.shape;
   PlanKey key{"graph", kVersion, kernel_isa(), "cpu", config_fingerprint_, weights_fingerprint_,
-              shapes_text(shape), shard_name(), program_fingerprint(program_)};
+              shapes_text(shape, options_.products), shard_name(), program_fingerprint(program_)};
   const auto build = [&](const fs::path& dir) {
     const RunShape prefill{shape.bucket, shape.cache_capacity}, decode{1, shape.cache_capacity};
     // One tuning per distinct matrix shape of the prefill; experts run a row at a time.
@@ -297,7 +308,7 @@ void CompiledModel::load_shape(Plans& plans) {
     }
     if (options_.progress && count > 0) options_.progress(step, count, count);
     write_json_file(dir / "graph.json",
-                    {{"shapes", shapes_text(shape)},
+                    {{"shapes", shapes_text(shape, options_.products)},
                      {"prefill", run_shape_json(program_, prefill, plan_buffers(program_, prefill.tokens))},
                      {"decode", run_shape_json(program_, decode, plan_buffers(program_, decode.tokens))},
                      {"kernels", kernels}});

@@ -40,6 +40,9 @@ struct CompileOptions {
   std::filesystem::path cache_dir;  // empty: PlanCache::default_root()
   bool use_cache = true;            // false: compile every time, store nothing
   ProgressReport progress;          // a cold compile's steps (packing weights, tuning); none: silent
+  // kBF16: f32 weight matrices are packed as bf16 and multiplied as a bf16 checkpoint's are
+  // (vdpbf16ps where the processor has it); kF32: every matrix as stored.
+  DType products = DType::kF32;
 };
 
 struct CompileStats {

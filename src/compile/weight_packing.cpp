@@ -8,17 +8,18 @@ namespace canrun {
 namespace {
 
 // Panels [first, end) of the matrix.
-template <typename T>
-void pack(const T* rows_data, int64_t rows, int64_t cols, int64_t first, int64_t end, T* dst) {
+template <typename From, typename To = From, typename Convert = To (*)(From)>
+void pack(const From* rows_data, int64_t rows, int64_t cols, int64_t first, int64_t end, To* dst,
+          Convert convert = [](From value) { return value; }) {
   constexpr int64_t width = WeightMatrix::kPanelWidth;
 #pragma omp parallel for schedule(static)
   for (int64_t q = first; q < end; ++q) {
-    T* panel = dst + q * width * cols;
+    To* panel = dst + q * width * cols;
     const int64_t filled = std::min(width, rows - q * width);
-    if (filled < width) std::memset(static_cast<void*>(panel), 0, sizeof(T) * width * cols);
+    if (filled < width) std::memset(static_cast<void*>(panel), 0, sizeof(To) * width * cols);
     for (int64_t j = 0; j < filled; ++j) {
-      const T* row = rows_data + (q * width + j) * cols;
-      for (int64_t k = 0; k < cols; ++k) panel[k * width + j] = row[k];
+      const From* row = rows_data + (q * width + j) * cols;
+      for (int64_t k = 0; k < cols; ++k) panel[k * width + j] = convert(row[k]);
     }
   }
 }
@@ -38,8 +39,14 @@ void pack_scales(const WeightMatrix& m, float* dst) {
 
 }  // namespace
 
-void pack_panel_range(const WeightMatrix& m, int64_t first, int64_t end, std::byte* dst) {
-  if (m.dtype() == DType::kF8E4M3)
+DType packed_dtype(const WeightMatrix& m, DType products) {
+  return m.dtype() == DType::kF32 && products == DType::kBF16 ? DType::kBF16 : m.dtype();
+}
+
+void pack_panel_range(const WeightMatrix& m, int64_t first, int64_t end, std::byte* dst, DType products) {
+  if (m.dtype() == DType::kF32 && packed_dtype(m, products) == DType::kBF16)
+    pack(m.f32_data(), m.rows(), m.cols(), first, end, reinterpret_cast<uint16_t*>(dst), f32_to_bf16);
+  else if (m.dtype() == DType::kF8E4M3)
     pack(m.fp8_data(), m.rows(), m.cols(), first, end, reinterpret_cast<uint8_t*>(dst));
   else if (m.dtype() == DType::kBF16)
     pack(m.bf16_data(), m.rows(), m.cols(), first, end, reinterpret_cast<uint16_t*>(dst));
@@ -49,6 +56,8 @@ void pack_panel_range(const WeightMatrix& m, int64_t first, int64_t end, std::by
     pack_scales(m, reinterpret_cast<float*>(dst + WeightMatrix::panel_scales_offset(m.rows(), m.cols())));
 }
 
-void pack_panels(const WeightMatrix& m, std::byte* dst) { pack_panel_range(m, 0, m.panel_count(), dst); }
+void pack_panels(const WeightMatrix& m, std::byte* dst, DType products) {
+  pack_panel_range(m, 0, m.panel_count(), dst, products);
+}
 
 }  // namespace canrun

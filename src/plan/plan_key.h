@@ -14,7 +14,9 @@ struct PlanKey {
   std::string backend;              // "cpu"
   std::string config_fingerprint;   // hex digest of the model's config
   std::string weights_fingerprint;  // hex digest of the weights
-  std::string shapes;               // "" for kind "weights"; e.g. "prefill=64;cache=2048"
+  // e.g. "prefill=64;cache=2048" ("" for kind "weights"), then ";products=bf16" (for weights
+  // "products=bf16") where f32 matrices are packed as bf16.
+  std::string shapes;
   std::string shard;                // e.g. "tp1.rank0"
   // What the model program looks like: the fingerprint of its steps and values (kind "graph") or
   // of its matrices' names and shapes (kind "weights"), so a changed engine never reads an old plan.

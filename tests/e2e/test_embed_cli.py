@@ -40,6 +40,20 @@ def test_minilm_matches_sentence_transformers_on_200_sentences(run_canrun, minil
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
 
 
+def test_bf16_products_keep_minilm_within_the_labs_bf16_bound(run_canrun, minilm, tmp_path):
+    out = tmp_path / "embeddings.npy"
+    result = run_canrun("embed", minilm, "--file", SENTENCES, "--format", "npy", "--output", out,
+                        "--products", "bf16", "--no-plan-cache")
+    assert result.returncode == 0, result.stderr
+    got = np.load(out)
+    worst = cosines(got, np.load(GOLDEN)).min()
+    assert 0.999 <= worst < 0.9999999  # moved by bf16's rounding, not by more
+    bad = run_canrun("embed", minilm, "--text", "hi", "--products", "int8")
+    assert bad.returncode != 0 and "--products 'int8': must be f32 or bf16" in bad.stderr
+    on_ref = run_canrun("embed", minilm, "--text", "hi", "--products", "bf16", "--backend", "ref")
+    assert on_ref.returncode != 0 and "--products bf16 has no effect with the ref backend" in on_ref.stderr
+
+
 def test_json_output_names_the_dimension_and_each_inputs_tokens(run_canrun, minilm):
     long_text = "word " * 400
     result = run_canrun("embed", minilm, "--text", "A man is eating food.", "--text", long_text)

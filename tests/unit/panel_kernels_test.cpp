@@ -303,6 +303,26 @@ TEST(PanelPacking, RangesOfPanelsPackedOneAfterAnotherGiveTheWholeMatrixsBytes) 
   }
 }
 
+TEST(PanelPacking, Bf16ProductsPackAnF32MatrixAsItsBf16Rounding) {
+  // --products bf16: an f32 matrix's panels are those of the bf16 checkpoint torch's
+  // .to(bfloat16) would give; a bf16 matrix packs as stored either way.
+  std::mt19937 rng(9);
+  const Problem p{1, 40, 24};  // 3 panels, the last padded
+  const std::vector<float> values = random_values(p.out * p.in, rng);
+  std::vector<uint16_t> rounded(values.size());
+  std::transform(values.begin(), values.end(), rounded.begin(), f32_to_bf16);
+  const WeightMatrix f32 = WeightMatrix::f32(FloatBuffer::owning(values), p.out, p.in);
+  const WeightMatrix bf16 = WeightMatrix::bf16_owning(rounded, p.out, p.in);
+  EXPECT_EQ(packed_dtype(f32, DType::kBF16), DType::kBF16);
+  EXPECT_EQ(packed_dtype(f32, DType::kF32), DType::kF32);
+  EXPECT_EQ(packed_dtype(bf16, DType::kBF16), DType::kBF16);
+  const size_t bytes = static_cast<size_t>(WeightMatrix::panel_bytes(DType::kBF16, p.out, p.in, 0));
+  std::vector<std::byte> from_f32(bytes), from_bf16(bytes);
+  pack_panels(f32, from_f32.data(), DType::kBF16);
+  pack_panels(bf16, from_bf16.data(), DType::kBF16);
+  EXPECT_EQ(from_f32, from_bf16);
+}
+
 TEST(PanelProducts, Fp8NanBytesStayNan) {
   // 0x7f and 0xff are E4M3's NaNs; the f16 reading of the vector sets would make them 480.
   const Problem p{1, 16, 32};

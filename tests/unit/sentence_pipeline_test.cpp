@@ -65,6 +65,38 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, SentencePipeline,
                            return engine_name(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
                          });
 
+// --products bf16: f32 weights packed as bf16 move the embeddings by bf16's rounding only,
+// within the lab's bound for bf16 products, and their plans are cached apart from f32's.
+TEST(SentenceProducts, Bf16ProductsStayWithinCosine0999AndArePlannedApart) {
+  const Json recorded = golden("bert_mean");
+  const std::vector<std::string> texts = recorded["texts"].get<std::vector<std::string>>();
+  const fs::path cache = fs::temp_directory_path() / "canrun_bf16_products_plans";
+  fs::remove_all(cache);
+  const auto embed_with = [&](DType products, int64_t& compilations) {
+    SessionOptions options = options_for(Engine::kCpuCompiled);
+    options.compile->use_cache = true;
+    options.compile->cache_dir = cache;
+    options.compile->products = products;
+    Session session(folder("bert_mean"), options);
+    SentenceEncoder encoder(session);
+    const Embeddings got = encoder.embed(texts, EmbedOptions{});
+    compilations = session.compiled()->stats().compilations;
+    return got.vectors;
+  };
+  int64_t f32_compilations = 0, bf16_compilations = 0;
+  const std::vector<float> f32 = embed_with(DType::kF32, f32_compilations);
+  const std::vector<float> bf16 = embed_with(DType::kBF16, bf16_compilations);
+  EXPECT_GT(f32_compilations, 0);
+  EXPECT_GT(bf16_compilations, 0) << "bf16 products read f32's plans";
+  EXPECT_NE(f32, bf16);
+  const size_t dimension = f32.size() / texts.size();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const std::vector<double> expected = recorded["embeddings"][i].get<std::vector<double>>();
+    EXPECT_GE(cosine(bf16.data() + i * dimension, expected.data(), dimension), 0.999) << "text " << i;
+  }
+  fs::remove_all(cache);
+}
+
 // A copy of a fixture with one of its sentence-transformers files replaced.
 fs::path fixture_with(const std::string& name, const std::string& file, const Json& content) {
   const fs::path dir = fs::temp_directory_path() / ("canrun_encoder_" + name);
