@@ -5,7 +5,9 @@ folder, each model's ONNX export), then measures every engine in a process of it
 another, on the same texts and threads:
 
 - canrun: `build/canrun bench MODEL --texts F --batch B --json` (its sentence-transformers
-  pipeline; compiled cpu backend).
+  pipeline; compiled cpu backend, f32 products as the other engines run them).
+- canrun-bf16: the same with `--products bf16` (f32 weights packed as bf16, vdpbf16ps where the
+  processor has it); its ratios are printed apart, as a precision the others do not run.
 - sentence-transformers: SentenceTransformer(MODEL).encode(batch, batch_size=B) on torch, eager.
 - onnxruntime: the transformer exported by torch.onnx (dynamo), run by an InferenceSession with
   the tokenizer, padding to the batch's longest text, and the folder's pooling and normalisation
@@ -147,10 +149,12 @@ def summary(latencies, batch):
 
 
 def measure(engine, model, onnx, text_file, batch, requests, threads, max_length):
-    if engine == "canrun":
+    if engine in ("canrun", "canrun-bf16"):
+        products = ["--products", "bf16"] if engine == "canrun-bf16" else []
         result = subprocess.run([str(ROOT / "build" / "canrun"), "bench", str(model), "--texts", str(text_file),
                                  "--batch", str(batch), "--requests", str(requests), "--warmup", "1",
-                                 "--threads", str(threads), "--json"], capture_output=True, text=True, check=True)
+                                 "--threads", str(threads), "--json", *products],
+                                capture_output=True, text=True, check=True)
         out = json.loads(result.stdout)
         return {"sentences_per_s": out["sentences_per_s"], "p50_ms": out["batch_latency_s"]["p50"] * 1000,
                 "p95_ms": out["batch_latency_s"]["p95"] * 1000}
@@ -191,14 +195,15 @@ def main():
     CACHE.mkdir(parents=True, exist_ok=True)
     models = {"all-minilm-l6-v2": MINILM, "bge-base-synthetic": None}
     wanted = os.environ.get("MODELS", ",".join(models)).split(",")
-    engines = os.environ.get("ENGINES", "canrun,sentence-transformers,onnxruntime").split(",")
+    engines = os.environ.get("ENGINES", "canrun,canrun-bf16,sentence-transformers,onnxruntime").split(",")
+    ours = [e for e in ("canrun", "canrun-bf16") if e in engines]
     files = {}
     for kind in LENGTHS:
         files[kind] = CACHE / f"{kind}.txt"
         files[kind].write_text("\n".join(texts(kind)) + "\n")
     results = {"processor": processor(), "threads": args.threads, "rows": []}
     print(f"{'model':20} {'texts':6} {'batch':>5} " + " ".join(f"{e:>22}" for e in engines) +
-          "  canrun/st  canrun/ort")
+          "".join(f" {e + '/st':>15} {e + '/ort':>15}" for e in ours))
     for name in wanted:
         folder = models[name] or make_bge_base()
         onnx = export_onnx(folder) if "onnxruntime" in engines else None
@@ -213,9 +218,9 @@ def main():
                 rate = {e: row[e]["sentences_per_s"] for e in engines}
                 cells = " ".join(f"{rate[e]:9.1f}/s p50 {row[e]['p50_ms']:7.1f}ms" for e in engines)
                 ratios = []
-                for other in ("sentence-transformers", "onnxruntime"):
-                    ratios.append(f"{rate['canrun'] / rate[other]:9.2f}x" if "canrun" in rate and other in rate
-                                  else f"{'-':>10}")
+                for mine in ours:
+                    for other in ("sentence-transformers", "onnxruntime"):
+                        ratios.append(f"{rate[mine] / rate[other]:14.2f}x" if other in rate else f"{'-':>15}")
                 print(f"{name:20} {kind:6} {batch:5} {cells} {' '.join(ratios)}", flush=True)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out}")

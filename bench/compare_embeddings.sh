@@ -9,7 +9,7 @@
 # Environment (all optional):
 #   THREADS       threads for every engine (default: all cores)
 #   MODELS        all-minilm-l6-v2,bge-base-synthetic
-#   ENGINES       canrun,sentence-transformers,onnxruntime
+#   ENGINES       canrun,canrun-bf16,sentence-transformers,onnxruntime
 #   COMPARE_VENV  an existing venv with bench/requirements-embed.txt (e.g. /work/venv-tools) instead
 #                 of installing them into bench/.venv-embed
 #   COMPARE_OUT   the JSON file to write (default bench/results/embeddings-<UTC time>.json)

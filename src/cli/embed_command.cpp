@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
+#include "cli/cores_option.h"
 #include "cli/model_argument.h"
 #include "cli/text_lines.h"
 #include "embed/sentence_model.h"
@@ -30,6 +31,7 @@ struct EmbedArgs {
   std::string output;
   std::string backend = "cpu";
   int64_t batch_tokens = 8192;
+  int cores = 1;
   CompileFlags compile;
 };
 
@@ -43,6 +45,8 @@ void run_embed(const EmbedArgs& args) {
   options.compile = compile_options(args.compile, backend);
   // A text-generation model is refused before its weights load.
   require_encoder(read_model_spec(args.model_dir), args.model_dir);
+  // Sharded: every worker reads the same texts and runs its part of each pass; rank 0 writes.
+  options.comm = communicator_for(args.cores, args.model_dir);
   Session session(args.model_dir, options);
   SentenceEncoder encoder(session);
   EmbedOptions embed;
@@ -51,6 +55,7 @@ void run_embed(const EmbedArgs& args) {
   embed.truncate = !args.no_truncate;
   embed.batch_tokens = args.batch_tokens;
   const Embeddings result = encoder.embed(texts, embed);
+  if (options.comm->rank() != 0) return;
   const int64_t rows = static_cast<int64_t>(texts.size());
   if (args.format == "npy") {
     write_npy_f32(args.output, result.vectors.data(), rows, result.dimension);
@@ -79,8 +84,9 @@ void add_embed_command(CLI::App& app) {
   auto args = std::make_shared<EmbedArgs>();
   CLI::App* command = app.add_subcommand(
       "embed",
-      "Sentence embeddings from an encoder folder (bert, roberta, xlm-roberta), run as sentence-transformers runs it: "
-      "its modules.json's Transformer, Pooling, Dense and Normalize modules and its prompts");
+      "Sentence embeddings from an encoder folder (bert, distilbert, roberta, xlm-roberta) or a sentence-transformers "
+      "folder over a text-generation family (Qwen3-Embedding, EmbeddingGemma), run as sentence-transformers runs "
+      "it: its modules.json's Transformer, Pooling, Dense and Normalize modules and its prompts");
   command->add_option("model_dir", args->model_dir,
                       "Model folder (config.json, model.safetensors, tokenizer.json, modules.json...), or a Hub id "
                       "ORG/NAME[@REVISION] found in the Hugging Face cache or downloaded into it")
@@ -106,6 +112,7 @@ void add_embed_command(CLI::App& app) {
                       "Kernels: cpu (default; compiled) or ref (the yardstick: f32 with double accumulation)")
       ->check(CLI::IsMember({"ref", "cpu"}));
   add_compile_flags(command, args->compile);
+  add_cores_option(*command, args->cores);
   command->callback([args] { run_embed(*args); });
 }
 

@@ -54,6 +54,21 @@ def test_bf16_products_keep_minilm_within_the_labs_bf16_bound(run_canrun, minilm
     assert on_ref.returncode != 0 and "--products bf16 has no effect with the ref backend" in on_ref.stderr
 
 
+def test_sharded_minilm_writes_what_one_process_writes(run_canrun, minilm, tmp_path):
+    lines = tmp_path / "first40.txt"
+    lines.write_text("".join(SENTENCES.read_text().splitlines(keepends=True)[:40]))
+    outputs = {}
+    for cores in (1, 2):
+        outputs[cores] = tmp_path / f"cores{cores}.npy"
+        result = run_canrun("embed", minilm, "--file", lines, "--format", "npy", "--output", outputs[cores],
+                            "--cores", cores, "--backend", "ref")
+        assert result.returncode == 0, result.stderr
+    alone, sharded = np.load(outputs[1]), np.load(outputs[2])
+    # The partial sums of the two workers add in another order: rounding apart, no more.
+    assert np.abs(sharded - alone).max() < 1e-5
+    assert cosines(sharded, np.load(GOLDEN)[:40]).min() >= 0.99999
+
+
 def test_json_output_names_the_dimension_and_each_inputs_tokens(run_canrun, minilm):
     long_text = "word " * 400
     result = run_canrun("embed", minilm, "--text", "A man is eating food.", "--text", long_text)

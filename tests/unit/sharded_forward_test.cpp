@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "runtime/session.h"
+#include "encoder_fixtures.h"
 
 namespace canrun {
 namespace {
@@ -121,6 +122,40 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ShardedForwardTest,
                                                           "gemma4_text", "gemma4_text_moe", "gemma4_text_ple",
                                                           "deepseek_v4"),
                                           testing::Values(2, 3, 4)),
+                         [](const testing::TestParamInfo<std::tuple<std::string, int>>& info) {
+                           return std::get<0>(info.param) + "_cores" + std::to_string(std::get<1>(info.param));
+                         });
+
+// An encoder's hidden states over an unpadded batch, sharded as a decoder's layers are: every
+// fixture of tools/make_encoder_fixtures.py, each rank holding its heads and MLP columns.
+class ShardedEncoderTest : public testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(ShardedEncoderTest, HiddenStatesMatchTheUnshardedEncoder) {
+  const auto& [name, cores] = GetParam();
+  const std::string folder = encoder_fixtures::folder(name);
+  const std::vector<int32_t> first = {2, 10, 11, 12, 13, 3}, second = {2, 20, 21, 3};
+  const std::vector<EncoderInput> inputs = {{first, {}}, {second, {}}};
+  Session unsharded(folder, uncompiled(Backend::kRef));
+  const std::vector<float> expected = unsharded.encode(inputs);
+  ThreadGroup group(cores);
+  std::vector<std::vector<float>> got(static_cast<size_t>(cores));
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < cores; ++rank)
+    ranks.emplace_back([&, rank] {
+      Session session(folder, uncompiled(Backend::kRef, std::make_shared<ThreadCommunicator>(group, rank)));
+      got[static_cast<size_t>(rank)] = session.encode(inputs);
+    });
+  for (std::thread& rank : ranks) rank.join();
+  for (int rank = 0; rank < cores; ++rank) {
+    const std::vector<float>& hidden = got[static_cast<size_t>(rank)];
+    ASSERT_EQ(hidden.size(), expected.size());
+    for (size_t i = 0; i < hidden.size(); ++i)
+      ASSERT_NEAR(hidden[i], expected[i], 1e-4f * (1.0f + std::fabs(expected[i]))) << "rank " << rank << " value " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, ShardedEncoderTest,
+                         testing::Combine(testing::ValuesIn(encoder_fixtures::kNames), testing::Values(2, 3)),
                          [](const testing::TestParamInfo<std::tuple<std::string, int>>& info) {
                            return std::get<0>(info.param) + "_cores" + std::to_string(std::get<1>(info.param));
                          });
