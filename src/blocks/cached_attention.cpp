@@ -56,6 +56,10 @@ void AttentionStep::run(StepContext& c) const {
   args.scale = shape_.scale;
   args.softcap = shape_.softcap;
   args.sinks = sinks_.empty() ? nullptr : sinks_.data();
+  if (position_bias_ != nullptr) {
+    args.position_bias = position_bias_->data();
+    args.bias_span = shape_.bias_span;
+  }
   if (keep_slot_ >= 0) {
     const IndexerState& indexer = c.state().get<IndexerState>(keep_slot_);
     args.keep = indexer.keep();

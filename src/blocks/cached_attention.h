@@ -50,6 +50,7 @@ struct AttentionShape {
   int64_t window = 0;  // 0: full causal
   int64_t chunk = 0;   // 0: no chunks
   float scale = 1, softcap = 0;
+  int64_t bias_span = 0;  // positions a relative position bias covers each way (AttentionArgs::bias_span)
 };
 
 // inputs {q [tokens, heads * key_dim]}, outputs {context [tokens, heads * value_dim]}: every query
@@ -58,8 +59,14 @@ struct AttentionShape {
 // only to those an indexer kept (`keep_slot`, an IndexerState's; -1: none).
 class AttentionStep : public Step {
  public:
-  AttentionStep(Info info, int slot, AttentionShape shape, const FloatBuffer& sinks, int keep_slot = -1)
-      : Step(std::move(info)), slot_(slot), shape_(shape), sinks_(sinks), keep_slot_(keep_slot) {}
+  AttentionStep(Info info, int slot, AttentionShape shape, const FloatBuffer& sinks, int keep_slot = -1,
+                const FloatBuffer* position_bias = nullptr)
+      : Step(std::move(info)),
+        slot_(slot),
+        shape_(shape),
+        sinks_(sinks),
+        keep_slot_(keep_slot),
+        position_bias_(position_bias) {}
   std::string_view kind() const override { return "attention"; }
   void run(StepContext& context) const override;
   StepCost cost(const Program& program, const RunShape& shape) const override;
@@ -69,6 +76,7 @@ class AttentionStep : public Step {
   AttentionShape shape_;
   const FloatBuffer& sinks_;  // [heads] or empty
   int keep_slot_;
+  const FloatBuffer* position_bias_;  // [heads, 2 * shape.bias_span - 1], or null
 };
 
 }  // namespace canrun

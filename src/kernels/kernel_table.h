@@ -30,6 +30,21 @@ struct CachedRows {
   }
 };
 
+// What shapes a query head's scores before its softmax, in this order: times `scale`, plus
+// `bias` (null: none; head h's row at bias + h * bias_stride, one value per attended position
+// from the first), capped by `softcap` (0: none), `keep` (null: all) zeroing the probability of
+// each position p with keep[p] == 0 (a sparse attention's unselected keys; it keeps at least
+// one), `sinks` (null: none) one more logit per head whose probability is then dropped
+// (gpt-oss's attention sinks).
+struct ScoreTerms {
+  float scale = 1;
+  const float* bias = nullptr;
+  int64_t bias_stride = 0;
+  float softcap = 0;
+  const uint8_t* keep = nullptr;
+  const float* sinks = nullptr;
+};
+
 // Causal attention of `tokens` queries at positions start .. start + tokens - 1 over a static
 // cache (or, not causal, each query over every position up to the last query's): query head h reads kv head h / (heads / kv_heads), whose cached rows (one per position)
 // are keys and values advanced by kv_head * key_stride and kv_head * value_stride values.
@@ -51,6 +66,10 @@ struct AttentionArgs {
   // keep[t * keep_stride + p] != 0, within its causal window; null: all of them.
   const uint8_t* keep = nullptr;
   int64_t keep_stride = 0;
+  // A bias by relative position (MPNet's buckets): query head h's score of position p adds
+  // position_bias[h * (2 * bias_span - 1) + p - query + bias_span - 1]; null: none.
+  const float* position_bias = nullptr;
+  int64_t bias_span = 0;
 };
 
 struct KernelTable {

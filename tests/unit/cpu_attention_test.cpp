@@ -40,10 +40,12 @@ TEST(CpuAttention, MatchesRefAttend) {
       const float sink = 0.7f;
       const float scale = 0.125f;
       std::vector<float> scratch(static_cast<size_t>(positions)), expected(c.value_dim), actual(c.value_dim);
-      ref::attend(q.data(), 1, key_rows, value_rows, c.first, c.last, scale, c.softcap, c.sink ? &sink : nullptr, nullptr,
-                  scratch.data(), expected.data());
-      cpu::attend(q.data(), 1, key_rows, value_rows, c.first, c.last, scale, c.softcap, c.sink ? &sink : nullptr, nullptr,
-                  scratch.data(), actual.data());
+      ScoreTerms terms;
+      terms.scale = scale;
+      terms.softcap = c.softcap;
+      terms.sinks = c.sink ? &sink : nullptr;
+      ref::attend(q.data(), 1, key_rows, value_rows, c.first, c.last, terms, scratch.data(), expected.data());
+      cpu::attend(q.data(), 1, key_rows, value_rows, c.first, c.last, terms, scratch.data(), actual.data());
       for (int64_t d = 0; d < c.value_dim; ++d)
         EXPECT_NEAR(actual[d], expected[d], 1e-5f) << dtype_name(dtype) << " key_dim " << c.key_dim << " value_dim "
                                                    << c.value_dim << " positions " << c.first << ".." << c.last
@@ -72,9 +74,12 @@ TEST(CpuAttention, KeepAttendsToTheKeptPositionsOnly) {
   const CachedRows some_values{kept_values.data(), DType::kF32, value_dim};
   const int64_t kept = static_cast<int64_t>(kept_keys.size()) / key_dim;
   std::vector<float> scratch(static_cast<size_t>(last + 1)), expected(value_dim), ref_out(value_dim), cpu_out(value_dim);
-  ref::attend(q.data(), 1, some_keys, some_values, 0, kept - 1, 0.2f, 0, nullptr, nullptr, scratch.data(), expected.data());
-  ref::attend(q.data(), 1, all_keys, all_values, first, last, 0.2f, 0, nullptr, keep.data(), scratch.data(), ref_out.data());
-  cpu::attend(q.data(), 1, all_keys, all_values, first, last, 0.2f, 0, nullptr, keep.data(), scratch.data(), cpu_out.data());
+  ScoreTerms terms;
+  terms.scale = 0.2f;
+  ref::attend(q.data(), 1, some_keys, some_values, 0, kept - 1, terms, scratch.data(), expected.data());
+  terms.keep = keep.data();
+  ref::attend(q.data(), 1, all_keys, all_values, first, last, terms, scratch.data(), ref_out.data());
+  cpu::attend(q.data(), 1, all_keys, all_values, first, last, terms, scratch.data(), cpu_out.data());
   for (int64_t d = 0; d < value_dim; ++d) {
     EXPECT_NEAR(ref_out[d], expected[d], 1e-6f) << d;
     EXPECT_NEAR(cpu_out[d], expected[d], 1e-5f) << d;
@@ -82,7 +87,7 @@ TEST(CpuAttention, KeepAttendsToTheKeptPositionsOnly) {
 }
 
 // A kv head's query heads in one call: each head's outputs are the bits of its own call on
-// cpu, and within the tolerance above of ref's, each with its own sink.
+// cpu, and within the tolerance above of ref's, each with its own sink and position bias.
 TEST(CpuAttention, QueryHeadsOfAKvHeadInOneCall) {
   const int64_t heads = 3, key_dim = 40, value_dim = 72, first = 3, last = 30, count = last - first + 1;
   std::mt19937 rng(13);
@@ -92,16 +97,46 @@ TEST(CpuAttention, QueryHeadsOfAKvHeadInOneCall) {
   const CachedRows key_rows{keys.data(), DType::kF32, key_dim}, value_rows{values.data(), DType::kF32, value_dim};
   std::vector<float> scratch(static_cast<size_t>(heads * count)), expected(heads * value_dim),
       actual(heads * value_dim), one(value_dim);
-  ref::attend(q.data(), heads, key_rows, value_rows, first, last, 0.2f, 0, sinks.data(), nullptr, scratch.data(),
-              expected.data());
-  cpu::attend(q.data(), heads, key_rows, value_rows, first, last, 0.2f, 0, sinks.data(), nullptr, scratch.data(),
-              actual.data());
+  // Each head with its own sink and its own row of a position bias.
+  const std::vector<float> bias = random_values(heads * count, rng);
+  ScoreTerms terms;
+  terms.scale = 0.2f;
+  terms.sinks = sinks.data();
+  terms.bias = bias.data();
+  terms.bias_stride = count;
+  ref::attend(q.data(), heads, key_rows, value_rows, first, last, terms, scratch.data(), expected.data());
+  cpu::attend(q.data(), heads, key_rows, value_rows, first, last, terms, scratch.data(), actual.data());
   for (int64_t h = 0; h < heads; ++h) {
-    cpu::attend(q.data() + h * key_dim, 1, key_rows, value_rows, first, last, 0.2f, 0, sinks.data() + h, nullptr,
-                scratch.data(), one.data());
+    ScoreTerms alone = terms;
+    alone.sinks = sinks.data() + h;
+    alone.bias = bias.data() + h * count;
+    cpu::attend(q.data() + h * key_dim, 1, key_rows, value_rows, first, last, alone, scratch.data(), one.data());
     EXPECT_EQ(std::vector<float>(actual.begin() + h * value_dim, actual.begin() + (h + 1) * value_dim), one) << h;
     for (int64_t d = 0; d < value_dim; ++d)
       EXPECT_NEAR(actual[h * value_dim + d], expected[h * value_dim + d], 1e-5f) << h << " " << d;
+  }
+}
+
+// A position bias moves the scores before the softmax: a bias that leaves one position the
+// only likely one gives that position's value row, on both backends.
+TEST(CpuAttention, PositionBiasShiftsTheScoresBeforeTheSoftmax) {
+  const int64_t key_dim = 16, value_dim = 8, last = 9, chosen = 4;
+  std::mt19937 rng(21);
+  const std::vector<float> q = random_values(key_dim, rng);
+  const std::vector<float> keys = random_values((last + 1) * key_dim, rng);
+  const std::vector<float> values = random_values((last + 1) * value_dim, rng);
+  const CachedRows key_rows{keys.data(), DType::kF32, key_dim}, value_rows{values.data(), DType::kF32, value_dim};
+  std::vector<float> bias(static_cast<size_t>(last + 1), -1e4f);
+  bias[chosen] = 0;
+  ScoreTerms terms;
+  terms.scale = 0.25f;
+  terms.bias = bias.data();
+  std::vector<float> scratch(static_cast<size_t>(last + 1)), ref_out(value_dim), cpu_out(value_dim);
+  ref::attend(q.data(), 1, key_rows, value_rows, 0, last, terms, scratch.data(), ref_out.data());
+  cpu::attend(q.data(), 1, key_rows, value_rows, 0, last, terms, scratch.data(), cpu_out.data());
+  for (int64_t d = 0; d < value_dim; ++d) {
+    EXPECT_NEAR(ref_out[d], values[chosen * value_dim + d], 1e-6f) << d;
+    EXPECT_NEAR(cpu_out[d], values[chosen * value_dim + d], 1e-6f) << d;
   }
 }
 

@@ -11,7 +11,6 @@
 namespace canrun::cpu {
 
 void attend(const float* q, int64_t heads, const CachedRows& keys, const CachedRows& values, int64_t first,
-            int64_t last, float scale, float softcap, const float* sinks, const uint8_t* keep, float* scratch,
-            float* out);
+            int64_t last, const ScoreTerms& terms, float* scratch, float* out);
 
 }  // namespace canrun::cpu

@@ -39,17 +39,19 @@ void normalize_scores(float* scores, int64_t count, float cap, const float* sink
 }
 
 void attend(const float* q, int64_t heads, const CachedRows& keys, const CachedRows& values, int64_t first,
-            int64_t last, float scale, float cap, const float* sinks, const uint8_t* keep, float* scratch,
-            float* out) {
+            int64_t last, const ScoreTerms& terms, float* scratch, float* out) {
   const int64_t count = last - first + 1;
   for (int64_t h = 0; h < heads; ++h) {
     const float* qh = q + h * keys.dim;
+    const float* bias = terms.bias == nullptr ? nullptr : terms.bias + h * terms.bias_stride;
     for (int64_t p = 0; p < count; ++p) {
       double dot = 0.0;
       for (int64_t d = 0; d < keys.dim; ++d) dot += static_cast<double>(qh[d]) * cached_value(keys, first + p, d);
-      scratch[p] = static_cast<float>(dot) * scale;
+      scratch[p] = static_cast<float>(dot) * terms.scale;
+      if (bias != nullptr) scratch[p] += bias[p];
     }
-    normalize_scores(scratch, count, cap, sinks == nullptr ? nullptr : sinks + h, kSoftmaxLoops, keep);
+    normalize_scores(scratch, count, terms.softcap, terms.sinks == nullptr ? nullptr : terms.sinks + h, kSoftmaxLoops,
+                     terms.keep);
     for (int64_t d = 0; d < values.dim; ++d) {
       double acc = 0.0;
       for (int64_t p = 0; p < count; ++p) acc += static_cast<double>(scratch[p]) * cached_value(values, first + p, d);
@@ -80,10 +82,17 @@ void attention_with(const AttentionArgs& a, HeadsAttend attend) {
         // Not causal, the window runs both ways: |position - p| < window.
         int64_t last = a.causal ? position : a.start + a.tokens - 1;
         if (!a.causal && a.window > 0) last = std::min(last, position + a.window - 1);
+        ScoreTerms terms;
+        terms.scale = a.scale;
+        terms.softcap = a.softcap;
+        terms.sinks = a.sinks == nullptr ? nullptr : a.sinks + h;
+        terms.keep = a.keep == nullptr ? nullptr : a.keep + t * a.keep_stride + first;
+        if (a.position_bias != nullptr) {
+          terms.bias_stride = 2 * a.bias_span - 1;
+          terms.bias = a.position_bias + h * terms.bias_stride + first - position + a.bias_span - 1;
+        }
         attend(a.q + t * q_width + h * key_dim, group, a.keys.advanced(kv_head * a.key_stride),
-               a.values.advanced(kv_head * a.value_stride), first, last, a.scale, a.softcap,
-               a.sinks == nullptr ? nullptr : a.sinks + h,
-               a.keep == nullptr ? nullptr : a.keep + t * a.keep_stride + first, scores.data(),
+               a.values.advanced(kv_head * a.value_stride), first, last, terms, scores.data(),
                a.out + t * out_width + h * value_dim);
       }
     }

@@ -69,8 +69,7 @@ void normalize_scores(float* scores, int64_t count, float cap, const float* sink
 // The attention of a kv head's query heads, the contract of ref::attend below (the cpu backend
 // has its own).
 using HeadsAttend = void (*)(const float* q, int64_t heads, const CachedRows& keys, const CachedRows& values,
-                             int64_t first, int64_t last, float scale, float softcap, const float* sinks,
-                             const uint8_t* keep, float* scratch, float* out);
+                             int64_t first, int64_t last, const ScoreTerms& terms, float* scratch, float* out);
 // Every (query, kv head) of `args` through `attend`, with the kv head's query heads: each
 // computed alone, so results do not depend on the thread count.
 void attention_with(const AttentionArgs& args, HeadsAttend attend);
@@ -78,13 +77,10 @@ void attention(const AttentionArgs& args);
 
 // `heads` query heads of keys.dim each (q, one after another) against the same cached keys
 // and values; attends to positions [first, last] inclusive; writes values.dim outputs per head
-// (out, one after another). `softcap` (0: none) caps each score before the softmax; `sinks`
-// (null: none) is one more logit per head in its softmax whose probability is then dropped
-// (gpt-oss's attention sinks); `keep` (null: all) as normalize_scores's, from `first` on.
-// `scratch` holds heads * (last - first + 1) floats.
+// (out, one after another). `terms` shape the scores (keep and bias from `first` on, sinks per
+// head). `scratch` holds heads * (last - first + 1) floats.
 void attend(const float* q, int64_t heads, const CachedRows& keys, const CachedRows& values, int64_t first,
-            int64_t last, float scale, float softcap, const float* sinks, const uint8_t* keep, float* scratch,
-            float* out);
+            int64_t last, const ScoreTerms& terms, float* scratch, float* out);
 
 // y[i] = (clamp(up[i], -limit, limit) + 1) * g * sigmoid(alpha * g), g = min(gate[i], limit):
 // gpt-oss's clamped SwiGLU.
