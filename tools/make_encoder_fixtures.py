@@ -87,6 +87,11 @@ FIXTURES = {
                                  pooling={"pooling_mode": "mean"},
                                  dense=[(32, 48, False, "Identity"), (48, 24, False, "Identity")], normalize=True,
                                  max_seq_length=40),
+    # all-mpnet-base-v2's pipeline: MPNet (positions from 2, the relative position bias), mean
+    # pooling, Normalize; texts long enough for the bias's logarithmic buckets.
+    "mpnet_mean": dict(config=dict(TINY, model_type="mpnet", max_position_embeddings=42, pad_token_id=1),
+                       pooling={"pooling_mode": "mean"}, dense=None, normalize=True, max_seq_length=40,
+                       input_names=["input_ids", "attention_mask"]),
 }
 
 
@@ -147,7 +152,7 @@ def make(name, spec, seed):
     config = AutoConfig.for_model(**dict(spec["config"], vocab_size=tok.get_vocab_size()))
     torch.manual_seed(seed)
     # An encoder's pooler is a task head's part, which the embedding pipeline never uses.
-    extra = {"add_pooling_layer": False} if config.model_type in ("bert", "roberta", "xlm-roberta") else {}
+    extra = {"add_pooling_layer": False} if config.model_type in ("bert", "roberta", "xlm-roberta", "mpnet") else {}
     model = AutoModel.from_config(config, attn_implementation="eager", **extra)
     randomize(model, seed)
     model.eval()

@@ -10,6 +10,7 @@
 
 #include "blocks/block_kind.h"
 #include "blocks/cached_attention.h"
+#include "blocks/relative_position_bias.h"
 #include "blocks/steps.h"
 #include "program/step_context.h"
 
@@ -168,6 +169,10 @@ class Attention : public Block {
     }
     if (layer_has_sinks(spec, place_.layer))
       sinks_ = slice(v.vector(p + n.sinks, spec.num_heads, TensorRole::kBias), place_.layout.query_heads);
+    if (spec.relative_buckets > 0)
+      position_bias_ = relative_position_bias(
+          v.tensor(n.relative_attention_bias + ".weight", {spec.relative_buckets, spec.num_heads}), spec,
+          place_.layout.query_heads);
     const IndexRange context_cols = head_range(place_.layout.query_heads, vd);
     o_ = v.matrix_part(p + n.o, hidden, spec.num_heads * vd, cols_of(hidden, context_cols));
     // A row-parallel output's bias is held by rank 0 alone, so the sum over ranks adds it once.
@@ -226,9 +231,10 @@ class Attention : public Block {
     if (!spec.attention_chunk.empty()) shape.chunk = spec.attention_chunk[static_cast<size_t>(place_.layer)];
     shape.scale = spec.attention_scale > 0 ? spec.attention_scale : 1.0f / std::sqrt(static_cast<float>(hd));
     shape.softcap = spec.attn_softcap;
+    if (spec.relative_buckets > 0) shape.bias_span = spec.max_positions;
     const ValueId context = program.value(s + "context", heads * vd);
     program.add<AttentionStep>(Step::Info{s + "attention", {q}, {context}, {gate >= 0 ? "" : module + n.o, true}},
-                               slot, shape, sinks_);
+                               slot, shape, sinks_, -1, spec.relative_buckets > 0 ? &position_bias_ : nullptr);
     if (gate >= 0)  // qwen3_5: the context times sigmoid(gate), per value
       program.add<ActivationStep>(Step::Info{s + "output_gate", {gate, context}, {context}, {module + n.o, true}},
                                   Activation::kSigmoid);
@@ -366,6 +372,7 @@ class Attention : public Block {
   FloatBuffer q_bias_, k_bias_, v_bias_, o_bias_;
   NormWeights q_norm_, k_norm_, value_norm_;
   FloatBuffer sinks_;
+  FloatBuffer position_bias_;
 };
 
 const BlockKindRegistration registration("attention",

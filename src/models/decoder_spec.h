@@ -75,6 +75,8 @@ struct WeightNames {
   std::string shared_expert = "mlp.shared_expert";
   std::string shared_expert_gate = "mlp.shared_expert_gate";
   std::string sinks = "self_attn.sinks";
+  // MPNet's relative position bias, [buckets, heads], one for every layer (a base model name).
+  std::string relative_attention_bias;
   // Multi-head latent attention (spec.latent_attention); q_proj and o_proj are `q` and `o`.
   std::string q_a = "self_attn.q_a_proj", q_a_norm = "self_attn.q_a_layernorm", q_b = "self_attn.q_b_proj";
   std::string kv_a = "self_attn.kv_a_proj_with_mqa", kv_a_norm = "self_attn.kv_a_layernorm";
@@ -339,6 +341,11 @@ struct DecoderSpec {
   float attention_scale = 0;    // 0: 1/sqrt(head_dim)
   float attn_softcap = 0;       // 0: none; else scores = cap * tanh(scores / cap)
   bool attention_sinks = false;  // gpt-oss: one learned logit per head joins each softmax
+  // MPNet: every layer's scores add names.relative_attention_bias's value of the bucket of the
+  // key's position relative to the query's (T5's bidirectional buckets up to
+  // relative_max_distance); 0: no such bias.
+  int64_t relative_buckets = 0;
+  int64_t relative_max_distance = 128;
   std::vector<bool> sink_layers;  // per layer (empty: all) whether attention_sinks applies
   // Per layer (empty: num_kv_heads on every layer): mimo_v2_flash's sliding layers have twice
   // the key/value heads of its full ones.

@@ -9,7 +9,8 @@ namespace {
 std::vector<std::string*> base_model_names(WeightNames& names) {
   return {&names.embed,       &names.positions,   &names.token_types,     &names.embed_norm,
           &names.layers,      &names.final_norm,  &names.project_in,      &names.project_out,
-          &names.per_layer_embed, &names.per_layer_model_projection, &names.per_layer_projection_norm};
+          &names.per_layer_embed, &names.per_layer_model_projection, &names.per_layer_projection_norm,
+          &names.relative_attention_bias};
 }
 
 void prefix_base_model(WeightNames& names, const std::string& prefix) {
