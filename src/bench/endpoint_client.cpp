@@ -149,9 +149,13 @@ EndpointClient::EndpointClient(const Endpoint& endpoint)
 
 EndpointClient::~EndpointClient() = default;
 
+std::string EndpointClient::api_root() const {
+  const std::string_view route = endpoint_.chat ? kChatCompletions : kCompletions;
+  return endpoint_.path.substr(0, endpoint_.path.size() - route.size());
+}
+
 std::vector<std::string> EndpointClient::served_models() {
-  const std::string route = endpoint_.chat ? std::string(kChatCompletions) : std::string(kCompletions);
-  const std::string path = endpoint_.path.substr(0, endpoint_.path.size() - route.size()) + "/v1/models";
+  const std::string path = api_root() + "/v1/models";
   const std::string where = endpoint_.origin + path;
   const httplib::Result result = client_->Get(path);
   if (!result) fail(ErrorKind::kRuntime, where + ": " + describe_http_error(result.error()));
@@ -203,6 +207,30 @@ StreamedResponse EndpointClient::send(const EndpointPrompt& prompt) {
   }
   stream.finish();
   reader.finish(static_cast<int64_t>(prompt.ids.size()));
+  return response;
+}
+
+EmbeddingsResponse EndpointClient::embed(const std::vector<std::string>& texts) {
+  EmbeddingsResponse response;
+  const std::string body = Json{{"model", endpoint_.model}, {"input", texts}}.dump();
+  const httplib::Result result = client_->Post(api_root() + "/v1/embeddings", body, "application/json");
+  if (!result) {
+    response.error = describe_http_error(result.error());
+    return response;
+  }
+  if (result->status != 200) {
+    response.error = "HTTP " + std::to_string(result->status) + ": " + error_text(result->body);
+    return response;
+  }
+  const Json json = Json::parse(result->body, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || !json.contains("data") || !json["data"].is_array() || json["data"].size() != texts.size()) {
+    response.error = "the response has no embedding for each of the " + std::to_string(texts.size()) +
+                     " texts (expected {\"data\": [{\"embedding\": ...}, ...]})";
+    return response;
+  }
+  if (json.contains("usage") && json["usage"].is_object() && json["usage"].contains("prompt_tokens") &&
+      json["usage"]["prompt_tokens"].is_number_integer())
+    response.tokens = json["usage"]["prompt_tokens"].get<int64_t>();
   return response;
 }
 

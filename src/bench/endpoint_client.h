@@ -46,6 +46,13 @@ struct StreamedResponse {
   std::string error;  // empty: it completed
 };
 
+// One /v1/embeddings request: the texts' tokens as the server counted them (usage.prompt_tokens,
+// 0 when it reports none), or what failed.
+struct EmbeddingsResponse {
+  int64_t tokens = 0;
+  std::string error;  // empty: every text has its embedding
+};
+
 // A connection to one endpoint (kept alive between requests); one per thread.
 class EndpointClient {
  public:
@@ -56,8 +63,14 @@ class EndpointClient {
   std::vector<std::string> served_models();
   // Never throws: what failed is the response's error.
   StreamedResponse send(const EndpointPrompt& prompt);
+  // The texts' embeddings from the endpoint's /v1/embeddings, beside its completions route.
+  // Never throws: what failed is the response's error.
+  EmbeddingsResponse embed(const std::vector<std::string>& texts);
 
  private:
+  // The path before /v1/...: "" for http://host:port, "/prefix" for http://host/prefix/v1.
+  std::string api_root() const;
+
   const Endpoint& endpoint_;
   std::unique_ptr<httplib::Client> client_;
 };

@@ -263,12 +263,38 @@ CompileMeasurement measure_compile(const BenchArgs& args, const SessionOptions& 
   return m;
 }
 
+// --endpoint with --texts: the server's /v1/embeddings, --batch texts a request.
+void run_endpoint_embeddings(const BenchArgs& args, const CLI::App& command) {
+  for (const char* generation : {"--prompt-tokens", "--output-tokens", "--concurrency", "--seed", "--api",
+                                 "--request-rate", "--burstiness", "--slo", "--sweep-concurrency", "--plot",
+                                 "--vocab-size"})
+    if (command.get_option(generation)->count() > 0)
+      fail(ErrorKind::kUsage, std::string(generation) + " applies to a server's text generation; --texts benches "
+                                                         "its /v1/embeddings one request after another");
+  if (!args.model_dir.empty())
+    fail(ErrorKind::kUsage, "--texts with --endpoint sends the texts themselves: MODEL_DIR is not needed");
+  EndpointEmbedBenchCommand embed;
+  embed.url = args.endpoint.url;
+  embed.served_model = args.endpoint.served_model;
+  embed.texts = args.texts;
+  embed.bench.batch = args.batch;
+  embed.bench.requests = args.workload.requests;
+  embed.bench.warmup = args.workload.warmup;
+  embed.timeout_s = args.endpoint.timeout_s;
+  embed.price_per_hour = price(args);
+  embed.json = args.json;
+  run_endpoint_embed_bench_command(embed);
+}
+
 // With --endpoint the server runs the model: options about canrun's own run make no sense.
 void run_endpoint(BenchArgs& args, const CLI::App& command) {
   for (const char* local : {"--backend", "--threads", "--cores", "--kv-dtype", "--no-compile", "--buckets",
-                            "--prefill-chunk", "--image", "--max-image-pixels"})
+                            "--products", "--prefill-chunk", "--image", "--max-image-pixels"})
     if (command.get_option_no_throw(local) && command.get_option(local)->count() > 0)
       fail(ErrorKind::kUsage, std::string(local) + " sets how canrun runs a model; with --endpoint the server runs it");
+  if (!args.texts.empty()) return run_endpoint_embeddings(args, command);
+  if (command.get_option("--batch")->count() > 0)
+    fail(ErrorKind::kUsage, "--batch applies to an encoder's --texts; give --texts FILE to bench /v1/embeddings");
   args.endpoint.tokenizer_source = args.model_dir;
   args.endpoint.json = args.json;
   if (args.priced) args.endpoint.price_per_hour = args.price_per_hour;
@@ -436,10 +462,10 @@ void add_bench_command(CLI::App& app) {
       ->each([args](const std::string&) { args->priced = true; });
   command->add_flag("--json", args->json, "Print the results as JSON");
   command->add_option("--texts", args->texts,
-                      "An encoder (canrun embed's models): embed the lines of this file, --batch at a time, "
-                      "--requests calls measured after --warmup; reports sentences/s, tokens/s and the latency "
-                      "of a call");
-  command->add_option("--batch", args->batch, "An encoder: texts per call (default 32)")
+                      "An encoder (canrun embed's models), or with --endpoint a server's /v1/embeddings: embed "
+                      "the lines of this file, --batch at a time, --requests calls measured after --warmup; "
+                      "reports sentences/s, tokens/s and the latency of a call");
+  command->add_option("--batch", args->batch, "An encoder: texts per call or request (default 32)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
   EndpointBenchOptions& endpoint = args->endpoint;
   command->add_option("--endpoint", endpoint.url,

@@ -134,3 +134,26 @@ def test_a_cross_encoder_answers_rerank(canrun_bin):
         assert status == 400 and "texts" in reply["error"]["message"]
     finally:
         server.stop()
+
+
+def test_bench_endpoint_measures_the_servers_embeddings(minilm, run_canrun, canrun_bin, tmp_path):
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(SENTENCES[:16]) + "\n")
+    result = run_canrun("bench", "--endpoint", minilm.url.removesuffix("/v1"), "--texts", texts, "--batch", 8,
+                        "--requests", 3, "--warmup", 1, "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["model"] == "minilm" and out["task"] == "feature-extraction"
+    assert out["sentences"] == 24 and out["failures"] == 0
+    assert out["tokens"] > 24  # the server's usage count, special tokens included
+    assert out["sentences_per_s"] > 0 and out["batch_latency_s"]["p95"] >= out["batch_latency_s"]["p50"] > 0
+    generation_flag = run_canrun("bench", "--endpoint", minilm.url, "--texts", texts, "--output-tokens", 8)
+    assert generation_flag.returncode != 0 and "--output-tokens applies to a server's text generation" in \
+        generation_flag.stderr
+    # A generating server's /v1/embeddings refuses every request: an error, not a table of zeros.
+    server = Server(canrun_bin, TINY)
+    try:
+        refused = run_canrun("bench", "--endpoint", server.url, "--texts", texts, "--requests", 1, "--warmup", 0)
+        assert refused.returncode != 0 and "every /v1/embeddings request failed" in refused.stderr
+    finally:
+        server.stop()
