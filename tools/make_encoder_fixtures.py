@@ -104,6 +104,15 @@ CROSS_ENCODERS = {
     "xlm_roberta_cross_encoder": dict(config=dict(TINY, model_type="xlm-roberta", type_vocab_size=1, pad_token_id=1,
                                                   max_position_embeddings=42, num_labels=1),
                                       max_length=40, model_input_names=["input_ids", "attention_mask"]),
+    # DistilBERT's head (pre_classifier, ReLU, classifier) and MPNet's (RoBERTa's), two labels each:
+    # the scores are the logits, no activation.
+    "distilbert_cross_encoder": dict(config=dict(model_type="distilbert", dim=32, hidden_dim=64, n_layers=2,
+                                                 n_heads=4, max_position_embeddings=40, pad_token_id=0,
+                                                 num_labels=2),
+                                     max_length=40, model_input_names=["input_ids", "attention_mask"]),
+    "mpnet_cross_encoder": dict(config=dict(TINY, model_type="mpnet", max_position_embeddings=42, pad_token_id=1,
+                                            num_labels=2),
+                                max_length=40, model_input_names=["input_ids", "attention_mask"]),
 }
 QUERY = "how does a fox jump over a dog"
 DOCUMENTS = [

@@ -95,15 +95,19 @@ ClassifierHead read_classifier_head(const std::string& model_dir, const DecoderS
   if (head.labels < 1 || head.labels > 1 << 16)
     fail(ErrorKind::kCheckpoint, path + ": field 'num_labels': " + std::to_string(head.labels) + " is out of range");
   read_activation(config, path, head);
-  const WeightStore store = WeightStore::open_folder(model_dir);
-  const int64_t h = head.hidden;
-  if (spec.base_model_prefix != "bert." && spec.base_model_prefix != "roberta.")
+  // The head's tensors by family: BERT's pooler and classifier; DistilBERT's pre_classifier
+  // (then ReLU) and classifier; RoBERTa's and MPNet's classifier.dense and out_proj.
+  const std::string& prefix = spec.base_model_prefix;
+  if (prefix != "bert." && prefix != "distilbert." && prefix != "roberta." && prefix != "mpnet.")
     fail(ErrorKind::kUnsupportedOption, path + ": " + spec.model_type +
                                             "'s classification head is not read by rerank (supported: bert, "
-                                            "roberta, xlm-roberta)");
-  const bool bert = spec.base_model_prefix == "bert.";
-  const std::string dense = bert ? "bert.pooler.dense" : "classifier.dense";
-  const std::string out = bert ? "classifier" : "classifier.out_proj";
+                                            "distilbert, mpnet, roberta, xlm-roberta)");
+  const WeightStore store = WeightStore::open_folder(model_dir);
+  const int64_t h = head.hidden;
+  const bool bert = prefix == "bert.", distilbert = prefix == "distilbert.";
+  const std::string dense = bert ? "bert.pooler.dense" : distilbert ? "pre_classifier" : "classifier.dense";
+  const std::string out = bert || distilbert ? "classifier" : "classifier.out_proj";
+  head.dense_relu = distilbert;
   head.dense = store.load_f32(dense + ".weight", {h, h});
   head.dense_bias = store.load_f32(dense + ".bias", {h});
   head.out = store.load_f32(out + ".weight", {head.labels, h});
@@ -146,7 +150,7 @@ std::vector<RankedDocument> CrossEncoder::score(const std::string& query, std::s
     const float* first = hidden.data() + row * head_.hidden;
     row += static_cast<int64_t>(pairs[i].ids.size());
     std::vector<float> pooled = affine(head_.dense, head_.dense_bias, first, head_.hidden, head_.hidden);
-    for (float& v : pooled) v = std::tanh(v);
+    for (float& v : pooled) v = head_.dense_relu ? std::max(v, 0.0f) : std::tanh(v);
     std::vector<float> scores = affine(head_.out, head_.out_bias, pooled.data(), head_.labels, head_.hidden);
     if (!raw && head_.activation == ScoreActivation::kSigmoid)
       for (float& v : scores) v = 1.0f / (1.0f + std::exp(-v));

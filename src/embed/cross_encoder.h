@@ -2,8 +2,8 @@
 // CrossEncoder runs it: each (query, document) pair through the tokenizer's pair template (token
 // types 1 for the document where the model has them), cut longest first to the tokenizer's
 // model_max_length, the encoder, the classification head on the first token's hidden state
-// (BERT: pooler dense + tanh, then classifier; RoBERTa and XLM-RoBERTa: classifier.dense + tanh,
-// then classifier.out_proj), then the activation config.json names (Sigmoid for one label when
+// (BERT: pooler dense + tanh, then classifier; DistilBERT: pre_classifier + ReLU, then
+// classifier; RoBERTa, XLM-RoBERTa and MPNet: classifier.dense + tanh, then classifier.out_proj), then the activation config.json names (Sigmoid for one label when
 // it names none).
 #pragma once
 
@@ -22,7 +22,8 @@ enum class ScoreActivation { kIdentity, kSigmoid };
 
 struct ClassifierHead {
   int64_t hidden = 0, labels = 0;
-  std::vector<float> dense, dense_bias;  // [hidden, hidden]: the pooler's or classifier.dense
+  std::vector<float> dense, dense_bias;  // [hidden, hidden]: the pooler's, pre_classifier or classifier.dense
+  bool dense_relu = false;               // ReLU after it (DistilBERT), else tanh
   std::vector<float> out, out_bias;      // [labels, hidden]
   ScoreActivation activation = ScoreActivation::kSigmoid;
   std::string activation_name;  // as config.json names it, for reports
