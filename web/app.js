@@ -3,7 +3,10 @@
 "use strict";
 
 const PAGE_SIZE = 500;
-const TASKS = ["text-generation", "image-text-to-text"];
+const TASKS = ["text-generation", "image-text-to-text", "sentence-similarity", "feature-extraction", "text-ranking",
+  "text-classification"];
+// Tasks of encoders: their checks compare embeddings or scores, not generated tokens.
+const ENCODER_TASKS = TASKS.slice(2);
 const VIEWS = ["selected", "trending", "downloads", "tested", "compare"];
 const DEFAULTS = {
   view: "selected", task: TASKS[0], q: "", compiler: "", library: "", sort: "rank", order: "asc",
@@ -174,6 +177,15 @@ function modelNote(row) {
   return parts.length ? el("span", { class: "sub model-note", text: parts.join(" · ") }) : null;
 }
 
+// An encoder check's agreement with the reference: the smallest cosine similarity of an embedding,
+// or a ranker's largest score difference.
+function agreementCell(row) {
+  let text = DASH;
+  if (row.min_cosine != null) text = `cos ≥ ${row.min_cosine.toFixed(6)}`;
+  else if (row.max_score_difference != null) text = `Δ ≤ ${row.max_score_difference.toExponential(1)}`;
+  return el("td", { class: "num encoder-col", "data-label": "Agreement", text });
+}
+
 const listed = new Map();  // model id -> its row of the last list answer (the planner's view for the detail)
 
 function rowElement(row) {
@@ -202,7 +214,10 @@ function rowElement(row) {
     coresCell(row),
     el("td", { class: "num", "data-label": "Wall time", text: (didRun && seconds(row.wall_time_s)) || DASH }),
     memoryCell,
-    el("td", { "data-label": "Weights", text: (didRun && row.weights) || DASH }));
+    el("td", { "data-label": "Weights", text: (didRun && row.weights) || DASH }),
+    agreementCell(row),
+    el("td", { class: "num encoder-col", "data-label": "Sentences/s",
+      text: row.sentences_per_s != null ? row.sentences_per_s.toFixed(1) : DASH }));
   tr.addEventListener("click", open);
   return tr;
 }
@@ -290,6 +305,7 @@ async function loadRows() {
     $("status").textContent = `Could not load the rows: ${error.message}`;
     return;
   }
+  $("rows").classList.toggle("encoder-task", ENCODER_TASKS.includes(state.task));
   $("rows").tBodies[0].replaceChildren(...body.rows.map(rowElement));
   const ranking = body.ranking;
   $("ranking").textContent = ranking.note
