@@ -413,7 +413,9 @@ def test_fields_of_newer_rows_are_shown(space, browser):
     assert shown["plan"] == "This row's plan: pulled from a remote plan cache (canrun cache pull)."
     assert "Tokens equal the reference" in shown["all"] and "Row schema version2" in shown["all"]
     assert shown["badge"] == "⊘ NOT_TESTED needs_memory"
-    rank, _, _, cores, wall, memory, weights = shown["cells"]
+    # The encoder columns (Agreement, Sentences/s) follow, hidden for a generation task.
+    rank, _, _, cores, wall, memory, weights, agreement, rate = shown["cells"]
+    assert agreement == rate == DASH  # this row has neither
     assert [cores, wall, memory, weights] == [DASH] * 4
 
 
