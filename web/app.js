@@ -372,6 +372,18 @@ function divergence(row) {
   return ran(row) ? "not compared: the check stopped before both runs generated" : "not compared: nothing ran";
 }
 
+// An encoder row's agreement with the ref reference, in words.
+function encoderAgreement(row) {
+  const rate = row.sentences_per_s != null ? `; the tested run encoded ${row.sentences_per_s.toFixed(1)} texts/s` : "";
+  if (row.min_cosine != null)
+    return `smallest cosine similarity of a tested embedding with the reference's: ${row.min_cosine.toFixed(9)}` +
+      ` (PASS at 0.99999, 0.999 for bf16 weights)${rate}`;
+  if (row.max_score_difference != null)
+    return `largest score difference from the reference: ${row.max_score_difference.toExponential(2)}` +
+      ` (PASS within 1e-4, documents in the same order)${rate}`;
+  return ran(row) ? "not compared: the check stopped before both runs encoded" : "not compared: nothing ran";
+}
+
 function generatedText(row) {
   if (row.generated_text != null) return { title: "Generated text", text: row.generated_text };
   if (Array.isArray(row.generated_token_ids))
@@ -510,7 +522,11 @@ function detailContent(detail) {
   parts.push(facts);
   if (row && row.error_message)
     parts.push(...section(didRun ? "Error" : "Why it was not run", el("pre", { id: "detail-error", text: row.error_message })));
-  if (row) {
+  if (row && ENCODER_TASKS.includes(row.task)) {
+    // An encoder's check encodes fixed texts: it has no generation to show, but its agreement.
+    parts.push(...section("Texts encoded", el("pre", { id: "detail-prompt", text: row.prompt })));
+    parts.push(...section("Agreement with the reference", el("p", { id: "detail-agreement", text: encoderAgreement(row) })));
+  } else if (row) {
     parts.push(...section("Prompt", el("pre", { id: "detail-prompt", text: row.prompt })));
     const generated = generatedText(row);
     parts.push(...section(generated.title, el("pre", { id: "detail-generated", text: generated.text })));

@@ -242,6 +242,13 @@ def test_encoder_task_views_show_agreement_and_throughput(space, browser):
     assert shown["Sentences/s"] == f"{embedder['sentences_per_s']:.1f}"
     assert shown["Weights"] == "synthetic"
     save(browser, "space-sentence-similarity.png")
+    # Its detail shows the texts it encoded and its agreement, not a generation.
+    open_detail(browser, EMBEDDER)
+    assert text_of(browser, "detail-prompt") == embedder["prompt"]
+    assert text_of(browser, "detail-agreement").startswith(
+        f"smallest cosine similarity of a tested embedding with the reference's: {embedder['min_cosine']:.9f}")
+    assert not browser.find_elements(By.ID, "detail-generated")
+    close_detail(browser)
     Select(browser.find_element(By.ID, "task")).select_by_value("text-ranking")
     wait_for_rows(browser, [RANKER])
     ranker = table[RANKER]
