@@ -48,7 +48,8 @@ const SYNTHETIC = "Synthetic weights: random weights (canrun's fixed seed) at th
   "token for token; the quality of the text is not judged (random weights write no sensible text).";
 const LEGEND = [
   { cls: "pass", sample: { result: "PASS", weights: "real" },
-    text: "Real weights: the compiled cpu backend's 32 greedy tokens equal the f32 ref reference's, token for token." },
+    text: "Real weights: the compiled cpu backend's 32 greedy tokens equal the f32 ref reference's, token for token " +
+      "(an encoder: its embeddings or scores agree with the reference's; see the note below)." },
   { cls: "pass synthetic", sample: { result: "PASS", weights: "synthetic" },
     text: "Synthetic weights: runs and matches the reference; text quality not judged (random weights at the " +
       "model's real config)." },

@@ -398,3 +398,17 @@ def test_synthetic_encoder_from_the_catalog_and_its_errors(canrun_bin, lab_env, 
     row = check_json(canrun_bin, lab_env, minilm["id"], "--synthetic", "--no-record", "--catalog", bad)
     assert row["result"] == "FAIL_LOAD"
     assert "field 'sentence_transformers.pooling.mode': 'weightedmean'" in row["error_message"]
+
+
+def test_text_classification_has_no_protocol_yet(canrun_bin, lab_env, tmp_path):
+    """A classifier's task has no check protocol: NOT_TESTED with its reason code, nothing run."""
+    config = json.loads((ENCODER_FIXTURES / "bert_cross_encoder" / "config.json").read_text())
+    entry = {"id": "test/classifier", "task": "text-classification", "model_type": "bert", "config": config,
+             "popularity": {"downloads": {"rank": None, "note": "none"}, "trending": {"rank": None, "note": "none"}},
+             "selected": False, "exclusion": "not prioritized yet"}
+    catalog = tmp_path / "catalog.jsonl"
+    catalog.write_text(json.dumps(entry) + "\n")
+    row = check_json(canrun_bin, lab_env, "test/classifier", "--synthetic", "--no-record", "--catalog", catalog)
+    assert (row["result"], row["reason_code"], row["task"]) == ("NOT_TESTED", "no_protocol", "text-classification")
+    assert "no check protocol for text-classification" in row["error_message"]
+    assert row["weights"] is None and row["wall_time_s"] is None
