@@ -191,6 +191,28 @@ def catalog_row(record, rank):
     return row
 
 
+def read_records(path):
+    """The snapshot's records; a file that cannot be read, or a line that is not a JSON object, ends
+    the script with one line naming the file (and line)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        sys.exit(f"{path}: cannot read: {error.strerror}")
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            sys.exit(f"{path}:{number}: not JSON: {error.msg}")
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str) or \
+                not {"task", "model_type"} <= record.keys():
+            sys.exit(f"{path}:{number}: a record needs an 'id', a 'task' and a 'model_type' (null when unknown)")
+        records.append(record)
+    return records
+
+
 def write_rows(rows, path):
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as out:
@@ -209,8 +231,7 @@ def main():
                              "(default $CANRUN_BIN, else build/canrun)")
     args = parser.parse_args()
 
-    records = [json.loads(line) for source in (args.source, args.encoders)
-               for line in source.read_text().splitlines() if line.strip()]
+    records = [record for source in (args.source, args.encoders) for record in read_records(source)]
     ids = [r["id"] for r in records]
     if len(ids) != len(set(ids)):
         sys.exit(f"{args.source}, {args.encoders}: duplicate model ids")

@@ -148,3 +148,17 @@ def test_encoder_rows_say_why_they_are_not_selected(run_canrun):
     assert result.returncode == 0, result.stderr
     line = next(l for l in result.stdout.splitlines() if l.startswith("intfloat/e5-large-v2 "))
     assert line.split()[2] == "?"
+
+
+@pytest.mark.skipif(not SNAPSHOT.is_file(), reason="the shared catalog snapshot is not beside the repository")
+def test_build_catalog_names_a_bad_snapshot_in_one_line(tmp_path):
+    bad = tmp_path / "encoders.jsonl"
+    for content, expected in [(None, f"{bad}: cannot read: No such file or directory"),
+                              ('{"id": "a"\n', f"{bad}:1: not JSON: "),
+                              ('\n{"id": "a", "task": "text-ranking"}\n', f"{bad}:2: a record needs an 'id', a 'task'")]:
+        if content is not None:
+            bad.write_text(content)
+        result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "build_catalog.py"), "--encoders", str(bad),
+                                 "--out", str(tmp_path / "out.jsonl")], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 1 and result.stderr.startswith(expected), result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
