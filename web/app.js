@@ -3,7 +3,10 @@
 "use strict";
 
 const PAGE_SIZE = 500;
-const TASKS = ["text-generation", "image-text-to-text"];
+const TASKS = ["text-generation", "image-text-to-text", "sentence-similarity", "feature-extraction", "text-ranking",
+  "text-classification"];
+// Tasks of encoders: their checks compare embeddings or scores, not generated tokens.
+const ENCODER_TASKS = TASKS.slice(2);
 const VIEWS = ["selected", "trending", "downloads", "tested", "compare"];
 const DEFAULTS = {
   view: "selected", task: TASKS[0], q: "", compiler: "", library: "", sort: "rank", order: "asc",
@@ -45,7 +48,8 @@ const SYNTHETIC = "Synthetic weights: random weights (canrun's fixed seed) at th
   "token for token; the quality of the text is not judged (random weights write no sensible text).";
 const LEGEND = [
   { cls: "pass", sample: { result: "PASS", weights: "real" },
-    text: "Real weights: the compiled cpu backend's 32 greedy tokens equal the f32 ref reference's, token for token." },
+    text: "Real weights: the compiled cpu backend's 32 greedy tokens equal the f32 ref reference's, token for token " +
+      "(an encoder: its embeddings or scores agree with the reference's; see the note below)." },
   { cls: "pass synthetic", sample: { result: "PASS", weights: "synthetic" },
     text: "Synthetic weights: runs and matches the reference; text quality not judged (random weights at the " +
       "model's real config)." },
@@ -174,6 +178,15 @@ function modelNote(row) {
   return parts.length ? el("span", { class: "sub model-note", text: parts.join(" · ") }) : null;
 }
 
+// An encoder check's agreement with the reference: the smallest cosine similarity of an embedding,
+// or a ranker's largest score difference.
+function agreementCell(row) {
+  let text = DASH;
+  if (row.min_cosine != null) text = `cos ≥ ${row.min_cosine.toFixed(6)}`;
+  else if (row.max_score_difference != null) text = `Δ ≤ ${row.max_score_difference.toExponential(1)}`;
+  return el("td", { class: "num encoder-col", "data-label": "Agreement", text });
+}
+
 const listed = new Map();  // model id -> its row of the last list answer (the planner's view for the detail)
 
 function rowElement(row) {
@@ -202,7 +215,10 @@ function rowElement(row) {
     coresCell(row),
     el("td", { class: "num", "data-label": "Wall time", text: (didRun && seconds(row.wall_time_s)) || DASH }),
     memoryCell,
-    el("td", { "data-label": "Weights", text: (didRun && row.weights) || DASH }));
+    el("td", { "data-label": "Weights", text: (didRun && row.weights) || DASH }),
+    agreementCell(row),
+    el("td", { class: "num encoder-col", "data-label": "Sentences/s",
+      text: row.sentences_per_s != null ? row.sentences_per_s.toFixed(1) : DASH }));
   tr.addEventListener("click", open);
   return tr;
 }
@@ -290,6 +306,7 @@ async function loadRows() {
     $("status").textContent = `Could not load the rows: ${error.message}`;
     return;
   }
+  $("rows").classList.toggle("encoder-task", ENCODER_TASKS.includes(state.task));
   $("rows").tBodies[0].replaceChildren(...body.rows.map(rowElement));
   const ranking = body.ranking;
   $("ranking").textContent = ranking.note
@@ -354,6 +371,18 @@ function divergence(row) {
   if (row.tokens_match === false) return "the tokens differ from the reference";
   if (compared) return "none: every token equals the reference";
   return ran(row) ? "not compared: the check stopped before both runs generated" : "not compared: nothing ran";
+}
+
+// An encoder row's agreement with the ref reference, in words.
+function encoderAgreement(row) {
+  const rate = row.sentences_per_s != null ? `; the tested run encoded ${row.sentences_per_s.toFixed(1)} texts/s` : "";
+  if (row.min_cosine != null)
+    return `smallest cosine similarity of a tested embedding with the reference's: ${row.min_cosine.toFixed(9)}` +
+      ` (PASS at 0.99999, 0.999 for bf16 weights)${rate}`;
+  if (row.max_score_difference != null)
+    return `largest score difference from the reference: ${row.max_score_difference.toExponential(2)}` +
+      ` (PASS within 1e-4, documents in the same order)${rate}`;
+  return ran(row) ? "not compared: the check stopped before both runs encoded" : "not compared: nothing ran";
 }
 
 function generatedText(row) {
@@ -494,7 +523,11 @@ function detailContent(detail) {
   parts.push(facts);
   if (row && row.error_message)
     parts.push(...section(didRun ? "Error" : "Why it was not run", el("pre", { id: "detail-error", text: row.error_message })));
-  if (row) {
+  if (row && ENCODER_TASKS.includes(row.task)) {
+    // An encoder's check encodes fixed texts: it has no generation to show, but its agreement.
+    parts.push(...section("Texts encoded", el("pre", { id: "detail-prompt", text: row.prompt })));
+    parts.push(...section("Agreement with the reference", el("p", { id: "detail-agreement", text: encoderAgreement(row) })));
+  } else if (row) {
     parts.push(...section("Prompt", el("pre", { id: "detail-prompt", text: row.prompt })));
     const generated = generatedText(row);
     parts.push(...section(generated.title, el("pre", { id: "detail-generated", text: generated.text })));

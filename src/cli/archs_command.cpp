@@ -1,7 +1,9 @@
 // canrun archs: the supported architecture families, the config options each handles, and
 // how many of the catalog's text-generation models that fit 16 cores of 24 GiB (trn2, bf16)
 // each covers, and what share of the task's downloads the supported families carry; then the
-// families still missing, with the models they block.
+// families still missing, with the models they block; and for the encoder tasks (sentence-similarity,
+// feature-extraction, text-ranking, text-classification), how many of their models with a known
+// model_type have a family canrun runs as an encoder, by count and by downloads.
 #include <algorithm>
 #include <iostream>
 #include <cstdio>
@@ -56,6 +58,69 @@ bool fits(const CatalogEntry& entry, const DeviceProfile& profile, std::string& 
   }
 }
 
+// One encoder task's models (or all of them, task "encoder tasks"): those with a known
+// model_type, those of a family canrun runs as an encoder, and their downloads.
+struct TaskCoverage {
+  std::string task;
+  int64_t records = 0, known = 0, supported = 0;
+  int64_t known_downloads = 0, supported_downloads = 0;
+};
+
+std::vector<TaskCoverage> encoder_coverage(const std::vector<CatalogEntry>& entries) {
+  std::vector<TaskCoverage> result;
+  for (const std::string& task : encoder_tasks()) result.push_back({task});
+  result.push_back({"encoder tasks"});
+  for (const CatalogEntry& entry : entries) {
+    if (!is_encoder_task(entry.task)) continue;
+    const bool supported = family_supported(entry);
+    const int64_t downloads = entry.downloads.count.value_or(0);
+    for (TaskCoverage& coverage : result) {
+      if (coverage.task != entry.task && coverage.task != "encoder tasks") continue;
+      ++coverage.records;
+      if (entry.model_type.empty()) continue;
+      ++coverage.known;
+      coverage.known_downloads += downloads;
+      if (!supported) continue;
+      ++coverage.supported;
+      coverage.supported_downloads += downloads;
+    }
+  }
+  return result;
+}
+
+double share(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+Json encoder_json(const std::vector<TaskCoverage>& encoders) {
+  Json result = Json::array();
+  for (const TaskCoverage& c : encoders)
+    result.push_back({{"task", c.task},
+                      {"records", c.records},
+                      {"known_model_type", c.known},
+                      {"supported", c.supported},
+                      {"percent", share(c.supported, c.known)},
+                      {"known_downloads", c.known_downloads},
+                      {"supported_downloads", c.supported_downloads},
+                      {"downloads_percent", share(c.supported_downloads, c.known_downloads)}});
+  return result;
+}
+
+void print_encoder_coverage(const std::vector<TaskCoverage>& encoders) {
+  if (encoders.empty()) return;
+  std::cout << "encoder tasks: models of a family canrun runs as an encoder / models with a known model_type"
+               " (fitting or not), and their share of those models' downloads:\n";
+  for (const TaskCoverage& c : encoders) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %s: %lld / %lld (%.1f%%); by downloads %.1f%% of %lld", c.task.c_str(),
+                  static_cast<long long>(c.supported), static_cast<long long>(c.known), share(c.supported, c.known),
+                  share(c.supported_downloads, c.known_downloads), static_cast<long long>(c.known_downloads));
+    std::cout << line;
+    if (c.records != c.known) std::cout << "; " << c.records - c.known << " more with no model_type known";
+    std::cout << "\n";
+  }
+}
+
 void run_archs(const ArchsArgs& args) {
   const std::vector<CatalogEntry> entries =
       load_catalog(args.catalog.empty() ? default_catalog_path() : args.catalog);
@@ -67,8 +132,11 @@ void run_archs(const ArchsArgs& args) {
   int64_t total = 0, total_downloads = 0;
   for (const CatalogEntry& entry : entries) {
     if (!args.task.empty() && entry.task != args.task) continue;
-    // A model_type canrun does not know may still name a class it implements (kimi_k2).
-    const Architecture* architecture = resolve_architecture(entry.model_type, entry.architectures);
+    if (entry.model_type.empty()) continue;  // no config in the snapshot: nothing to place or count
+    // A model_type canrun does not know may still name a class it implements (kimi_k2); for an
+    // encoder task the family must run the config as an encoder.
+    const Architecture* architecture =
+        family_supported(entry) ? resolve_architecture(entry.model_type, entry.architectures) : nullptr;
     Coverage& coverage = architecture ? supported[architecture->model_type] : missing[entry.model_type];
     const int64_t downloads = entry.downloads.count.value_or(0);
     coverage.downloads += downloads;
@@ -85,10 +153,9 @@ void run_archs(const ArchsArgs& args) {
     loadable += static_cast<int64_t>(coverage.models.size() - coverage.config_errors.size());
     covered_downloads += coverage.downloads;
   }
-  const auto share = [](int64_t part, int64_t whole) {
-    return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-  };
   const double percent = share(covered, total), downloads_percent = share(covered_downloads, total_downloads);
+  const bool show_encoders = args.task.empty() || args.task == "text-generation" || is_encoder_task(args.task);
+  const std::vector<TaskCoverage> encoders = show_encoders ? encoder_coverage(entries) : std::vector<TaskCoverage>{};
 
   if (args.json) {
     Json families = Json::array();
@@ -117,7 +184,8 @@ void run_archs(const ArchsArgs& args) {
                                      {"percent", percent},
                                      {"covered_downloads", covered_downloads},
                                      {"total_downloads", total_downloads},
-                                     {"downloads_percent", downloads_percent}}}})
+                                     {"downloads_percent", downloads_percent}}},
+                       {"encoder_tasks", encoder_json(encoders)}})
                      .dump(2)
               << "\n";
     return;
@@ -139,6 +207,7 @@ void run_archs(const ArchsArgs& args) {
             << args.task << " models (fitting or not) are of a supported architecture\n";
   for (const auto& [type, coverage] : supported)
     for (const std::string& error : coverage.config_errors) std::cout << "config not supported: " << error << "\n";
+  print_encoder_coverage(encoders);
   if (!missing.empty()) {
     std::cout << "missing families:\n";
     std::vector<std::pair<std::string, Coverage>> ordered(missing.begin(), missing.end());

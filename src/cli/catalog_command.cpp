@@ -56,7 +56,8 @@ Json entry_json(const PlannedEntry& planned, const DeviceProfile& profile) {
   const CatalogEntry& entry = planned.entry;
   return {{"id", entry.id},
           {"task", entry.task},
-          {"model_type", entry.model_type},
+          {"model_type", entry.model_type.empty() ? Json(nullptr) : Json(entry.model_type)},
+          {"family_supported", family_supported(entry)},
           {"params_b", entry.params_b ? Json(*entry.params_b) : Json(nullptr)},
           {"license", or_null(entry.license)},
           {"downloads", signal_json(entry.downloads)},
@@ -86,7 +87,7 @@ void print_table(const std::vector<PlannedEntry>& rows, const DeviceProfile& pro
   for (const PlannedEntry& row : rows) {
     const CatalogEntry& entry = row.entry;
     const std::string cores = !row.plan ? "?" : row.plan->fits() ? std::to_string(row.plan->cores) : "-";
-    cells.push_back({entry.id, entry.task, entry.model_type, params_text(entry.params_b),
+    cells.push_back({entry.id, entry.task, entry.model_type.empty() ? "?" : entry.model_type, params_text(entry.params_b),
                      entry.downloads.rank ? "#" + std::to_string(*entry.downloads.rank) : "-", cores,
                      status_text(entry)});
   }

@@ -58,8 +58,12 @@ CatalogEntry read_entry(const Json& json, const std::string& where) {
     for (const std::string& task : tasks) known += (known.empty() ? "" : ", ") + task;
     row.reject("task", "'" + entry.task + "' is not one of " + known);
   }
-  entry.model_type = row.string("model_type", std::nullopt);
-  if (entry.model_type.empty()) row.reject("model_type", "must not be empty");
+  // An encoder whose config no source had has a null model_type (the catalog says why it is not
+  // selected); text-generation models always name theirs.
+  const bool type_unknown = json.contains("model_type") && json["model_type"].is_null();
+  if (type_unknown && !is_encoder_task(entry.task)) row.reject("model_type", "must not be null for a " + entry.task + " model");
+  if (!type_unknown) entry.model_type = row.string("model_type", std::nullopt);
+  if (!type_unknown && entry.model_type.empty()) row.reject("model_type", "must not be empty");
   if (row.has("architectures")) {
     const Json& names = json["architectures"];
     if (!names.is_array()) row.reject("architectures", "must be a list of class names");
@@ -74,6 +78,8 @@ CatalogEntry read_entry(const Json& json, const std::string& where) {
   }
   entry.license = optional_string(row, "license");
   entry.config = row.object("config").json();
+  if (json.contains("sentence_transformers") && !json["sentence_transformers"].is_null())
+    entry.sentence_transformers = row.object("sentence_transformers").json();
   const ConfigReader popularity = row.object("popularity");
   entry.downloads = read_signal(popularity, "downloads");
   entry.trending = read_signal(popularity, "trending");
@@ -88,8 +94,20 @@ CatalogEntry read_entry(const Json& json, const std::string& where) {
 }  // namespace
 
 const std::vector<std::string>& catalog_tasks() {
-  static const std::vector<std::string> tasks = {"text-generation", "image-text-to-text"};
+  static const std::vector<std::string> tasks = {"text-generation",  "image-text-to-text", "sentence-similarity",
+                                                 "feature-extraction", "text-ranking",      "text-classification"};
   return tasks;
+}
+
+const std::vector<std::string>& encoder_tasks() {
+  static const std::vector<std::string> tasks = {"sentence-similarity", "feature-extraction", "text-ranking",
+                                                 "text-classification"};
+  return tasks;
+}
+
+bool is_encoder_task(const std::string& task) {
+  const auto& tasks = encoder_tasks();
+  return std::find(tasks.begin(), tasks.end(), task) != tasks.end();
 }
 
 std::string default_catalog_path() {
@@ -129,11 +147,32 @@ std::vector<CatalogEntry> filter_catalog(const std::vector<CatalogEntry>& entrie
 }
 
 bool family_supported(const CatalogEntry& entry) {
-  return resolve_architecture(entry.model_type, entry.architectures) != nullptr;
+  if (entry.model_type.empty()) return false;
+  const Architecture* architecture = resolve_architecture(entry.model_type, entry.architectures);
+  if (architecture == nullptr) return false;
+  if (!is_encoder_task(entry.task)) return true;
+  // An encoder task needs the family to give hidden states for this config; a config the family
+  // rejects is judged by the family's reading of its bare model_type and classes.
+  const auto gives_hidden_states = [&](const Json& config) {
+    return architecture->read_spec(ConfigReader(config, entry.id)).output == ModelOutput::kHiddenStates;
+  };
+  try {
+    return gives_hidden_states(hf_config(entry));
+  } catch (const Error&) {
+    try {
+      Json bare = {{"model_type", entry.model_type}};
+      if (!entry.architectures.empty()) bare["architectures"] = entry.architectures;
+      return gives_hidden_states(bare);
+    } catch (const Error&) {
+      return false;
+    }
+  }
 }
 
 std::string exclusion_reason(const CatalogEntry& entry) {
-  if (!family_supported(entry)) return "architecture not supported: " + entry.model_type;
+  if (entry.model_type.empty()) return entry.exclusion;  // the file says why (no config)
+  if (!family_supported(entry))
+    return "architecture not supported: " + entry.model_type + (is_encoder_task(entry.task) ? " (as an encoder)" : "");
   return entry.exclusion;
 }
 

@@ -24,11 +24,14 @@ struct CatalogEntry {
   int64_t line = 0;  // 1-based line in the file, for messages
   std::string id;
   std::string task;
-  std::string model_type;
+  std::string model_type;  // empty when the catalog's source had no config to take it from
   std::vector<std::string> architectures;  // the config's model classes; empty when the source gave none
   std::optional<double> params_b;  // as published, in billions; null when unknown
   std::string license;             // empty when unknown
   Json config;                     // the snapshot's config values (null = not seen in the source)
+  // An encoder's sentence-transformers pieces as the snapshot found them (modules, pooling,
+  // normalize, max_seq_length, classifier...); null when none were found.
+  Json sentence_transformers;
   PopularitySignal downloads;
   PopularitySignal trending;
   bool selected = false;
@@ -38,7 +41,14 @@ struct CatalogEntry {
 // The tasks the catalog covers.
 const std::vector<std::string>& catalog_tasks();
 
-// Whether canrun has the entry's family (by model_type, or by a class its architectures name).
+// The tasks of encoder models: sentence-similarity, feature-extraction, text-ranking,
+// text-classification.
+const std::vector<std::string>& encoder_tasks();
+bool is_encoder_task(const std::string& task);
+
+// Whether canrun has the entry's family (by model_type, or by a class its architectures name)
+// for the entry's task: for an encoder task, a family that reads the entry's config as an encoder
+// (its forward pass gives hidden states, not logits).
 bool family_supported(const CatalogEntry& entry);
 
 // $CANRUN_CATALOG if set, else data/catalog.jsonl of the source tree canrun was built from.

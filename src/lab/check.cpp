@@ -8,6 +8,7 @@
 
 #include "checkpoint/config_reader.h"
 #include "checkpoint/safetensors.h"
+#include "lab/encoder_check.h"
 #include "lab/judge.h"
 #include "lab/planner.h"
 #include "lab/reproduce.h"
@@ -70,6 +71,8 @@ std::string script_for(const ModelSource& source, const CheckOptions& options, c
     torch.run_py = torch_run_script({source.dir, options.torch, row.cores.value_or(1), row.task});
     torch.packages = torch_requirements(probe_torch_stack(options.torch.python));
     torch.expected_tokens = row.generated_token_ids;
+    torch.encoder_protocol = encoder_protocol(row.task);
+    torch.min_cosine = torch_dtype(options.torch) == "float32" ? kMinCosineF32 : kMinCosineBf16;
     // A run.py failure's message starts with its stage ("device: ..."); other failures have none.
     const std::string stage = row.error_message ? row.error_message->substr(0, row.error_message->find(':')) : "";
     for (const char* known : {"import", "device", "load", "prompt", "compile", "generate", "reference"})
@@ -167,8 +170,17 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
   row.architecture = ConfigReader(config, "config.json").string("model_type", std::nullopt);
   // An unknown family ends here, before any planning or weights.
   const Architecture& architecture = architecture_of(ConfigReader(config, "config.json"));
+  const DecoderSpec spec = architecture.read_spec(ConfigReader(config, "config.json"));
   // A model that reads images is checked on the image-text-to-text task, with the check image.
-  if (architecture.read_spec(ConfigReader(config, "config.json")).vision) row.task = "image-text-to-text";
+  if (spec.vision) row.task = "image-text-to-text";
+  // An encoder is checked on its catalog task, else on the one its head says (encoder_check.h).
+  const bool encoder = spec.output == ModelOutput::kHiddenStates;
+  if (encoder && !is_encoder_task(row.task)) row.task = encoder_task_of(config);
+  if (encoder && encoder_protocol(row.task).empty()) {
+    row.reason_code = "no_protocol";
+    fail_row(row, Status::kNotTested, "not_tested", "the lab has no check protocol for " + row.task + " yet");
+    return;
+  }
 
   const ModelShape shape = model_shape(config, source.entry ? published_parameters(*source.entry) : std::nullopt);
   row.parameter_count = shape.parameters;
@@ -188,10 +200,19 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
   if (source.synthetic()) {
     report_check_step(options, "making synthetic weights");
     make_synthetic_checkpoint(config, kSyntheticSeed, source.dir);
+    if (encoder)
+      write_synthetic_encoder_files(source.dir, config, source.entry ? source.entry->sentence_transformers : Json(),
+                                    row.task);
+  }
+  if (encoder && options.runner == Runner::kCanrun) {
+    const bool bf16 = source.synthetic() || WeightStore::open_folder(source.dir, false).stored_dtype() == DType::kBF16;
+    run_encoder_check(source, options, bf16, row, stage);
+    return;
   }
   // What the runs are asked, where it is not the fixed prompt as it stands (the canrun runner
   // records it again from its reference run).
-  if (source.synthetic() || row.task == "image-text-to-text")
+  if (encoder) row.prompt = encoder_check_prompt(row.task, source.synthetic());
+  else if (source.synthetic() || row.task == "image-text-to-text")
     row.prompt = check_prompt(source, read_model_spec(source.dir)).description;
   if (options.runner == Runner::kTorch) {
     stage = CheckStage::kGenerate;

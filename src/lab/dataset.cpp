@@ -279,6 +279,9 @@ const std::vector<Column>& columns() {
       added_later(column("plan_source", &ResultRow::plan_source)),
       added_later(column("run_command", &ResultRow::run_command)),
       added_later(column("warm_compile_time_s", &ResultRow::warm_compile_time_s)),
+      added_later(column("min_cosine", &ResultRow::min_cosine)),
+      added_later(column("max_score_difference", &ResultRow::max_score_difference)),
+      added_later(column("sentences_per_s", &ResultRow::sentences_per_s)),
   };
   return kColumns;
 }
@@ -387,6 +390,7 @@ const std::vector<ReasonCode>& reason_codes() {
       {"unsupported_architecture", "canrun has no implementation of the model's family"},
       {"not_selected", "the catalog lists the model but does not select it (its reason is in error_message)"},
       {"weights_unavailable", "the real weights could not be had (not in the Hugging Face cache, no network)"},
+      {"no_protocol", "the lab has no check protocol for the model's task yet (text-classification)"},
   };
   return kCodes;
 }

@@ -26,8 +26,8 @@ struct StackComponent {
 using Timestamp = std::chrono::sys_time<std::chrono::microseconds>;
 
 // The layout the writer produces: 2 added schema_version and the columns after it, 3
-// warm_compile_time_s.
-inline constexpr int32_t kDatasetSchemaVersion = 3;
+// warm_compile_time_s, 4 the encoder checks' min_cosine, max_score_difference and sentences_per_s.
+inline constexpr int32_t kDatasetSchemaVersion = 4;
 
 // The codes of reason_code, each with its meaning, for the dataset card.
 struct ReasonCode {
@@ -94,6 +94,14 @@ struct ResultRow {
   std::optional<std::string> plan_source;  // "built", "local_cache" or "remote_cache"; null before compiling
   std::optional<std::string> run_command;        // the `canrun check` line that repeats the row from a clone
   std::optional<double> warm_compile_time_s;     // a second session taking the same plan from the cache
+  // An embedding check's (sentence-similarity, feature-extraction): the smallest cosine similarity
+  // between the tested run's and the reference's embedding of a check sentence.
+  std::optional<double> min_cosine;
+  // A text-ranking check's: the largest |tested - reference| over the documents' scores.
+  std::optional<double> max_score_difference;
+  // An encoder check's throughput: texts (sentences, or query-document pairs) the tested run
+  // encoded per second, timed after a first pass that compiled.
+  std::optional<double> sentences_per_s;
   bool operator==(const ResultRow&) const = default;
 };
 

@@ -71,7 +71,8 @@ const std::map<std::string, std::string>& descriptions() {
       {"compiler_version", "First half of the version pair that names the file (for canrun: canrun-<version>; for "
                            "the torch runner: torch-<version>+<compile backend or eager>-<device>)."},
       {"schema_version", "The row's layout: " + std::to_string(kDatasetSchemaVersion) +
-                             " for rows written now (2: before warm_compile_time_s; 1: files from before this column)."},
+                             " for rows written now (3: before min_cosine, max_score_difference and sentences_per_s; 2: before "
+                             "warm_compile_time_s; 1: files from before this column)."},
       {"reason_code", "Why nothing ran, as a code (see Reason codes above); null when the check ran."},
       {"license", "The weights' licence as the catalog records it from the Hub (check the weights' rights apart "
                   "from canrun's); null when unknown."},
@@ -95,6 +96,14 @@ const std::map<std::string, std::string>& descriptions() {
                               "load the same plan from the plan cache (a warm start; with --no-plan-cache, from a "
                               "cache folder of the check's own); null when the check stopped before, or on the "
                               "torch runner."},
+      {"min_cosine", "An embedding check (sentence-similarity, feature-extraction): the smallest cosine similarity "
+                     "between the tested run's and the reference's embedding of the same check sentence; null for "
+                     "other tasks."},
+      {"max_score_difference", "A text-ranking check: the largest difference between the tested run's and the "
+                               "reference's score of a document; null for other tasks."},
+      {"sentences_per_s", "An encoder check: the texts (sentences, or query-document pairs for text-ranking) the "
+                          "tested run encoded per second, timed on a second pass after the first compiled; null for "
+                          "other tasks. One small batch on the check's cores: a sanity figure, not a benchmark."},
       {"run_command", "The `canrun check` command that repeats the row from a clone built with the README's set-up "
                       "command."},
       {"library_version", "Second half of the version pair (for canrun: <tested backend>-<ISA its kernels ran with>, "
@@ -174,7 +183,11 @@ std::string dataset_card(const std::vector<CardConfig>& configs) {
       "timing a warm start from the plan cache (`warm_compile_time_s`); free that, load the same "
       "checkpoint for the reference `ref` backend (f32 arithmetic, never compiled; it keeps the weights as stored "
       "and widens each row to f32 as it uses it, so it needs no more memory than the tested run), generate again "
-      "and compare. The planner sizes the larger of the two runs (`planned_memory_bytes`) against the profile's "
+      "and compare. An encoder (sentence-similarity, feature-extraction, text-ranking) instead encodes fixed texts "
+      "on both backends: an embedding model 8 sentences, PASS when every tested embedding's cosine similarity with "
+      "the reference's is at least 0.99999 (0.999 for bf16 weights; `min_cosine`); a cross-encoder one query "
+      "against 4 documents, PASS when the documents rank in the same order and every score is within 1e-4 "
+      "(`max_score_difference`). The planner sizes the larger of the two runs (`planned_memory_bytes`) against the profile's "
       "memory (`memory_capacity_bytes`); a model nothing holds is NOT_TESTED with nothing run, and its row says by "
       "how much it is too large and how many cores of that size would hold it. A sweep runs "
       "each check in its own process with "

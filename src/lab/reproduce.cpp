@@ -164,9 +164,12 @@ std::string torch_reproduce_script(const ReproduceInputs& in, const TorchReprodu
   const std::string weights = in.weights.empty() ? "no" : in.weights;
   std::string pins;
   for (const std::string& package : torch.packages) pins += " " + shell_quote(package);
-  const std::string expectation = torch.expected_tokens ? "the tested run's tokens as the row recorded them"
-                                  : torch.expected_error.empty() ? "run.py printing a result"
-                                                                 : "run.py failing in its " + torch.expected_error + " stage";
+  const std::string expectation =
+      torch.expected_tokens ? "the tested run's tokens as the row recorded them"
+      : !torch.expected_error.empty() ? "run.py failing in its " + torch.expected_error + " stage"
+      : torch.encoder_protocol == "embedding" ? "the embeddings' verdict against the reference, by cosine similarity"
+      : torch.encoder_protocol == "ranking" ? "the scores' verdict against the reference, by order and difference"
+                                            : "run.py printing a result";
   const std::string python = std::string(kTorchVenv) + "/bin/python";
   return "#!/usr/bin/env bash\n"
          "# Reproduces one canrun support-lab row: " + comment_text(in.model_id) + " (" + comment_text(weights) +
@@ -184,6 +187,9 @@ std::string torch_reproduce_script(const ReproduceInputs& in, const TorchReprodu
          "run = json.loads(open('run.json').read().strip().splitlines()[-1])\n"
          "expected_tokens = " + (torch.expected_tokens ? python_list(*torch.expected_tokens) : "None") + "\n"
          "expected_error = " + Json(torch.expected_error).dump() + "\n"
+         "encoder = " + Json(torch.encoder_protocol).dump() + "\n"
+         "min_cosine = " + Json(torch.min_cosine).dump() + "\n"
+         "expected_result = " + Json(in.expected_result).dump() + "\n"
          "if expected_tokens is not None:\n"
          "    same = run.get('tokens') == expected_tokens\n"
          "    print('tokens: ' + ('the same as the row recorded' if same else 'differ: %s' % run.get('tokens', run.get('error'))))\n"
@@ -191,6 +197,24 @@ std::string torch_reproduce_script(const ReproduceInputs& in, const TorchReprodu
          "    stage = run.get('error', {}).get('stage')\n"
          "    same = stage == expected_error\n"
          "    print('failed in stage %s (the row: %s): %s' % (stage, expected_error, run.get('error', {}).get('message')))\n"
+         "elif encoder == 'embedding' and 'embeddings' in run:\n"
+         "    def cosine(a, b):\n"
+         "        dot = sum(x * y for x, y in zip(a, b))\n"
+         "        return dot / (sum(x * x for x in a) * sum(y * y for y in b)) ** 0.5\n"
+         "    worst = min(cosine(a, b) for a, b in zip(run['embeddings'], run['reference_embeddings']))\n"
+         "    verdict = 'PASS' if worst >= min_cosine else 'FAIL_MISMATCH'\n"
+         "    print('min cosine %.9f against the reference (threshold %g): %s (the row: %s)' % (worst, min_cosine, verdict, expected_result))\n"
+         "    same = verdict == expected_result\n"
+         "elif encoder == 'ranking' and 'scores' in run:\n"
+         "    tested, reference = run['scores'], run['reference_scores']\n"
+         "    order = lambda scores: sorted(range(len(scores)), key=lambda i: -scores[i])\n"
+         "    largest = max(abs(a - b) for a, b in zip(tested, reference))\n"
+         "    verdict = 'PASS' if order(tested) == order(reference) and largest <= 1e-4 else 'FAIL_MISMATCH'\n"
+         "    print('scores differ by %.3g at most, same order: %s: %s (the row: %s)' % (largest, order(tested) == order(reference), verdict, expected_result))\n"
+         "    same = verdict == expected_result\n"
+         "elif encoder:\n"
+         "    print('run.py gave no %s output: %s' % (encoder, run.get('error')))\n"
+         "    same = False\n"
          "else:\n"
          "    same = True\n"
          "sys.exit(0 if same else 1)\n"

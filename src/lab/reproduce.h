@@ -39,6 +39,10 @@ struct TorchReproduceInputs {
   std::vector<std::string> packages;  // pip pins: "torch==2.15.0", ...
   std::optional<std::vector<int32_t>> expected_tokens;  // the row's generated tokens
   std::string expected_error;         // else the stage run.py failed in ("" when none)
+  // An encoder row's check ("embedding" or "ranking", encoder_check.h), whose verdict the script
+  // computes again from run.py's output and the row's threshold; "" for a generation.
+  std::string encoder_protocol;
+  double min_cosine = 0;  // the embedding check's threshold
 };
 
 // A torch row's script: a fresh venv with the row's packages, the row's weights, its run.py,

@@ -119,7 +119,8 @@ class Sweep {
   // Rows the sweep knows without running anything: unsupported families, excluded models.
   std::optional<ResultRow> row_without_child(const ModelSource& source) const {
     const CatalogEntry& entry = *source.entry;
-    const bool known = family_supported(entry);
+    // A model without a known model_type (no config in the catalog's source) is excluded for that.
+    const bool known = family_supported(entry) || entry.model_type.empty();
     if (known && entry.selected) return std::nullopt;
     const Status status = known ? Status::kExcluded : Status::kUnsupportedArchitecture;
     ResultRow row = initial_row(source, check_options(source), std::string(status_name(status)));

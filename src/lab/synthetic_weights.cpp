@@ -13,6 +13,7 @@
 
 #include "blocks/decoder_program.h"
 #include "checkpoint/config_reader.h"
+#include "embed/cross_encoder.h"
 #include "models/registry.h"
 #include "tensor/dtype.h"
 
@@ -32,8 +33,24 @@ struct TensorPlan {
 };
 
 // The tensors DecoderWeights::load reads, under the names transformers publishes them with.
-std::vector<TensorPlan> tensor_plan(const DecoderSpec& spec) {
+// A cross-encoder's (config.json naming a *ForSequenceClassification class) also its
+// classification head, under the names cross_encoder.h reads.
+std::vector<TensorPlan> tensor_plan(const DecoderSpec& spec, const Json& config) {
   std::vector<TensorPlan> plan;
+  const bool classifier = spec.output == ModelOutput::kHiddenStates && is_sequence_classifier(config);
+  if (classifier) {
+    int64_t labels = 2;  // transformers' PretrainedConfig default
+    if (config.contains("id2label") && config["id2label"].is_object()) labels = static_cast<int64_t>(config["id2label"].size());
+    if (config.contains("num_labels") && config["num_labels"].is_number_integer()) labels = config["num_labels"].get<int64_t>();
+    const bool bert = spec.base_model_prefix == "bert.";
+    const std::string dense = bert ? "bert.pooler.dense" : "classifier.dense";
+    const std::string out = bert ? "classifier" : "classifier.out_proj";
+    const int64_t h = spec.hidden_size;
+    plan.push_back({dense + ".weight", {h, h}, Fill::kRandom});
+    plan.push_back({dense + ".bias", {h}, Fill::kZeros});
+    plan.push_back({out + ".weight", {labels, h}, Fill::kRandom});
+    plan.push_back({out + ".bias", {labels}, Fill::kZeros});
+  }
   for (TensorInfo& tensor : decoder_tensors(spec)) {
     const bool matrix = tensor.role == TensorRole::kProjection || tensor.role == TensorRole::kMatrix ||
                         tensor.role == TensorRole::kTable || tensor.role == TensorRole::kFloatTensor;
@@ -43,7 +60,9 @@ std::vector<TensorPlan> tensor_plan(const DecoderSpec& spec) {
                       : tensor.role == TensorRole::kIndices   ? Fill::kColumns
                       : zeros                                 ? Fill::kZeros
                                                               : Fill::kOnes;
-    plan.push_back({std::move(tensor.name), std::move(tensor.shape), fill});
+    // A cross-encoder's checkpoint keeps its encoder under the base model's prefix ("bert.").
+    std::string name = classifier ? spec.base_model_prefix + tensor.name : std::move(tensor.name);
+    plan.push_back({std::move(name), std::move(tensor.shape), fill});
   }
   return plan;
 }
@@ -183,7 +202,7 @@ std::string synthetic_cache_dir() {
 void make_synthetic_checkpoint(const Json& config, uint64_t seed, const std::string& dir) {
   const fs::path target(dir);
   const ConfigReader reader(config, dir + "/config.json");
-  const std::vector<TensorPlan> plan = tensor_plan(architecture_of(reader).read_spec(reader));
+  const std::vector<TensorPlan> plan = tensor_plan(architecture_of(reader).read_spec(reader), config);
   if (already_made(config, seed, plan, target)) return;
   remove_abandoned_staging(target);
   const fs::path staging = target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()));

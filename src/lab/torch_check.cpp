@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "lab/child_process.h"
+#include "lab/encoder_check.h"
 #include "lab/status.h"
 #include "lab/torch_runner.h"
 #include "util/temporary_directory.h"
@@ -58,6 +59,23 @@ void run_torch_check(const ModelSource& source, const CheckOptions& options, int
     row.result = status_name(status_of_failure(*run.failure));
     row.error_type = run.failure->type.empty() ? "exception" : run.failure->type;
     row.error_message = run.failure->stage + ": " + run.failure->message;
+    return;
+  }
+  row.sentences_per_s = run.sentences_per_s;
+  if (run.embeddings) {
+    // The same rule as canrun's own check: cosine against the float32 reference.
+    const auto flat = [](const std::vector<std::vector<double>>& rows) {
+      std::vector<float> values;
+      for (const auto& r : rows) values.insert(values.end(), r.begin(), r.end());
+      return values;
+    };
+    const int64_t dimension = run.embeddings->empty() ? 0 : static_cast<int64_t>(run.embeddings->front().size());
+    record_embedding_verdict(min_cosine(flat(*run.embeddings), flat(*run.reference_embeddings), dimension),
+                             torch_dtype(options.torch) == "float32" ? kMinCosineF32 : kMinCosineBf16, row);
+    return;
+  }
+  if (run.scores) {
+    record_ranking_verdict(*run.scores, *run.reference_scores, row);
     return;
   }
   record_verdict(run.tested, run.reference, row);

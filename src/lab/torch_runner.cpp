@@ -5,6 +5,7 @@
 
 #include "lab/check.h"
 #include "lab/child_process.h"
+#include "lab/encoder_check.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -15,8 +16,10 @@ const std::vector<std::string> kDevices = {"cpu", "cuda", "neuron"};
 const std::vector<std::string> kCompileBackends = {"none", "inductor", "neuron"};
 // What run.py imports, directly or through transformers (accelerate: for a sharded load;
 // torchvision and PIL: the image processors and the check image of image-text-to-text), by module.
-const std::vector<std::string> kProbedPackages = {"torch",       "transformers", "tokenizers", "safetensors",
-                                                  "huggingface_hub", "accelerate", "torchvision", "PIL"};
+// sentence_transformers: an encoder's check.
+const std::vector<std::string> kProbedPackages = {"torch",           "transformers", "tokenizers",
+                                                  "safetensors",     "huggingface_hub", "accelerate",
+                                                  "torchvision",     "PIL",          "sentence_transformers"};
 
 std::string joined(const std::vector<std::string>& items) {
   std::string text;
@@ -95,6 +98,16 @@ std::vector<std::vector<int32_t>> top_lists(const Json& json, const std::string&
   return lists;
 }
 
+template <typename T>
+T numbers(const Json& json, const std::string& key, const char* type_name) {
+  if (!json.contains(key)) fail(ErrorKind::kRuntime, "run.py output: field '" + key + "' is missing");
+  try {
+    return json[key].get<T>();
+  } catch (const Json::exception&) {
+    fail(ErrorKind::kRuntime, "run.py output: field '" + key + "' is not " + type_name);
+  }
+}
+
 }  // namespace
 
 Runner parse_runner(const std::string& name) {
@@ -118,7 +131,8 @@ std::string public_version(const std::string& version) { return version.substr(0
 std::vector<std::string> torch_requirements(const TorchStack& stack) {
   std::vector<std::string> pins;
   for (const auto& [module, version] : stack.packages)
-    pins.push_back((module == "PIL" ? "pillow" : module) + "==" + public_version(version));
+    pins.push_back((module == "PIL" ? "pillow" : module == "sentence_transformers" ? "sentence-transformers" : module) +
+                   "==" + public_version(version));
   return pins;
 }
 
@@ -169,6 +183,9 @@ std::string torch_run_script(const TorchScriptParameters& parameters) {
       {"instruction", kCheckInstruction},
       {"new_tokens", kCheckNewTokens},
       {"top_k", kTopK},
+      {"sentences", check_sentences()},
+      {"query", kCheckQuery},
+      {"documents", check_documents()},
   };
   // JSON strings and numbers are Python literals too.
   return script.substr(0, start) + "PARAMETERS = " + values.dump(4, ' ', true) + script.substr(end + 2);
@@ -197,6 +214,18 @@ TorchRunOutput parse_torch_output(const std::string& output) {
     if (!error.is_object() || !error.contains("stage") || !error.contains("message"))
       fail(ErrorKind::kRuntime, "run.py output: field 'error' needs 'stage' and 'message'");
     run.failure = TorchRunOutput::Failure{error.value("stage", ""), error.value("type", ""), error.value("message", "")};
+    return run;
+  }
+  run.sentences_per_s = optional_field<double>(json, "sentences_per_s", "a number");
+  if (json.contains("embeddings")) {
+    run.embeddings = numbers<std::vector<std::vector<double>>>(json, "embeddings", "a list of embeddings");
+    run.reference_embeddings =
+        numbers<std::vector<std::vector<double>>>(json, "reference_embeddings", "a list of embeddings");
+    return run;
+  }
+  if (json.contains("scores")) {
+    run.scores = numbers<std::vector<double>>(json, "scores", "a list of numbers");
+    run.reference_scores = numbers<std::vector<double>>(json, "reference_scores", "a list of numbers");
     return run;
   }
   run.tested.tokens = id_list(json, "tokens");

@@ -84,9 +84,15 @@ struct TorchRunOutput {
   std::optional<int32_t> graph_breaks;
   std::optional<bool> eager_fallback;
   std::optional<int64_t> peak_device_memory_bytes;
+  // An encoder's run (sentence-transformers): the tested and the reference embeddings, one list
+  // per check sentence, or the first score of each check document; and the measured pass's rate.
+  std::optional<std::vector<std::vector<double>>> embeddings, reference_embeddings;
+  std::optional<std::vector<double>> scores, reference_scores;
+  std::optional<double> sentences_per_s;
 };
 
-// Reads the last line of run.py's standard output; throws Error(kRuntime) naming what is
+// Reads the last line of run.py's standard output (an encoder's: embeddings or scores instead of
+// tokens); throws Error(kRuntime) naming what is
 // missing or malformed: no JSON, JSON that is not an object, a field absent or of the wrong type.
 TorchRunOutput parse_torch_output(const std::string& output);
 

@@ -119,7 +119,11 @@ Json item_json(const DatasetSnapshot& snapshot, ListItem item, const PairRows* p
                  {"verification", nullptr},
                  {"graph_breaks", nullptr},
                  {"eager_fallback", nullptr},
-                 {"architecture", item.entry ? Json(item.entry->model_type) : Json(nullptr)}});
+                 {"min_cosine", nullptr},
+                 {"max_score_difference", nullptr},
+                 {"sentences_per_s", nullptr},
+                 {"architecture", item.entry && !item.entry->model_type.empty() ? Json(item.entry->model_type)
+                                                                               : Json(nullptr)}});
     return json;
   }
   const ResultRow& row = *item.row;
@@ -137,6 +141,9 @@ Json item_json(const DatasetSnapshot& snapshot, ListItem item, const PairRows* p
                {"verification", or_null(row.verification)},
                {"graph_breaks", or_null(row.graph_breaks)},
                {"eager_fallback", or_null(row.eager_fallback)},
+               {"min_cosine", or_null(row.min_cosine)},
+               {"max_score_difference", or_null(row.max_score_difference)},
+               {"sentences_per_s", or_null(row.sentences_per_s)},
                {"architecture", row.architecture}});
   return json;
 }

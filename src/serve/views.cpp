@@ -40,6 +40,13 @@ NumberKey number_key(const std::string& key) {
     return [](const ListItem& item) {
       return item.row ? optional_number(item.row->peak_host_memory_bytes) : std::nullopt;
     };
+  // An encoder check's agreement: an embedding model's min_cosine, a ranker's score difference.
+  if (key == "min_cosine")
+    return [](const ListItem& item) { return item.row ? item.row->min_cosine : std::nullopt; };
+  if (key == "max_score_difference")
+    return [](const ListItem& item) { return item.row ? item.row->max_score_difference : std::nullopt; };
+  if (key == "sentences_per_s")
+    return [](const ListItem& item) { return item.row ? item.row->sentences_per_s : std::nullopt; };
   return nullptr;
 }
 
@@ -133,7 +140,8 @@ const std::vector<std::string>& view_names() {
 const std::vector<std::string>& sort_keys() {
   static const std::vector<std::string> keys = {"rank",  "model_id",    "result",
                                                 "cores", "wall_time_s", "peak_device_memory_bytes",
-                                                "peak_host_memory_bytes", "weights"};
+                                                "peak_host_memory_bytes", "weights", "min_cosine",
+                                                "max_score_difference", "sentences_per_s"};
   return keys;
 }
 

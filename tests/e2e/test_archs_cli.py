@@ -90,3 +90,41 @@ def test_other_task_and_bad_profile(run_canrun):
     assert vision["coverage"]["downloads_percent"] >= 90
     result = run_canrun("archs", "--profile", "nope")
     assert result.returncode != 0 and "nope" in result.stderr
+
+
+ENCODER_TASKS = ["sentence-similarity", "feature-extraction", "text-ranking", "text-classification"]
+
+
+def test_encoder_tasks_count_the_families_that_run_as_encoders(run_canrun):
+    data = archs_json(run_canrun)
+    by_task = {c["task"]: c for c in data["encoder_tasks"]}
+    assert list(by_task) == ENCODER_TASKS + ["encoder tasks"]
+    rows = [r for r in catalog_rows() if r["task"] in ENCODER_TASKS]
+    listed = run_canrun("catalog", "--json")
+    assert listed.returncode == 0, listed.stderr
+    # The registry decides (catalog --json's family_supported), task by task and for all of them.
+    supported = {e["id"] for e in json.loads(listed.stdout) if e["task"] in ENCODER_TASKS and e["family_supported"]}
+    assert "sentence-transformers/all-MiniLM-L6-v2" in supported
+    for task in ENCODER_TASKS + ["encoder tasks"]:
+        counted = [r for r in rows if task in (r["task"], "encoder tasks")]
+        known = [r for r in counted if r["model_type"]]
+        coverage = by_task[task]
+        assert coverage["records"] == len(counted), task
+        assert coverage["known_model_type"] == len(known), task
+        assert coverage["supported"] == sum(r["id"] in supported for r in known), task
+        downloads = lambda r: r["popularity"]["downloads"]["count"] or 0
+        assert coverage["known_downloads"] == sum(map(downloads, known)), task
+        assert coverage["supported_downloads"] == sum(downloads(r) for r in known if r["id"] in supported), task
+    assert 0 < by_task["encoder tasks"]["supported"] < by_task["encoder tasks"]["known_model_type"]
+    # The table says the same for each task, after the text-generation lines.
+    result = run_canrun("archs", "--task", "text-ranking")
+    assert result.returncode == 0, result.stderr
+    ranking = by_task["text-ranking"]
+    line = next(l for l in result.stdout.splitlines() if l.startswith("  text-ranking: "))
+    assert line.startswith(f"  text-ranking: {ranking['supported']} / {ranking['known_model_type']} (")
+    # With an encoder task, a family's models are those it runs as an encoder.
+    similarity = archs_json(run_canrun, "--task", "sentence-similarity")
+    bert = next(f for f in similarity["supported"] if f["model_type"] == "bert")
+    assert "sentence-transformers/all-MiniLM-L6-v2" in bert["models"]
+    for family in similarity["supported"]:
+        assert set(family["models"]) <= supported, family["model_type"]

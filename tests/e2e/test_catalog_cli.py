@@ -124,3 +124,41 @@ def test_committed_catalog_is_what_the_script_builds(tmp_path):
     subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "build_catalog.py"), "--out", str(out)],
                    check=True, capture_output=True, timeout=120)
     assert out.read_text() == CATALOG.read_text(), "data/catalog.jsonl is stale: rerun tools/build_catalog.py"
+
+
+def test_encoder_rows_say_why_they_are_not_selected(run_canrun):
+    rows = {r["id"]: r for r in map(json.loads, CATALOG.read_text().splitlines())}
+    encoders = [r for r in rows.values() if r["task"] in ("sentence-similarity", "feature-extraction", "text-ranking",
+                                                          "text-classification")]
+    assert len(encoders) == 63
+    assert rows["sentence-transformers/all-MiniLM-L6-v2"]["selected"]
+    assert rows["cross-encoder/ms-marco-MiniLM-L6-v2"]["selected"]
+    assert rows["sentence-transformers/all-MiniLM-L6-v2"]["sentence_transformers"]["pooling"]["mode"] == "mean"
+    # No config in the snapshot; only partial fields; a Dense module without shapes; no head.
+    assert rows["intfloat/e5-large-v2"]["model_type"] is None
+    assert rows["intfloat/e5-large-v2"]["exclusion"].startswith("model_type unknown")
+    assert rows["mixedbread-ai/mxbai-embed-large-v1"]["exclusion"] == "config incomplete: the snapshot has no intermediate_size"
+    assert rows["sentence-transformers/LaBSE"]["exclusion"].startswith("sentence-transformers module Dense")
+    assert rows["ProsusAI/finbert"]["exclusion"] == "not prioritized yet"
+    # Third-party download figures are kept apart and unranked.
+    minilm = rows["sentence-transformers/all-MiniLM-L6-v2"]["popularity"]
+    assert minilm["downloads"]["rank"] is None and "q4km_blog" in minilm["third_party"]
+    # `canrun catalog --task` lists them, an unknown model_type as "?".
+    result = run_canrun("catalog", "--task", "sentence-similarity")
+    assert result.returncode == 0, result.stderr
+    line = next(l for l in result.stdout.splitlines() if l.startswith("intfloat/e5-large-v2 "))
+    assert line.split()[2] == "?"
+
+
+@pytest.mark.skipif(not SNAPSHOT.is_file(), reason="the shared catalog snapshot is not beside the repository")
+def test_build_catalog_names_a_bad_snapshot_in_one_line(tmp_path):
+    bad = tmp_path / "encoders.jsonl"
+    for content, expected in [(None, f"{bad}: cannot read: No such file or directory"),
+                              ('{"id": "a"\n', f"{bad}:1: not JSON: "),
+                              ('\n{"id": "a", "task": "text-ranking"}\n', f"{bad}:2: a record needs an 'id', a 'task'")]:
+        if content is not None:
+            bad.write_text(content)
+        result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "build_catalog.py"), "--encoders", str(bad),
+                                 "--out", str(tmp_path / "out.jsonl")], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 1 and result.stderr.startswith(expected), result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr

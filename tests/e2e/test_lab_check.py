@@ -56,7 +56,7 @@ def test_fixture_folder_passes(canrun_bin, lab_env):
     assert row["compiler_version"] == "canrun-" + stack["canrun"].split()[0]
     assert f"build/canrun check {FIXTURES / 'llama_bf16'} --profile local --json" in row["reproduce_script"]
     assert row["run_command"] == f"build/canrun check {FIXTURES / 'llama_bf16'} --profile local"
-    assert row["schema_version"] == 3 and row["reason_code"] is None and row["license"] is None
+    assert row["schema_version"] == 4 and row["reason_code"] is None and row["license"] is None
     assert row["tokens_match"] is True and row["first_divergence_step"] is None and row["judged_fluent"] is None
     assert row["plan_source"] == "built"
     assert 0 < row["warm_compile_time_s"]  # the plan taken from the cache by a second session
@@ -356,3 +356,59 @@ def test_image_text_to_text_check_asks_about_the_check_image(canrun_bin, lab_env
                                     "Describe this image.", "--backend", backend, "--json"],
                                    capture_output=True, text=True, check=True, env=lab_env)
         assert row[column] == json.loads(generated.stdout)["generated_ids"], backend
+
+
+ENCODER_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "encoders"
+
+
+def test_embedding_model_is_checked_by_the_cosine_of_its_embeddings(canrun_bin, lab_env, tmp_path):
+    row = check_json(canrun_bin, lab_env, ENCODER_FIXTURES / "roberta_cls_dense", "--cache-dir", tmp_path / "plans")
+    assert row["result"] == "PASS", row["error_message"]
+    assert row["task"] == "sentence-similarity" and row["architecture"] == "roberta"
+    assert row["verification"] == "cosine" and 0.99999 <= row["min_cosine"] <= 1 + 1e-9
+    assert row["max_score_difference"] is None and row["sentences_per_s"] > 0
+    assert row["generated_token_ids"] is None and row["tokens_match"] is None
+    assert row["prompt"].startswith("8 fixed sentences")
+    assert row["plan_source"] == "built" and row["compile_time_s"] > 0 and row["schema_version"] == 4
+
+
+def test_cross_encoder_is_checked_by_its_ranking(canrun_bin, lab_env, tmp_path):
+    row = check_json(canrun_bin, lab_env, ENCODER_FIXTURES / "xlm_roberta_cross_encoder", "--cache-dir",
+                     tmp_path / "plans")
+    assert row["result"] == "PASS", row["error_message"]
+    assert row["task"] == "text-ranking" and row["verification"] == "scores"
+    assert 0 <= row["max_score_difference"] <= 1e-4 and row["min_cosine"] is None
+    assert "How many people live in Berlin?" in row["prompt"]
+
+
+def test_synthetic_encoder_from_the_catalog_and_its_errors(canrun_bin, lab_env, tmp_path):
+    """The shipped catalog's cross-encoder on synthetic weights; a pooling mode synthetic weights
+    cannot make is the row's error, naming the field."""
+    row = check_json(canrun_bin, lab_env, "cross-encoder/ms-marco-MiniLM-L6-v2", "--synthetic", "--no-record",
+                     "--cache-dir", tmp_path / "plans")
+    assert row["result"] == "PASS" and row["weights"] == "synthetic", row["error_message"]
+    assert row["task"] == "text-ranking" and row["max_score_difference"] <= 1e-4
+    folder = tmp_path / "xdg" / "canrun" / "synthetic" / "cross-encoder-ms-marco-MiniLM-L6-v2"
+    assert (folder / "tokenizer.json").is_file() and not (folder / "modules.json").exists()
+    catalog = [json.loads(line) for line in (REPO_ROOT / "data" / "catalog.jsonl").read_text().splitlines()]
+    minilm = next(r for r in catalog if r["id"] == "sentence-transformers/all-MiniLM-L6-v2")
+    minilm["sentence_transformers"]["pooling"]["mode"] = "weightedmean"
+    bad = tmp_path / "catalog.jsonl"
+    bad.write_text(json.dumps(minilm) + "\n")
+    row = check_json(canrun_bin, lab_env, minilm["id"], "--synthetic", "--no-record", "--catalog", bad)
+    assert row["result"] == "FAIL_LOAD"
+    assert "field 'sentence_transformers.pooling.mode': 'weightedmean'" in row["error_message"]
+
+
+def test_text_classification_has_no_protocol_yet(canrun_bin, lab_env, tmp_path):
+    """A classifier's task has no check protocol: NOT_TESTED with its reason code, nothing run."""
+    config = json.loads((ENCODER_FIXTURES / "bert_cross_encoder" / "config.json").read_text())
+    entry = {"id": "test/classifier", "task": "text-classification", "model_type": "bert", "config": config,
+             "popularity": {"downloads": {"rank": None, "note": "none"}, "trending": {"rank": None, "note": "none"}},
+             "selected": False, "exclusion": "not prioritized yet"}
+    catalog = tmp_path / "catalog.jsonl"
+    catalog.write_text(json.dumps(entry) + "\n")
+    row = check_json(canrun_bin, lab_env, "test/classifier", "--synthetic", "--no-record", "--catalog", catalog)
+    assert (row["result"], row["reason_code"], row["task"]) == ("NOT_TESTED", "no_protocol", "text-classification")
+    assert "no check protocol for text-classification" in row["error_message"]
+    assert row["weights"] is None and row["wall_time_s"] is None

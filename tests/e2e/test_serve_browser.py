@@ -4,7 +4,8 @@ what is shown against the dataset read with pyarrow and the API's answers; the l
 a pass on synthetic weights, a NOT_TESTED row, the detail's prompt, generated tokens, first
 divergence and "run it yourself" command; keyboard use and a narrow screen. Saves screenshots to
 test-artifacts/ (space.png: the page; space-legend.png; space-not-tested.png;
-space-image-text-to-text.png: that task's Selected view; space-detail.png: a synthetic pass's
+space-image-text-to-text.png: that task's Selected view; space-sentence-similarity.png: an encoder
+task's view, with its agreement and throughput columns; space-detail.png: a synthetic pass's
 detail; space-detail-error.png: a failed row's detail; space-compare.png; space-narrow.png)."""
 import json
 import os
@@ -28,12 +29,20 @@ HUGE_LICENSE = "test-weights-licence-1.0"
 SELECTED = ["test/tiny-llama", "test/tiny-qwen2", "test/tiny-qwen3", "test/tiny-mistral", "test/unknown-arch",
             "test/tiny-later", HUGE]
 DASH = "—"
+ENCODERS = REPO_ROOT / "tests" / "fixtures" / "encoders"
+EMBEDDER, RANKER = "test/tiny-embedder", "test/tiny-ranker"
 
 
 @pytest.fixture(scope="module")
 def space(canrun_bin, tmp_path_factory):
     huge = entry(HUGE, "llama", huge_config(), 8, license=HUGE_LICENSE)
-    results, catalog = make_dataset(canrun_bin, tmp_path_factory.mktemp("space"), extra=[huge])
+    # An embedding model and a cross-encoder at the encoder fixtures' configs (synthetic weights).
+    embedder = entry(EMBEDDER, "bert", json.loads((ENCODERS / "bert_mean" / "config.json").read_text()), 1,
+                     task="sentence-similarity")
+    embedder["sentence_transformers"] = {"modules": ["Transformer", "Pooling", "Normalize"], "pooling": {"mode": "mean"}}
+    ranker = entry(RANKER, "bert", json.loads((ENCODERS / "bert_cross_encoder" / "config.json").read_text()), 1,
+                   task="text-ranking")
+    results, catalog = make_dataset(canrun_bin, tmp_path_factory.mktemp("space"), extra=[huge, embedder, ranker])
     server = Space(canrun_bin, results, catalog)
     yield server, results
     code, stderr = server.stop()
@@ -212,6 +221,45 @@ FAILURES = ["FAIL_LOAD", "FAIL_COMPILE", "FAIL_RUNTIME", "FAIL_MISMATCH", "FAIL_
 SETUP = "bash scripts/install_deps.sh && BUILD_TARGETS=canrun bash scripts/build.sh build"
 
 
+def test_encoder_task_views_show_agreement_and_throughput(space, browser):
+    """An encoder task's view: its models only, with the agreement (min cosine or score difference)
+    and sentences/s columns, which the text-generation view hides."""
+    server, results = space
+    table = read_pair(results, ENGINE_GLOB)
+    browser.set_window_size(1280, 900)
+    browser.get(server.url + "#view=selected")
+    wait_for_rows(browser, SELECTED)
+    agreement = browser.find_element(By.CSS_SELECTOR, 'th[data-sort="min_cosine"]')
+    assert not agreement.is_displayed()
+    Select(browser.find_element(By.ID, "task")).select_by_value("sentence-similarity")
+    wait_for_rows(browser, [EMBEDDER])
+    embedder = table[EMBEDDER]
+    assert embedder["task"] == "sentence-similarity" and embedder["result"] == "PASS", embedder["error_message"]
+    assert embedder["min_cosine"] >= 0.999 and embedder["sentences_per_s"] > 0
+    assert agreement.is_displayed()
+    shown = cells(browser, EMBEDDER)
+    assert shown["Agreement"] == f"cos ≥ {embedder['min_cosine']:.6f}"
+    assert shown["Sentences/s"] == f"{embedder['sentences_per_s']:.1f}"
+    assert shown["Weights"] == "synthetic"
+    save(browser, "space-sentence-similarity.png")
+    # Its detail shows the texts it encoded and its agreement, not a generation.
+    open_detail(browser, EMBEDDER)
+    assert text_of(browser, "detail-prompt") == embedder["prompt"]
+    assert text_of(browser, "detail-agreement").startswith(
+        f"smallest cosine similarity of a tested embedding with the reference's: {embedder['min_cosine']:.9f}")
+    assert not browser.find_elements(By.ID, "detail-generated")
+    close_detail(browser)
+    Select(browser.find_element(By.ID, "task")).select_by_value("text-ranking")
+    wait_for_rows(browser, [RANKER])
+    ranker = table[RANKER]
+    assert ranker["result"] == "PASS" and ranker["max_score_difference"] <= 1e-4, ranker["error_message"]
+    mantissa, exponent = f"{ranker['max_score_difference']:.1e}".split("e")  # as JavaScript's toExponential(1)
+    assert cells(browser, RANKER)["Agreement"] == f"Δ ≤ {mantissa}e{'-' if int(exponent) < 0 else '+'}{abs(int(exponent))}"
+    Select(browser.find_element(By.ID, "task")).select_by_value("text-generation")
+    wait_for_rows(browser, SELECTED)
+    assert not agreement.is_displayed()
+
+
 def test_legend_tells_every_kind_of_result_apart(space, browser):
     """The legend is on the page (not a tooltip), one entry per kind of result, and no two kinds
     look alike: colour, background and border style differ, and so does the symbol."""
@@ -372,7 +420,9 @@ def test_fields_of_newer_rows_are_shown(space, browser):
     assert shown["plan"] == "This row's plan: pulled from a remote plan cache (canrun cache pull)."
     assert "Tokens equal the reference" in shown["all"] and "Row schema version2" in shown["all"]
     assert shown["badge"] == "⊘ NOT_TESTED needs_memory"
-    rank, _, _, cores, wall, memory, weights = shown["cells"]
+    # The encoder columns (Agreement, Sentences/s) follow, hidden for a generation task.
+    rank, _, _, cores, wall, memory, weights, agreement, rate = shown["cells"]
+    assert agreement == rate == DASH  # this row has neither
     assert [cores, wall, memory, weights] == [DASH] * 4
 
 

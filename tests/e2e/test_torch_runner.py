@@ -217,3 +217,34 @@ def test_an_image_text_to_text_model_on_torch_chooses_canruns_tokens(canrun_bin,
                           capture_output=True, text=True, env=env, timeout=120)
     assert diff.returncode == 0, diff.stderr
     assert "generated tokens agree on 1 of 1 compared" in diff.stdout, diff.stdout
+
+
+ENCODERS = REPO_ROOT / "tests" / "fixtures" / "encoders"
+
+
+def test_encoders_on_torch_follow_canruns_verdicts_and_reproduce(canrun_bin, env, tmp_path, torch_python):
+    """An embedding model (SentenceTransformer) and a cross-encoder (CrossEncoder) on torch eager:
+    the same protocol as canrun's check, and the embedding row's reproduce script, run as printed
+    with pip kept off every index, computes the same verdict again."""
+    row = check(canrun_bin, env, "--runner", "torch", model=ENCODERS / "bert_mean")
+    assert (row["result"], row["task"], row["verification"]) == ("PASS", "sentence-similarity", "cosine"), \
+        row["error_message"]
+    assert row["min_cosine"] >= 0.99999 and row["sentences_per_s"] > 0 and row["generated_token_ids"] is None
+    assert row["compiler_version"] == "torch-2.15.0+eager-cpu" and row["prompt"].startswith("8 fixed sentences")
+    stack = {entry["component"]: entry["version"] for entry in row["software_stack"]}
+    assert stack["sentence_transformers"] == "6.3.0"
+    assert "sentence-transformers==6.3.0" in row["reproduce_script"]
+    ranking = check(canrun_bin, env, "--runner", "torch", model=ENCODERS / "bert_cross_encoder")
+    assert (ranking["result"], ranking["task"], ranking["verification"]) == ("PASS", "text-ranking", "scores"), \
+        ranking["error_message"]
+    assert ranking["max_score_difference"] <= 1e-4 and ranking["min_cosine"] is None
+    folder = tmp_path / "reproduce"
+    folder.mkdir()
+    (folder / ".venv-canrun-torch").symlink_to(pathlib.Path(torch_python).parent.parent)
+    offline = {key: value for key, value in env.items() if not key.startswith("PIP_")}
+    offline.update(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    (folder / "reproduce.sh").write_text(row["reproduce_script"])
+    result = subprocess.run(["bash", "reproduce.sh"], cwd=folder, capture_output=True, text=True, timeout=600,
+                            env=offline)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "min cosine" in result.stdout and ": PASS (the row: PASS)" in result.stdout, result.stdout

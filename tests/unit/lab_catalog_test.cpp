@@ -23,7 +23,7 @@ const CatalogEntry& find_entry(const std::vector<CatalogEntry>& entries, const s
 
 TEST(LabCatalog, ShippedCatalogLoadsWithRealValues) {
   const std::vector<CatalogEntry> entries = load_catalog(kCatalog);
-  EXPECT_EQ(entries.size(), 113u);
+  EXPECT_EQ(entries.size(), 113u + 63u);
   const CatalogEntry& qwen = find_entry(entries, "Qwen/Qwen3-0.6B");
   EXPECT_EQ(qwen.line, 1);
   EXPECT_EQ(qwen.task, "text-generation");
@@ -71,6 +71,34 @@ TEST(LabCatalog, UnsupportedArchitectureIsComputedFromTheRegistry) {
   EXPECT_EQ(exclusion_reason(find_entry(entries, "meta-llama/Llama-3.1-405B-Instruct")), "needs more than 16 cores");
 }
 
+TEST(LabCatalog, EncoderTasksComeFromTheEncodersSnapshot) {
+  const std::vector<CatalogEntry> entries = load_catalog(kCatalog);
+  const CatalogEntry& minilm = find_entry(entries, "sentence-transformers/all-MiniLM-L6-v2");
+  EXPECT_EQ(minilm.task, "sentence-similarity");
+  EXPECT_EQ(minilm.model_type, "bert");
+  EXPECT_TRUE(minilm.selected);
+  EXPECT_TRUE(family_supported(minilm));
+  EXPECT_EQ(minilm.sentence_transformers["pooling"]["mode"], "mean");
+  const CatalogEntry& ranker = find_entry(entries, "cross-encoder/ms-marco-MiniLM-L6-v2");
+  EXPECT_EQ(ranker.task, "text-ranking");
+  EXPECT_TRUE(ranker.selected);
+  // No config in the snapshot: no model_type, and the file's reason.
+  const CatalogEntry& unknown = find_entry(entries, "intfloat/e5-large-v2");
+  EXPECT_EQ(unknown.model_type, "");
+  EXPECT_FALSE(unknown.selected);
+  EXPECT_FALSE(family_supported(unknown));
+  EXPECT_EQ(exclusion_reason(unknown), unknown.exclusion);
+  EXPECT_FALSE(find_entry(entries, "ProsusAI/finbert").selected);  // text-classification: no protocol yet
+  // A family that generates text is not an encoder: supported for text-generation only.
+  CatalogEntry decoder = minilm;
+  decoder.model_type = "gpt2";
+  decoder.architectures = {"GPT2LMHeadModel"};
+  EXPECT_FALSE(family_supported(decoder));
+  EXPECT_EQ(exclusion_reason(decoder), "architecture not supported: gpt2 (as an encoder)");
+  decoder.task = "text-generation";
+  EXPECT_TRUE(family_supported(decoder));
+}
+
 TEST(LabCatalog, Filters) {
   const std::vector<CatalogEntry> entries = load_catalog(kCatalog);
   const auto ids = [&](const std::string& task, bool selected_only, const std::string& search,
@@ -90,7 +118,7 @@ TEST(LabCatalog, Filters) {
   EXPECT_EQ(ids("", false, "smollm2", "llama").size(), 3u);
   EXPECT_EQ(ids("", false, "", "no_such_type").size(), 0u);
   const std::vector<std::string> selected = ids("", true, "", "");
-  EXPECT_EQ(selected.size(), 69u + 13u);
+  EXPECT_EQ(selected.size(), 69u + 13u + 23u);  // text-generation, image-text-to-text, encoders
   for (const CatalogEntry& e : entries)
     EXPECT_EQ(e.selected, std::find(selected.begin(), selected.end(), e.id) != selected.end()) << e.id;
 }
@@ -136,6 +164,7 @@ class LabCatalogErrors : public testing::Test {
 
 TEST_F(LabCatalogErrors, NameLineAndField) {
   expect_error(damaged([](Json& j) { j["task"] = "text-to-image"; }), "field 'task'");
+  expect_error(damaged([](Json& j) { j["model_type"] = nullptr; }), "field 'model_type': must not be null");
   expect_error(damaged([](Json& j) { j.erase("selected"); }), "field 'selected': is required");
   expect_error(damaged([](Json& j) { j["exclusion"] = "not prioritized yet"; }), "field 'exclusion'");
   expect_error(damaged([](Json& j) { j["selected"] = false; }), "field 'exclusion'");
