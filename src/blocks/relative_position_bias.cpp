@@ -21,6 +21,7 @@ int64_t relative_position_bucket(int64_t relative_position, int64_t buckets, int
 }
 
 FloatBuffer relative_position_bias(const FloatBuffer& weights, const DecoderSpec& spec, IndexRange heads) {
+  if (weights.empty()) return FloatBuffer();  // a program listed for its tensors only, no values read
   const int64_t span = spec.max_positions, width = 2 * span - 1;
   std::vector<int64_t> bucket(static_cast<size_t>(width));
   for (int64_t d = -(span - 1); d < span; ++d)

@@ -102,7 +102,8 @@ ClassifierHead read_classifier_head(const std::string& model_dir, const DecoderS
     fail(ErrorKind::kUnsupportedOption, path + ": " + spec.model_type +
                                             "'s classification head is not read by rerank (supported: bert, "
                                             "distilbert, mpnet, roberta, xlm-roberta)");
-  const WeightStore store = WeightStore::open_folder(model_dir);
+  // Mapped, not read in whole: only the head's tensors are wanted.
+  const WeightStore store = WeightStore::open_folder(model_dir, /*populate=*/false);
   const int64_t h = head.hidden;
   const bool bert = prefix == "bert.", distilbert = prefix == "distilbert.";
   const std::string dense = bert ? "bert.pooler.dense" : distilbert ? "pre_classifier" : "classifier.dense";
