@@ -151,8 +151,12 @@ bool family_supported(const CatalogEntry& entry) {
   const Architecture* architecture = resolve_architecture(entry.model_type, entry.architectures);
   if (architecture == nullptr) return false;
   if (!is_encoder_task(entry.task)) return true;
-  // An encoder task needs the family to give hidden states for this config; a config the family
-  // rejects is judged by the family's reading of its bare model_type and classes.
+  // Embeddings come from any family: a sentence-transformers folder runs a text-generation
+  // family's model as its base model (Qwen3-Embedding, e5-mistral).
+  if (entry.task == "sentence-similarity" || entry.task == "feature-extraction") return true;
+  // Ranking and classification read an encoder's head: the family must give hidden states for
+  // this config; a config the family rejects is judged by its reading of its bare model_type
+  // and classes.
   const auto gives_hidden_states = [&](const Json& config) {
     return architecture->read_spec(ConfigReader(config, entry.id)).output == ModelOutput::kHiddenStates;
   };

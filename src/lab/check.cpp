@@ -174,7 +174,11 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
   // A model that reads images is checked on the image-text-to-text task, with the check image.
   if (spec.vision) row.task = "image-text-to-text";
   // An encoder is checked on its catalog task, else on the one its head says (encoder_check.h).
-  const bool encoder = spec.output == ModelOutput::kHiddenStates;
+  // A sentence-transformers folder runs any family's model as an encoder (Qwen3-Embedding's
+  // qwen3), and so does an embedding task's synthetic folder, which gets those files.
+  const bool embedding_task = row.task == "sentence-similarity" || row.task == "feature-extraction";
+  const bool encoder = spec.output == ModelOutput::kHiddenStates ||
+                       (source.synthetic() ? embedding_task : fs::exists(fs::path(source.dir) / "modules.json"));
   if (encoder && !is_encoder_task(row.task)) row.task = encoder_task_of(config);
   if (encoder && encoder_protocol(row.task).empty()) {
     row.reason_code = "no_protocol";

@@ -320,7 +320,10 @@ void write_synthetic_encoder_files(const std::string& dir, const Json& config, c
   const fs::path folder(dir);
   const ConfigReader reader(config, dir + "/config.json");
   const DecoderSpec spec = architecture_of(reader).read_spec(reader);
-  require_encoder(spec, dir);
+  // An embedding model's folder gets modules.json below, which makes any family an encoder; a
+  // ranker's head is read from an encoder only.
+  const bool embedding = encoder_protocol(task) == "embedding";
+  if (!embedding) require_encoder(spec, dir);
   // BERT hands a pair's second text token type 1; RoBERTa's family has one token type.
   const bool token_types = spec.base_model_prefix == "bert." && spec.type_vocab_size > 1;
   write_json(folder / "tokenizer.json", synthetic_tokenizer(spec.vocab_size, token_types));
@@ -330,7 +333,7 @@ void write_synthetic_encoder_files(const std::string& dir, const Json& config, c
                            {"model_max_length", std::min<int64_t>(512, spec.max_positions)}};
   if (!token_types) tokenizer_config["model_input_names"] = {"input_ids", "attention_mask"};
   write_json(folder / "tokenizer_config.json", tokenizer_config);
-  if (encoder_protocol(task) == "embedding") write_sentence_files(folder, spec, sentence_transformers);
+  if (embedding) write_sentence_files(folder, spec, sentence_transformers);
 }
 
 void run_encoder_check(const ModelSource& source, const CheckOptions& options, bool bf16_weights, ResultRow& row,

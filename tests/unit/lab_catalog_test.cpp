@@ -89,10 +89,13 @@ TEST(LabCatalog, EncoderTasksComeFromTheEncodersSnapshot) {
   EXPECT_FALSE(family_supported(unknown));
   EXPECT_EQ(exclusion_reason(unknown), unknown.exclusion);
   EXPECT_FALSE(find_entry(entries, "ProsusAI/finbert").selected);  // text-classification: no protocol yet
-  // A family that generates text is not an encoder: supported for text-generation only.
+  // A family that generates text embeds through a sentence-transformers folder (its model as
+  // the base model), but no ranker's head is read from it.
   CatalogEntry decoder = minilm;
   decoder.model_type = "gpt2";
   decoder.architectures = {"GPT2LMHeadModel"};
+  EXPECT_TRUE(family_supported(decoder));
+  decoder.task = "text-ranking";
   EXPECT_FALSE(family_supported(decoder));
   EXPECT_EQ(exclusion_reason(decoder), "architecture not supported: gpt2 (as an encoder)");
   decoder.task = "text-generation";
@@ -118,7 +121,7 @@ TEST(LabCatalog, Filters) {
   EXPECT_EQ(ids("", false, "smollm2", "llama").size(), 3u);
   EXPECT_EQ(ids("", false, "", "no_such_type").size(), 0u);
   const std::vector<std::string> selected = ids("", true, "", "");
-  EXPECT_EQ(selected.size(), 69u + 13u + 23u);  // text-generation, image-text-to-text, encoders
+  EXPECT_EQ(selected.size(), 69u + 13u + 25u);  // text-generation, image-text-to-text, encoders
   for (const CatalogEntry& e : entries)
     EXPECT_EQ(e.selected, std::find(selected.begin(), selected.end(), e.id) != selected.end()) << e.id;
 }
