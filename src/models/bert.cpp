@@ -12,23 +12,11 @@ namespace canrun {
 namespace {
 
 DecoderSpec read_bert_layout(const ConfigReader& config, int64_t position_offset, const std::string& prefix) {
-  DecoderSpec spec;
-  spec.model_type = config.string("model_type", std::nullopt);
-  read_quantization(config, spec);
-  spec.vocab_size = config.integer("vocab_size", 30522, 1, int64_t{1} << 22);
-  spec.hidden_size = config.integer("hidden_size", 768, 1, int64_t{1} << 17);
-  spec.num_layers = config.integer("num_hidden_layers", 12, 1, 1024);
-  spec.num_heads = config.integer("num_attention_heads", 12, 1, 4096);
-  if (spec.hidden_size % spec.num_heads != 0)
-    config.reject("hidden_size", "must be divisible by num_attention_heads");
-  spec.head_dim = spec.hidden_size / spec.num_heads;
-  spec.intermediate_size = config.integer("intermediate_size", 3072, 1, int64_t{1} << 20);
+  DecoderSpec spec = read_bert_sizes(config, 30522);
   const int64_t table = config.integer("max_position_embeddings", 512, position_offset + 1, int64_t{1} << 24);
   spec.position_offset = position_offset;
   spec.max_positions = table - position_offset;
   spec.type_vocab_size = config.integer("type_vocab_size", 2, 1, 1 << 16);
-  spec.norm_eps = static_cast<float>(config.number("layer_norm_eps", 1e-12));
-  spec.activation = read_activation(config, "hidden_act", "gelu", spec.model_type);
   const std::string positions = config.string("position_embedding_type", "absolute");
   if (positions != "absolute")
     reject_option(config, "position_embedding_type", positions, spec.model_type, "supported: absolute");

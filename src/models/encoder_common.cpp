@@ -4,6 +4,23 @@
 
 namespace canrun {
 
+DecoderSpec read_bert_sizes(const ConfigReader& config, int64_t default_vocab) {
+  DecoderSpec spec;
+  spec.model_type = config.string("model_type", std::nullopt);
+  read_quantization(config, spec);
+  spec.vocab_size = config.integer("vocab_size", default_vocab, 1, int64_t{1} << 22);
+  spec.hidden_size = config.integer("hidden_size", 768, 1, int64_t{1} << 17);
+  spec.num_layers = config.integer("num_hidden_layers", 12, 1, 1024);
+  spec.num_heads = config.integer("num_attention_heads", 12, 1, 4096);
+  if (spec.hidden_size % spec.num_heads != 0)
+    config.reject("hidden_size", "must be divisible by num_attention_heads");
+  spec.head_dim = spec.hidden_size / spec.num_heads;
+  spec.intermediate_size = config.integer("intermediate_size", 3072, 1, int64_t{1} << 20);
+  spec.norm_eps = static_cast<float>(config.number("layer_norm_eps", 1e-12));
+  spec.activation = read_activation(config, "hidden_act", "gelu", spec.model_type);
+  return spec;
+}
+
 void apply_post_norm_encoder(DecoderSpec& spec, const std::string& prefix) {
   spec.output = ModelOutput::kHiddenStates;
   spec.causal = false;

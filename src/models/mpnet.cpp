@@ -14,22 +14,10 @@ constexpr int64_t kPositionOffset = 2;
 constexpr int64_t kBuckets = 32;
 
 DecoderSpec read_mpnet(const ConfigReader& config) {
-  DecoderSpec spec;
-  spec.model_type = config.string("model_type", std::nullopt);
-  read_quantization(config, spec);
-  spec.vocab_size = config.integer("vocab_size", 30527, 1, int64_t{1} << 22);
-  spec.hidden_size = config.integer("hidden_size", 768, 1, int64_t{1} << 17);
-  spec.num_layers = config.integer("num_hidden_layers", 12, 1, 1024);
-  spec.num_heads = config.integer("num_attention_heads", 12, 1, 4096);
-  if (spec.hidden_size % spec.num_heads != 0)
-    config.reject("hidden_size", "must be divisible by num_attention_heads");
-  spec.head_dim = spec.hidden_size / spec.num_heads;
-  spec.intermediate_size = config.integer("intermediate_size", 3072, 1, int64_t{1} << 20);
+  DecoderSpec spec = read_bert_sizes(config, 30527);
   const int64_t table = config.integer("max_position_embeddings", 514, kPositionOffset + 1, int64_t{1} << 20);
   spec.position_offset = kPositionOffset;
   spec.max_positions = table - kPositionOffset;
-  spec.norm_eps = static_cast<float>(config.number("layer_norm_eps", 1e-12));
-  spec.activation = read_activation(config, "hidden_act", "gelu", spec.model_type);
   const int64_t buckets = config.integer("relative_attention_num_buckets", kBuckets, 1, 1 << 16);
   if (buckets != kBuckets)
     reject_option(config, "relative_attention_num_buckets", std::to_string(buckets), spec.model_type,
