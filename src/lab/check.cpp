@@ -108,16 +108,6 @@ void fail_row(ResultRow& row, Status status, const std::string& type, const std:
   row.error_message = message;
 }
 
-void record_tested_run(const TestedRun& run, ResultRow& row) {
-  row.load_time_s = run.load_time_s;
-  row.compile_time_s = run.compile_time_s;
-  row.warm_compile_time_s = run.warm_compile_time_s;
-  row.plan_source = run.plan_source;
-  row.recompilations = run.recompilations;
-  row.plan_cache_hit = run.plan_cache_hit;
-  row.peak_activation_bytes = run.peak_activation_bytes;
-}
-
 // The reference run: the same checkpoint on the ref backend (f32, never compiled, one process).
 GenerationTrace run_reference(const ModelSource& source, const CheckOptions& options, CheckPrompt& prompt,
                               CheckStage& stage) {

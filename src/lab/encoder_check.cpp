@@ -14,6 +14,7 @@
 #include "checkpoint/config_reader.h"
 #include "embed/cross_encoder.h"
 #include "embed/sentence_model.h"
+#include "lab/tested_run.h"
 #include "models/registry.h"
 #include "runtime/session.h"
 #include "util/error.h"
@@ -157,33 +158,6 @@ void write_sentence_files(const fs::path& dir, const DecoderSpec& spec, const Js
     max_seq_length = std::min<int64_t>(st["max_seq_length"].get<int64_t>(), spec.max_positions);
   const bool lower = st.contains("do_lower_case") && st["do_lower_case"].is_boolean() && st["do_lower_case"].get<bool>();
   write_json(dir / "sentence_bert_config.json", {{"max_seq_length", max_seq_length}, {"do_lower_case", lower}});
-}
-
-// The cpu session of the tested run, its plan in `cache_dir`.
-SessionOptions tested_options(const std::string& cache_dir, const CheckOptions& options, ResultRow& row,
-                              CheckStage& stage, Clock::time_point load_start) {
-  SessionOptions open;
-  open.backend = Backend::kCpu;
-  open.compile = CompileOptions{};
-  open.compile->cache_dir = cache_dir;
-  open.compile->use_cache = true;
-  open.compile->progress = options.progress;
-  open.on_phase = [&options, &row, &stage, load_start](SessionPhase phase) {
-    stage = phase == SessionPhase::kLoad ? CheckStage::kLoad : CheckStage::kCompile;
-    report_check_step(options, phase == SessionPhase::kLoad ? "tested run (cpu): loading" : "tested run (cpu): compiling");
-    if (phase == SessionPhase::kCompile) row.load_time_s = seconds_since(load_start);
-  };
-  return open;
-}
-
-void record_compile_stats(const Session& session, const CheckOptions& options, ResultRow& row) {
-  if (session.compiled() == nullptr) return;
-  const CompileStats& stats = session.compiled()->stats();
-  row.compile_time_s = stats.seconds;
-  row.recompilations = static_cast<int32_t>(stats.recompilations);
-  if (options.plan_cache) row.plan_cache_hit = stats.compilations == 0;
-  row.plan_source = stats.compilations > 0 ? "built" : stats.pulled_hits > 0 ? "remote_cache" : "local_cache";
-  row.peak_activation_bytes = stats.peak_activation_bytes;
 }
 
 std::vector<double> first_scores(const std::vector<RankedDocument>& scored) {
@@ -351,10 +325,13 @@ void run_encoder_check(const ModelSource& source, const CheckOptions& options, b
   std::vector<float> tested_embeddings;
   int64_t dimension = 0;
   std::vector<double> tested_scores;
-  {
+  // What it measured is kept in the row also when a later step fails.
+  TestedRun measured;
+  try {
     stage = CheckStage::kLoad;
-    Session session(source.dir, tested_options(cache_dir, options, row, stage, Clock::now()));
-    if (row.load_time_s == std::nullopt) row.load_time_s = session.load_seconds();
+    Session session(source.dir, tested_session_options(cache_dir, options, single_process_communicator(),
+                                                       measured, stage));
+    if (measured.load_time_s == std::nullopt) measured.load_time_s = session.load_seconds();
     // The first pass compiles its bucket; the second is timed.
     stage = CheckStage::kCompile;
     report_check_step(options, "tested run (cpu): encoding " + std::to_string(texts) + " texts");
@@ -375,8 +352,12 @@ void run_encoder_check(const ModelSource& source, const CheckOptions& options, b
       tested_embeddings = result.vectors;
       dimension = result.dimension;
     }
-    record_compile_stats(session, options, row);
+    record_compile_stats(session, options, measured);
+  } catch (...) {
+    record_tested_run(measured, row);
+    throw;
   }
+  record_tested_run(measured, row);
   stage = CheckStage::kLoad;
   report_check_step(options, "reference run (ref): loading");
   Session reference(source.dir, uncompiled(Backend::kRef));

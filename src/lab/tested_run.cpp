@@ -187,9 +187,6 @@ TestedRun tested_run_from_json(const Json& json) {
   return run;
 }
 
-namespace {
-
-// The cpu session of the tested run, its plan in `cache_dir`.
 SessionOptions tested_session_options(const std::string& cache_dir, std::shared_ptr<Communicator> comm) {
   SessionOptions open;
   open.backend = Backend::kCpu;
@@ -200,7 +197,36 @@ SessionOptions tested_session_options(const std::string& cache_dir, std::shared_
   return open;
 }
 
-}  // namespace
+SessionOptions tested_session_options(const std::string& cache_dir, const CheckOptions& options,
+                                      std::shared_ptr<Communicator> comm, TestedRun& run, CheckStage& stage) {
+  SessionOptions open = tested_session_options(cache_dir, std::move(comm));
+  open.compile->progress = options.progress;
+  open.on_phase = [&options, &run, &stage, load_start = Clock::now()](SessionPhase phase) {
+    stage = phase == SessionPhase::kLoad ? CheckStage::kLoad : CheckStage::kCompile;
+    report_check_step(options, phase == SessionPhase::kLoad ? "tested run (cpu): loading" : "tested run (cpu): compiling");
+    if (phase == SessionPhase::kCompile) run.load_time_s = seconds_since(load_start);
+  };
+  return open;
+}
+
+void record_compile_stats(const Session& session, const CheckOptions& options, TestedRun& run) {
+  const CompileStats& stats = session.compiled()->stats();
+  run.compile_time_s = stats.seconds;
+  run.recompilations = static_cast<int32_t>(stats.recompilations);
+  if (options.plan_cache) run.plan_cache_hit = stats.compilations == 0;
+  run.plan_source = stats.compilations > 0 ? "built" : stats.pulled_hits > 0 ? "remote_cache" : "local_cache";
+  run.peak_activation_bytes = stats.peak_activation_bytes;
+}
+
+void record_tested_run(const TestedRun& run, ResultRow& row) {
+  row.load_time_s = run.load_time_s;
+  row.compile_time_s = run.compile_time_s;
+  row.warm_compile_time_s = run.warm_compile_time_s;
+  row.plan_source = run.plan_source;
+  row.recompilations = run.recompilations;
+  row.plan_cache_hit = run.plan_cache_hit;
+  row.peak_activation_bytes = run.peak_activation_bytes;
+}
 
 void run_tested(const ModelSource& source, const CheckOptions& options, std::shared_ptr<Communicator> comm,
                 TestedRun& run, CheckStage& stage) {
@@ -212,23 +238,9 @@ void run_tested(const ModelSource& source, const CheckOptions& options, std::sha
   // The tokenizer is read first: a bad tokenizer.json is a load failure, not a compile failure.
   const CheckPrompt prompt = check_prompt(source, read_model_spec(source.dir));
   {
-    const auto load_start = Clock::now();
-    SessionOptions open = tested_session_options(cache_dir, comm);
-    open.compile->progress = options.progress;
-    open.on_phase = [&](SessionPhase phase) {
-      stage = phase == SessionPhase::kLoad ? CheckStage::kLoad : CheckStage::kCompile;
-      report_check_step(options,
-                        phase == SessionPhase::kLoad ? "tested run (cpu): loading" : "tested run (cpu): compiling");
-      if (phase == SessionPhase::kCompile) run.load_time_s = seconds_since(load_start);
-    };
-    Session session(source.dir, open);
+    Session session(source.dir, tested_session_options(cache_dir, options, comm, run, stage));
     session.prepare(static_cast<int64_t>(prompt.ids.size()), kCheckNewTokens);
-    const CompileStats& stats = session.compiled()->stats();
-    run.compile_time_s = stats.seconds;
-    run.recompilations = static_cast<int32_t>(stats.recompilations);
-    if (options.plan_cache) run.plan_cache_hit = stats.compilations == 0;
-    run.plan_source = stats.compilations > 0 ? "built" : stats.pulled_hits > 0 ? "remote_cache" : "local_cache";
-    run.peak_activation_bytes = stats.peak_activation_bytes;
+    record_compile_stats(session, options, run);
 
     stage = CheckStage::kGenerate;
     report_check_step(options, "tested run (cpu): generating " + std::to_string(kCheckNewTokens) + " tokens");

@@ -59,6 +59,18 @@ struct TestedRun {
 Json tested_run_to_json(const TestedRun& run);
 TestedRun tested_run_from_json(const Json& json);  // throws Error(kRuntime) naming the field
 
+// The cpu session of a check's tested run, its plan in `cache_dir`. With `run`, each phase
+// sets `stage` and says its step, and the compile phase records the load time there.
+SessionOptions tested_session_options(const std::string& cache_dir, std::shared_ptr<Communicator> comm);
+SessionOptions tested_session_options(const std::string& cache_dir, const CheckOptions& options,
+                                      std::shared_ptr<Communicator> comm, TestedRun& run, CheckStage& stage);
+
+// The tested session's compile statistics into `run`.
+void record_compile_stats(const Session& session, const CheckOptions& options, TestedRun& run);
+
+// What the tested run measured, into the dataset's row.
+void record_tested_run(const TestedRun& run, ResultRow& row);
+
 // Loads this rank's part of the model (`comm` of size 1: the whole model), compiles it and
 // generates, filling `run` as it goes (what it measured stays there when it throws); then opens
 // it again to time a warm start from the plan cache (without the plan cache, from a folder of
