@@ -19,8 +19,12 @@ ConfigReader::ConfigReader(const Json& json, std::string path) : json_(json), pa
   if (!json_.is_object()) fail(ErrorKind::kCheckpoint, path_ + ": must be a JSON object");
 }
 
+void reject_config_field(const std::string& path, const std::string& key, const std::string& problem) {
+  fail(ErrorKind::kCheckpoint, path + ": field '" + key + "': " + problem);
+}
+
 void ConfigReader::reject(const std::string& key, const std::string& problem) const {
-  fail(ErrorKind::kCheckpoint, path_ + ": field '" + key + "': " + problem);
+  reject_config_field(path_, key, problem);
 }
 
 bool ConfigReader::has(const std::string& key) const {

@@ -37,4 +37,7 @@ class ConfigReader {
   std::string path_;
 };
 
+// The error of a config field: "PATH: field 'KEY': PROBLEM" (Error kCheckpoint).
+[[noreturn]] void reject_config_field(const std::string& path, const std::string& key, const std::string& problem);
+
 }  // namespace canrun

@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "checkpoint/config_reader.h"
 #include "util/error.h"
 
 namespace canrun {
@@ -28,10 +29,6 @@ constexpr std::pair<const char*, PoolingMode> kFlags[] = {
     {"pooling_mode_lasttoken", PoolingMode::kLastToken},
 };
 
-[[noreturn]] void reject(const std::string& path, const std::string& field, const std::string& problem) {
-  fail(ErrorKind::kCheckpoint, path + ": field '" + field + "': " + problem);
-}
-
 std::string known_modes() {
   std::string names;
   for (const auto& [name, mode] : kModes) names += (names.empty() ? "" : ", ") + std::string(name);
@@ -42,7 +39,7 @@ PoolingMode mode_named(const Json& value, const std::string& path) {
   if (value.is_string())
     for (const auto& [name, mode] : kModes)
       if (value.get<std::string>() == name) return mode;
-  reject(path, "pooling_mode", value.dump() + " is not a pooling mode (known: " + known_modes() + ")");
+  reject_config_field(path, "pooling_mode", value.dump() + " is not a pooling mode (known: " + known_modes() + ")");
 }
 
 }  // namespace
@@ -60,18 +57,19 @@ PoolingConfig read_pooling_config(const Json& json, const std::string& path, int
   for (const char* key : {"embedding_dimension", "word_embedding_dimension"}) {
     if (!json.contains(key)) continue;
     if (!json[key].is_number_integer() || json[key].get<int64_t>() != hidden)
-      reject(path, key, json[key].dump() + " does not match the model's hidden_size of " + std::to_string(hidden));
+      reject_config_field(path, key,
+                          json[key].dump() + " does not match the model's hidden_size of " + std::to_string(hidden));
   }
   if (json.contains("include_prompt")) {
-    if (!json["include_prompt"].is_boolean()) reject(path, "include_prompt", "expected true or false");
+    if (!json["include_prompt"].is_boolean()) reject_config_field(path, "include_prompt", "expected true or false");
     config.include_prompt = json["include_prompt"].get<bool>();
   }
   for (const auto& item : json.items()) {
     const std::string& key = item.key();
     if (key.rfind("pooling_mode_", 0) != 0) continue;
     const bool known = std::any_of(std::begin(kFlags), std::end(kFlags), [&](const auto& f) { return key == f.first; });
-    if (!known) reject(path, key, "not a pooling mode flag (known modes: " + known_modes() + ")");
-    if (!item.value().is_boolean()) reject(path, key, "expected true or false");
+    if (!known) reject_config_field(path, key, "not a pooling mode flag (known modes: " + known_modes() + ")");
+    if (!item.value().is_boolean()) reject_config_field(path, key, "expected true or false");
   }
   if (json.contains("pooling_mode")) {
     const Json& value = json["pooling_mode"];
@@ -81,7 +79,7 @@ PoolingConfig read_pooling_config(const Json& json, const std::string& path, int
     } else {
       config.modes.push_back(mode_named(value, path));
     }
-    if (config.modes.empty()) reject(path, "pooling_mode", "names no mode");
+    if (config.modes.empty()) reject_config_field(path, "pooling_mode", "names no mode");
     return config;
   }
   std::vector<PoolingMode> flagged;

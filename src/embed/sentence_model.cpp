@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "checkpoint/config_reader.h"
 #include "checkpoint/safetensors.h"
 #include "tokenizer/unicode.h"
 #include "util/error.h"
@@ -15,10 +16,6 @@ namespace fs = std::filesystem;
 
 const JsonLimits kConfigLimits{};
 
-[[noreturn]] void reject(const std::string& path, const std::string& field, const std::string& problem) {
-  fail(ErrorKind::kCheckpoint, path + ": field '" + field + "': " + problem);
-}
-
 std::optional<Json> read_optional(const fs::path& path) {
   if (!fs::exists(path)) return std::nullopt;
   Json json = read_json_file(path.string(), ErrorKind::kCheckpoint, kConfigLimits);
@@ -28,7 +25,7 @@ std::optional<Json> read_optional(const fs::path& path) {
 
 int64_t read_integer(const Json& json, const std::string& path, const std::string& key, int64_t min_value) {
   if (!json[key].is_number_integer() || json[key].get<int64_t>() < min_value)
-    reject(path, key, json[key].dump() + " is not an integer of at least " + std::to_string(min_value));
+    reject_config_field(path, key, json[key].dump() + " is not an integer of at least " + std::to_string(min_value));
   return json[key].get<int64_t>();
 }
 
@@ -48,7 +45,8 @@ void read_transformer(const fs::path& folder, const fs::path& model_dir, const D
       config.max_seq_length = static_cast<int64_t>(limit);
   }
   if (json && json->contains("do_lower_case")) {
-    if (!(*json)["do_lower_case"].is_boolean()) reject(bert_config.string(), "do_lower_case", "expected true or false");
+    if (!(*json)["do_lower_case"].is_boolean())
+      reject_config_field(bert_config.string(), "do_lower_case", "expected true or false");
     config.do_lower_case = (*json)["do_lower_case"].get<bool>();
   }
 }
@@ -63,14 +61,14 @@ DenseLayer read_dense(const fs::path& folder, int64_t in) {
   layer.in = read_integer(*json, path, "in_features", 1);
   layer.out = read_integer(*json, path, "out_features", 1);
   if (layer.in != in)
-    reject(path, "in_features", std::to_string(layer.in) + " does not match the " + std::to_string(in) +
+    reject_config_field(path, "in_features", std::to_string(layer.in) + " does not match the " + std::to_string(in) +
                                     " values the previous module gives");
   const bool bias = json->value("bias", true);
   const std::string activation = json->value("activation_function", std::string("torch.nn.modules.activation.Tanh"));
   if (activation == "torch.nn.modules.activation.Tanh") {
     layer.tanh = true;
   } else if (activation != "torch.nn.modules.linear.Identity") {
-    reject(path, "activation_function",
+    reject_config_field(path, "activation_function",
            "'" + activation + "' is not supported (supported: torch.nn.modules.linear.Identity, "
                               "torch.nn.modules.activation.Tanh)");
   }
@@ -88,16 +86,17 @@ void read_prompts(const fs::path& model_dir, SentenceModelConfig& config) {
   const std::optional<Json> json = read_optional(file);
   if (!json) return;
   if (json->contains("prompts") && !(*json)["prompts"].is_null()) {
-    if (!(*json)["prompts"].is_object()) reject(file.string(), "prompts", "expected an object of name: text");
+    if (!(*json)["prompts"].is_object())
+      reject_config_field(file.string(), "prompts", "expected an object of name: text");
     for (const auto& [name, text] : (*json)["prompts"].items()) {
-      if (!text.is_string()) reject(file.string(), "prompts." + name, "expected a string");
+      if (!text.is_string()) reject_config_field(file.string(), "prompts." + name, "expected a string");
       config.prompts[name] = text.get<std::string>();
     }
   }
   if (json->contains("default_prompt_name") && !(*json)["default_prompt_name"].is_null()) {
     const Json& name = (*json)["default_prompt_name"];
     if (!name.is_string() || !config.prompts.count(name.get<std::string>()))
-      reject(file.string(), "default_prompt_name", name.dump() + " is not one of its prompts");
+      reject_config_field(file.string(), "default_prompt_name", name.dump() + " is not one of its prompts");
     config.default_prompt_name = name.get<std::string>();
   }
 }

@@ -12,21 +12,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
 bool is_commit_hash(const std::string& text) {
   return text.size() == 40 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
 }  // namespace
 
+std::string hf_env(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
 std::string hf_hub_cache_dir() {
-  if (const std::string hub = env("HF_HUB_CACHE"); !hub.empty()) return hub;
-  if (const std::string home = env("HF_HOME"); !home.empty()) return home + "/hub";
-  return env("HOME") + "/.cache/huggingface/hub";
+  if (const std::string hub = hf_env("HF_HUB_CACHE"); !hub.empty()) return hub;
+  if (const std::string home = hf_env("HF_HOME"); !home.empty()) return home + "/hub";
+  return hf_env("HOME") + "/.cache/huggingface/hub";
 }
 
 std::string hf_repo_folder_name(const std::string& repo_id) {

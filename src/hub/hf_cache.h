@@ -9,6 +9,9 @@
 
 namespace canrun {
 
+// The environment variable `name` (HF_HOME, HF_TOKEN, ...) as huggingface_hub reads it; "" when unset.
+std::string hf_env(const char* name);
+
 // $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub (huggingface_hub's order).
 std::string hf_hub_cache_dir();
 

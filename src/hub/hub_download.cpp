@@ -30,11 +30,6 @@ namespace fs = std::filesystem;
 
 constexpr int kAttempts = 5;  // a server error or a dropped connection is tried again, resuming
 
-std::string env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
 std::string where(const HubRef& ref) { return ref.repo_id + "@" + ref.revision; }
 
 // The error for an HTTP status the Hub answered `what` with.
@@ -359,17 +354,17 @@ const std::vector<std::string>& default_hub_patterns() {
 
 HubSettings hub_settings_from_environment() {
   HubSettings settings;
-  settings.endpoint = env("HF_ENDPOINT").empty() ? "https://huggingface.co" : env("HF_ENDPOINT");
+  settings.endpoint = hf_env("HF_ENDPOINT").empty() ? "https://huggingface.co" : hf_env("HF_ENDPOINT");
   while (settings.endpoint.ends_with("/")) settings.endpoint.pop_back();
-  settings.token = env("HF_TOKEN");
+  settings.token = hf_env("HF_TOKEN");
   if (settings.token.empty()) {
-    const std::string home = env("HF_HOME").empty() ? env("HOME") + "/.cache/huggingface" : env("HF_HOME");
-    const std::string path = env("HF_TOKEN_PATH").empty() ? home + "/token" : env("HF_TOKEN_PATH");
+    const std::string home = hf_env("HF_HOME").empty() ? hf_env("HOME") + "/.cache/huggingface" : hf_env("HF_HOME");
+    const std::string path = hf_env("HF_TOKEN_PATH").empty() ? home + "/token" : hf_env("HF_TOKEN_PATH");
     std::ifstream in(path);
     std::getline(in, settings.token);
   }
   settings.cache_dir = hf_hub_cache_dir();
-  std::string offline = env("HF_HUB_OFFLINE");
+  std::string offline = hf_env("HF_HUB_OFFLINE");
   for (char& c : offline) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   settings.offline = offline == "1" || offline == "ON" || offline == "YES" || offline == "TRUE";
   return settings;

@@ -23,6 +23,7 @@
 #include "runtime/model_config.h"
 #include "runtime/session.h"
 #include "util/process_stats.h"
+#include "util/stopwatch.h"
 
 namespace canrun {
 
@@ -39,8 +40,6 @@ std::vector<std::string> check_arguments(const ModelSource& source, const CheckO
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 WeightsOrigin origin_of(const ModelSource& source) {
   if (source.synthetic()) return WeightsOrigin::kSynthetic;

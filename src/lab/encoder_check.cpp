@@ -18,6 +18,7 @@
 #include "models/registry.h"
 #include "runtime/session.h"
 #include "util/error.h"
+#include "util/stopwatch.h"
 #include "util/temporary_directory.h"
 
 namespace canrun {
@@ -25,8 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::string format_number(const char* format, double value) {
   char text[64];

@@ -14,6 +14,7 @@
 #include "chat/image_parts.h"
 #include "runtime/model_config.h"
 #include "runtime/session.h"
+#include "util/stopwatch.h"
 #include "util/temporary_directory.h"
 #include "vision/multimodal_prompt.h"
 
@@ -21,8 +22,6 @@ namespace canrun {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // The fault CANRUN_CHECK_FAULT asks of `model_id`: "KIND" for every model, or a comma list of
 // "KIND:MODEL_ID"; "" for none.

@@ -16,6 +16,10 @@
 
 namespace canrun {
 
+// The widest hidden, latent or LoRA size a config may name: a bound on what a config makes canrun
+// allocate.
+constexpr int64_t kMaxConfigWidth = int64_t{1} << 17;
+
 // kRms: x * rsqrt(mean(x^2) + eps) * w. kLayerNorm: (x - mean) * rsqrt(var + eps) * w (+ b).
 // Gemma's (1 + w) RMSNorm is kRms with unit_offset: the 1 is folded into w once at load.
 enum class NormKind { kRms, kLayerNorm };

@@ -15,8 +15,6 @@
 namespace canrun {
 namespace {
 
-constexpr int64_t kMaxWidth = int64_t{1} << 17;
-
 // The compression rate of each attention layer type: compress_rates, else the legacy
 // compress_rate_csa / compress_rate_hca, else DeepseekV4Config's 4 and 128.
 std::map<std::string, int64_t> compress_rates(const ConfigReader& config) {
@@ -114,7 +112,7 @@ DecoderSpec read_deepseek_v4(const ConfigReader& config) {
                       config.object("quantization_config").string("quant_method", std::string("unknown")) + "'",
                   spec.model_type, "supported: none (bf16, f16 or f32 weights)");
   spec.vocab_size = config.integer("vocab_size", 129280, 1, int64_t{1} << 22);
-  spec.hidden_size = config.integer("hidden_size", 4096, 1, kMaxWidth);
+  spec.hidden_size = config.integer("hidden_size", 4096, 1, kMaxConfigWidth);
   spec.num_layers = config.integer("num_hidden_layers", 43, 1, 1024);
   spec.num_heads = config.integer("num_attention_heads", 64, 1, 4096);
   spec.num_kv_heads = config.integer("num_key_value_heads", 1, 1, 1);
@@ -139,13 +137,13 @@ DecoderSpec read_deepseek_v4(const ConfigReader& config) {
   read_ropes(config, spec, partial);
 
   CompressedAttentionSpec& ca = spec.compressed;
-  ca.q_lora_rank = config.integer("q_lora_rank", 1024, 1, kMaxWidth);
+  ca.q_lora_rank = config.integer("q_lora_rank", 1024, 1, kMaxConfigWidth);
   ca.window = config.integer("sliding_window", 128, 1, int64_t{1} << 24);
   ca.o_groups = config.integer("o_groups", 8, 1, spec.num_heads);
   if (spec.num_heads * spec.head_dim % ca.o_groups != 0)
     config.reject("o_groups", "must divide num_attention_heads * head_dim (" +
                                   std::to_string(spec.num_heads * spec.head_dim) + ")");
-  ca.o_lora_rank = config.integer("o_lora_rank", 1024, 1, kMaxWidth);
+  ca.o_lora_rank = config.integer("o_lora_rank", 1024, 1, kMaxConfigWidth);
   ca.index_heads = config.integer("index_n_heads", 64, 1, 4096);
   ca.index_head_dim = config.integer("index_head_dim", 128, ca.rope_dim, 8192);
   ca.index_topk = config.integer("index_topk", 512, 1, int64_t{1} << 24);

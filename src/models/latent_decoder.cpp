@@ -7,8 +7,6 @@
 namespace canrun {
 namespace {
 
-constexpr int64_t kMaxWidth = int64_t{1} << 17;
-
 // transformers' yarn_get_mscale.
 double yarn_mscale(double scale, double mscale) { return scale <= 1 ? 1.0 : 0.1 * mscale * std::log(scale) + 1.0; }
 
@@ -46,8 +44,8 @@ DecoderSpec read_latent_decoder(const ConfigReader& config, LlamaLikeDefaults de
   LatentAttentionSpec& mla = spec.mla;
   // null: the query comes from q_proj; absent: the config class's default rank.
   const bool no_q_lora = config.json().contains("q_lora_rank") && !config.has("q_lora_rank");
-  mla.q_lora_rank = no_q_lora ? 0 : config.integer("q_lora_rank", latent.q_lora_rank, 1, kMaxWidth);
-  mla.kv_lora_rank = config.integer("kv_lora_rank", latent.kv_lora_rank, 1, kMaxWidth);
+  mla.q_lora_rank = no_q_lora ? 0 : config.integer("q_lora_rank", latent.q_lora_rank, 1, kMaxConfigWidth);
+  mla.kv_lora_rank = config.integer("kv_lora_rank", latent.kv_lora_rank, 1, kMaxConfigWidth);
   mla.nope_dim = config.integer("qk_nope_head_dim", latent.nope_dim, 0, 8192);
   mla.rope_dim = rope_dim;
   mla.value_dim = config.integer("v_head_dim", latent.value_dim, 1, 8192);

@@ -5,7 +5,6 @@
 namespace canrun {
 namespace {
 
-constexpr int64_t kMaxWidth = int64_t{1} << 17;
 constexpr int64_t kMaxVocab = int64_t{1} << 22;
 
 }  // namespace
@@ -74,8 +73,8 @@ DecoderSpec read_llama_like_spec(const ConfigReader& config, const LlamaLikeDefa
   spec.model_type = config.string("model_type", std::nullopt);
   read_quantization(config, spec);
   spec.vocab_size = config.integer("vocab_size", defaults.vocab_size, 1, kMaxVocab);
-  spec.hidden_size = config.integer("hidden_size", defaults.hidden_size, 1, kMaxWidth);
-  spec.intermediate_size = config.integer("intermediate_size", defaults.intermediate_size, 1, 8 * kMaxWidth);
+  spec.hidden_size = config.integer("hidden_size", defaults.hidden_size, 1, kMaxConfigWidth);
+  spec.intermediate_size = config.integer("intermediate_size", defaults.intermediate_size, 1, 8 * kMaxConfigWidth);
   spec.num_layers = config.integer("num_hidden_layers", defaults.num_layers, 1, 1024);
   spec.num_heads = config.integer("num_attention_heads", defaults.num_heads, 1, 4096);
   spec.num_kv_heads = config.integer("num_key_value_heads", defaults.num_kv_heads.value_or(spec.num_heads), 1,

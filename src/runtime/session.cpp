@@ -13,14 +13,13 @@
 #include "parallel/shard_layout.h"
 #include "program/checkpoint_loader.h"
 #include "util/error.h"
+#include "util/stopwatch.h"
 #include "vision/multimodal_prompt.h"
 
 namespace canrun {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // longrope as phi3 runs it: the rotary factors of a forward pass follow the sequence's length
 // (short up to the pretraining length, long past it), so a prompt runs whole, never in pieces.

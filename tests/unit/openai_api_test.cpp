@@ -89,7 +89,7 @@ TEST(CompletionRequest, ReadsEveryFieldItHonours) {
 TEST(CompletionRequest, ErrorsNameTheField) {
   std::string message;
   EXPECT_EQ(error_status("[1]", false, &message), 400);
-  EXPECT_EQ(message, "the request body must be a JSON object");
+  EXPECT_EQ(message, "the request body must be a JSON object, got array");
   EXPECT_EQ(error_status(R"({})", false, &message), 400);
   EXPECT_EQ(message, "prompt: required");
   EXPECT_EQ(error_status(R"({"prompt": [[1], [2]]})", false, &message), 400);
