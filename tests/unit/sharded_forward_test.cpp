@@ -82,7 +82,9 @@ std::vector<float> run(const Session& session) {
 class ShardedForwardTest : public testing::TestWithParam<std::tuple<std::string, int>> {};
 
 TEST_P(ShardedForwardTest, LogitsMatchTheUnshardedModel) {
-  const auto& [name, cores] = GetParam();
+  // Named, not a structured binding: the rank threads' lambda captures them.
+  const std::string& name = std::get<0>(GetParam());
+  const int cores = std::get<1>(GetParam());
   const std::vector<float> expected = run(Session(fixture(name), uncompiled(Backend::kRef)));
   ThreadGroup group(cores);
   std::vector<std::vector<float>> got(static_cast<size_t>(cores));
