@@ -1,8 +1,8 @@
 """Makes the tiny random encoder checkpoints in tests/fixtures/encoders and their goldens.
 
-Besides the sentence-transformers folders, two cross-encoders (*ForSequenceClassification, one
-label): their goldens record sentence-transformers' CrossEncoder scores of a query against a few
-documents, with the pairs' token ids and token type ids.
+Besides the sentence-transformers folders, cross-encoders (*ForSequenceClassification): their
+goldens record sentence-transformers' CrossEncoder scores of a query against a few documents,
+with the pairs' token ids and token type ids.
 
 Each fixture is a sentence-transformers model folder: the encoder written by transformers' own
 save_pretrained (random weights, fixed seed), a bert-style tokenizer from
@@ -126,6 +126,10 @@ CROSS_ENCODERS = {
     "mpnet_cross_encoder": dict(config=dict(TINY, model_type="mpnet", max_position_embeddings=42, pad_token_id=1,
                                             num_labels=2),
                                 max_length=40, model_input_names=["input_ids", "attention_mask"]),
+    # ModernBERT's head over the mean of the tokens: head.dense (no bias), GELU, head.norm (no
+    # bias: norm_bias false, as in the published models), classifier; one label, Sigmoid.
+    "modernbert_cross_encoder": dict(config=dict(TINY_MODERNBERT, classifier_pooling="mean", num_labels=1),
+                                     max_length=40, model_input_names=["input_ids", "attention_mask"]),
 }
 QUERY = "how does a fox jump over a dog"
 DOCUMENTS = [

@@ -92,7 +92,8 @@ const ArchitectureRegistration kModernBert({"modernbert",
                                             {"hidden_activation", "norm_eps", "norm_bias", "attention_bias",
                                              "mlp_bias", "local_attention", "layer_types / global_attn_every_n_layers",
                                              "rope_parameters per layer type / global_rope_theta, local_rope_theta",
-                                             "rope default|linear|dynamic|yarn|llama3"},
+                                             "rope default|linear|dynamic|yarn|llama3", "classifier_pooling",
+                                             "classifier_activation", "classifier_bias"},
                                             {"ModernBertModel", "ModernBertForMaskedLM",
                                              "ModernBertForSequenceClassification"}});
 
