@@ -1,8 +1,8 @@
 """Makes the tiny random encoder checkpoints in tests/fixtures/encoders and their goldens.
 
-Besides the sentence-transformers folders, two cross-encoders (*ForSequenceClassification, one
-label): their goldens record sentence-transformers' CrossEncoder scores of a query against a few
-documents, with the pairs' token ids and token type ids.
+Besides the sentence-transformers folders, cross-encoders (*ForSequenceClassification): their
+goldens record sentence-transformers' CrossEncoder scores of a query against a few documents,
+with the pairs' token ids and token type ids.
 
 Each fixture is a sentence-transformers model folder: the encoder written by transformers' own
 save_pretrained (random weights, fixed seed), a bert-style tokenizer from
@@ -41,6 +41,12 @@ TINY = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_atten
 # A causal LM family's base model as an embedder (saved as Qwen3Model, MistralModel...).
 TINY_DECODER = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
                     num_key_value_heads=2, head_dim=8, max_position_embeddings=64, pad_token_id=0)
+# ModernBERT's own names: norm_eps, hidden_activation, local_attention, the two rope thetas; its
+# special tokens' ids in the fixtures' vocabulary ([PAD] 0, [CLS] 2, [SEP] 3).
+TINY_MODERNBERT = dict(model_type="modernbert", hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                       num_attention_heads=4, max_position_embeddings=64, hidden_activation="gelu", norm_eps=1e-5,
+                       local_attention=8, global_rope_theta=1000.0, local_rope_theta=100.0, pad_token_id=0,
+                       bos_token_id=2, cls_token_id=2, eos_token_id=3, sep_token_id=3)
 TEXTS = [
     "Hello world",
     "The quick brown fox jumps over the lazy dog.",
@@ -92,6 +98,13 @@ FIXTURES = {
     "mpnet_mean": dict(config=dict(TINY, model_type="mpnet", max_position_embeddings=42, pad_token_id=1),
                        pooling={"pooling_mode": "mean"}, dense=None, normalize=True, max_seq_length=40,
                        input_names=["input_ids", "attention_mask"]),
+    # modernbert-embed's pipeline: ModernBERT (global, local, global layers, each kind with its
+    # own rope theta; a local window of |q - k| <= 4, narrower than three of the texts; every
+    # bias on), mean pooling, Normalize.
+    "modernbert_mean": dict(config=dict(TINY_MODERNBERT, global_attn_every_n_layers=2, norm_bias=True,
+                                        attention_bias=True, mlp_bias=True),
+                            pooling={"pooling_mode": "mean"}, dense=None, normalize=True, max_seq_length=40,
+                            input_names=["input_ids", "attention_mask"]),
 }
 
 
@@ -113,6 +126,10 @@ CROSS_ENCODERS = {
     "mpnet_cross_encoder": dict(config=dict(TINY, model_type="mpnet", max_position_embeddings=42, pad_token_id=1,
                                             num_labels=2),
                                 max_length=40, model_input_names=["input_ids", "attention_mask"]),
+    # ModernBERT's head over the mean of the tokens: head.dense (no bias), GELU, head.norm (no
+    # bias: norm_bias false, as in the published models), classifier; one label, Sigmoid.
+    "modernbert_cross_encoder": dict(config=dict(TINY_MODERNBERT, classifier_pooling="mean", num_labels=1),
+                                     max_length=40, model_input_names=["input_ids", "attention_mask"]),
 }
 QUERY = "how does a fox jump over a dog"
 DOCUMENTS = [

@@ -263,8 +263,9 @@ class DecoderAssembly {
     if (spec.hyper.streams > 0) return hyper_layer(place, x, rope, norms);
     std::unique_ptr<Block> mixer_block = make_block(mixer_kind(spec, i), place);
     std::unique_ptr<Block> ffn_block = make_block(ffn_kind(spec, i), place);
+    const std::string attn_norm = layer_attn_norm(spec, i);
     // The checkpoint's order: attention norm, attention, its post norm, MLP norm, MLP, its post norm.
-    norms.attn = visit_norm(tensors_, spec.norm, norm_name(n.attn_norm), hidden);
+    norms.attn = visit_norm(tensors_, spec.norm, norm_name(attn_norm), hidden);
     mixer_block->visit(tensors_);
     norms.post_attn = visit_norm(tensors_, spec.norm, norm_name(n.post_attn_norm), hidden);
     norms.mlp = visit_norm(tensors_, spec.norm, norm_name(n.mlp_norm), hidden);
@@ -300,7 +301,7 @@ class DecoderAssembly {
     const ModuleMatch layer_output{n.layers + "." + std::to_string(i)};
 
     const bool post_norm = spec.residual == Residual::kPostNorm;
-    const ValueId attn_in = n.attn_norm.empty() || post_norm ? x : normed("attn_norm", n.attn_norm, norms.attn);
+    const ValueId attn_in = attn_norm.empty() || post_norm ? x : normed("attn_norm", attn_norm, norms.attn);
     const ValueId attn_out = program_.value(s + "attn_out", hidden);
     mixer.emit(program_, {attn_in, attn_out, rope});
     // A parallel residual sums attention and MLP partials first and reduces once.
@@ -322,7 +323,7 @@ class DecoderAssembly {
     if (spec.residual == Residual::kPostNorm) {
       // x = n1(x + attn(x)); x = n2(x + mlp(x)).
       program_.add<AddStep>(Step::Info{s + "attn_residual", {x, attn_out}, {x}});
-      norm("attn_norm", n.attn_norm, norms.attn, x, x);
+      if (!attn_norm.empty()) norm("attn_norm", attn_norm, norms.attn, x, x);
       ffn.emit(program_, {x, mlp_out, rope});
       all_reduce("mlp_all_reduce", mlp_out);
       program_.add<AddStep>(Step::Info{s + "mlp_residual", {x, mlp_out}, {x}});

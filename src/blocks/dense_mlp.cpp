@@ -1,6 +1,7 @@
 // The dense MLP block kind: down(act(gate(x)) * up(x)), or down(act(up(x))) without a gate;
-// gate and up fused in one projection for some families (phi3). Sharded, a rank computes its
-// intermediate columns: its output is this rank's partial sum of the down projection.
+// gate and up fused in one projection, [gate; up], for some families (phi3, modernbert's Wi).
+// Sharded, a rank computes its intermediate columns: its output is this rank's partial sum of
+// the down projection.
 #include <algorithm>
 #include <cmath>
 
@@ -52,6 +53,9 @@ class DenseMlp : public Block {
         gate_ = fused.slice_rows(mine.first, mine.count);
         up_ = fused.slice_rows(ffn + mine.first, mine.count);
       }
+      const FloatBuffer fused_bias = bias_if(v, spec.mlp_bias, p + n.gate_up, 2 * ffn);
+      gate_bias_ = gather(fused_bias, {mine});
+      up_bias_ = gather(fused_bias, {{ffn + mine.first, mine.count}});
     } else {
       if (spec.gated_mlp) gate_ = v.matrix_part(p + n.gate, ffn, hidden, rows_of(mine, hidden));
       up_ = v.matrix_part(p + n.up, ffn, hidden, rows_of(mine, hidden));

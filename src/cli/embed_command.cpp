@@ -84,9 +84,10 @@ void add_embed_command(CLI::App& app) {
   auto args = std::make_shared<EmbedArgs>();
   CLI::App* command = app.add_subcommand(
       "embed",
-      "Sentence embeddings from an encoder folder (bert, distilbert, roberta, xlm-roberta) or a sentence-transformers "
-      "folder over a text-generation family (Qwen3-Embedding, EmbeddingGemma), run as sentence-transformers runs "
-      "it: its modules.json's Transformer, Pooling, Dense and Normalize modules and its prompts");
+      "Sentence embeddings from an encoder folder (bert, distilbert, modernbert, mpnet, roberta, xlm-roberta) or a "
+      "sentence-transformers folder over a text-generation family (Qwen3-Embedding, EmbeddingGemma), run as "
+      "sentence-transformers runs it: its modules.json's Transformer, Pooling, Dense and Normalize modules and its "
+      "prompts");
   command->add_option("model_dir", args->model_dir,
                       "Model folder (config.json, model.safetensors, tokenizer.json, modules.json...), or a Hub id "
                       "ORG/NAME[@REVISION] found in the Hugging Face cache or downloaded into it")

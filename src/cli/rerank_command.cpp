@@ -71,8 +71,8 @@ void add_rerank_command(CLI::App& app) {
   auto args = std::make_shared<RerankArgs>();
   CLI::App* command = app.add_subcommand(
       "rerank",
-      "Score documents against a query with a cross-encoder (a *ForSequenceClassification folder: bert, roberta, "
-      "xlm-roberta), highest first, as sentence-transformers' CrossEncoder ranks them");
+      "Score documents against a query with a cross-encoder (a *ForSequenceClassification folder: bert, distilbert, "
+      "modernbert, mpnet, roberta, xlm-roberta), highest first, as sentence-transformers' CrossEncoder ranks them");
   command->add_option("model_dir", args->model_dir,
                       "Model folder (config.json naming a *ForSequenceClassification, model.safetensors, "
                       "tokenizer.json), or a Hub id ORG/NAME[@REVISION]")

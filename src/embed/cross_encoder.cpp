@@ -4,7 +4,10 @@
 #include <cmath>
 #include <filesystem>
 
+#include "checkpoint/config_reader.h"
 #include "checkpoint/safetensors.h"
+#include "kernels/ref/ops.h"
+#include "models/llama_like.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -21,16 +24,9 @@ bool is_sequence_classifier(const Json& config) {
 
 namespace {
 
-int64_t label_count(const Json& config) {
-  if (config.contains("num_labels") && config["num_labels"].is_number_integer()) return config["num_labels"].get<int64_t>();
-  if (config.contains("id2label") && config["id2label"].is_object() && !config["id2label"].empty())
-    return static_cast<int64_t>(config["id2label"].size());
-  return 2;  // transformers' PretrainedConfig default
-}
-
 // sentence-transformers' choice: config.json's sentence_transformers.activation_fn, else the
 // older sbert_ce_default_activation_function, else Sigmoid for one label and Identity for more.
-void read_activation(const Json& config, const std::string& path, ClassifierHead& head) {
+void read_score_activation(const Json& config, const std::string& path, ClassifierHead& head) {
   std::string name;
   std::string field;
   if (config.contains("sentence_transformers") && config["sentence_transformers"].is_object() &&
@@ -61,19 +57,66 @@ void read_activation(const Json& config, const std::string& path, ClassifierHead
   head.activation_name = name.substr(name.rfind('.') + 1);
 }
 
-// out = x W^T + b for one row.
+// out = x W^T + b for one row; b empty: no bias.
 std::vector<float> affine(const std::vector<float>& w, const std::vector<float>& b, const float* x, int64_t rows,
                           int64_t cols) {
   std::vector<float> y(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
-    double acc = b[r];
+    double acc = b.empty() ? 0.0 : b[r];
     for (int64_t c = 0; c < cols; ++c) acc += static_cast<double>(w[r * cols + c]) * x[c];
     y[r] = static_cast<float>(acc);
   }
   return y;
 }
 
+// In place: (x - mean) / sqrt(var + eps) * w (+ b), in double.
+void layer_norm_row(std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b, float eps) {
+  const double n = static_cast<double>(x.size());
+  double mean = 0, var = 0;
+  for (float v : x) mean += v;
+  mean /= n;
+  for (float v : x) var += (v - mean) * (v - mean);
+  const double scale = 1.0 / std::sqrt(var / n + static_cast<double>(eps));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>((x[i] - mean) * scale * w[i] + (b.empty() ? 0.0 : b[i]));
+}
+
+// ModernBertForSequenceClassification's pooling, activation and head norm from config.json.
+void read_modernbert_head(const Json& config, const std::string& path, const DecoderSpec& spec, ClassifierHead& head) {
+  const ConfigReader reader(config, path);
+  const std::string pooling = reader.string("classifier_pooling", std::string("cls"));
+  if (pooling != "cls" && pooling != "mean")
+    reader.reject("classifier_pooling", "'" + pooling + "' is not supported (supported: cls, mean)");
+  head.mean_pooling = pooling == "mean";
+  head.dense_activation = read_activation(reader, "classifier_activation", "gelu", spec.model_type);
+  head.norm_eps = spec.norm.eps;
+}
+
 }  // namespace
+
+int64_t classifier_labels(const Json& config) {
+  if (config.contains("num_labels") && config["num_labels"].is_number_integer())
+    return config["num_labels"].get<int64_t>();
+  if (config.contains("id2label") && config["id2label"].is_object() && !config["id2label"].empty())
+    return static_cast<int64_t>(config["id2label"].size());
+  return 2;  // transformers' PretrainedConfig default
+}
+
+ClassifierHeadNames classifier_head_names(const DecoderSpec& spec, const Json& config, const std::string& path) {
+  // BERT's pooler and classifier; DistilBERT's pre_classifier (then ReLU) and classifier;
+  // RoBERTa's and MPNet's classifier.dense and out_proj; ModernBERT's head (dense, norm) and classifier.
+  const std::string& prefix = spec.base_model_prefix;
+  if (prefix == "bert.") return {"bert.pooler.dense", true, "", false, "classifier"};
+  if (prefix == "distilbert.") return {"pre_classifier", true, "", false, "classifier"};
+  if (prefix == "roberta." || prefix == "mpnet.") return {"classifier.dense", true, "", false, "classifier.out_proj"};
+  if (spec.model_type == "modernbert") {
+    const ConfigReader reader(config, path);
+    return {"head.dense", reader.boolean("classifier_bias", false), "head.norm", spec.norm.bias, "classifier"};
+  }
+  fail(ErrorKind::kUnsupportedOption, path + ": " + spec.model_type +
+                                          "'s classification head is not read by rerank (supported: bert, "
+                                          "distilbert, modernbert, mpnet, roberta, xlm-roberta)");
+}
 
 Json cross_encoder_config(const std::string& model_dir) {
   const std::string path = (fs::path(model_dir) / "config.json").string();
@@ -91,28 +134,24 @@ ClassifierHead read_classifier_head(const std::string& model_dir, const DecoderS
   const Json config = cross_encoder_config(model_dir);
   ClassifierHead head;
   head.hidden = spec.hidden_size;
-  head.labels = label_count(config);
+  head.labels = classifier_labels(config);
   if (head.labels < 1 || head.labels > 1 << 16)
     fail(ErrorKind::kCheckpoint, path + ": field 'num_labels': " + std::to_string(head.labels) + " is out of range");
-  read_activation(config, path, head);
-  // The head's tensors by family: BERT's pooler and classifier; DistilBERT's pre_classifier
-  // (then ReLU) and classifier; RoBERTa's and MPNet's classifier.dense and out_proj.
-  const std::string& prefix = spec.base_model_prefix;
-  if (prefix != "bert." && prefix != "distilbert." && prefix != "roberta." && prefix != "mpnet.")
-    fail(ErrorKind::kUnsupportedOption, path + ": " + spec.model_type +
-                                            "'s classification head is not read by rerank (supported: bert, "
-                                            "distilbert, mpnet, roberta, xlm-roberta)");
+  read_score_activation(config, path, head);
+  const ClassifierHeadNames names = classifier_head_names(spec, config, path);
+  if (spec.base_model_prefix == "distilbert.") head.dense_activation = Activation::kRelu;
+  if (spec.model_type == "modernbert") read_modernbert_head(config, path, spec, head);
   // Mapped, not read in whole: only the head's tensors are wanted.
   const WeightStore store = WeightStore::open_folder(model_dir, /*populate=*/false);
   const int64_t h = head.hidden;
-  const bool bert = prefix == "bert.", distilbert = prefix == "distilbert.";
-  const std::string dense = bert ? "bert.pooler.dense" : distilbert ? "pre_classifier" : "classifier.dense";
-  const std::string out = bert || distilbert ? "classifier" : "classifier.out_proj";
-  head.dense_relu = distilbert;
-  head.dense = store.load_f32(dense + ".weight", {h, h});
-  head.dense_bias = store.load_f32(dense + ".bias", {h});
-  head.out = store.load_f32(out + ".weight", {head.labels, h});
-  head.out_bias = store.load_f32(out + ".bias", {head.labels});
+  head.dense = store.load_f32(names.dense + ".weight", {h, h});
+  if (names.dense_bias) head.dense_bias = store.load_f32(names.dense + ".bias", {h});
+  if (!names.norm.empty()) {
+    head.norm = store.load_f32(names.norm + ".weight", {h});
+    if (names.norm_bias) head.norm_bias = store.load_f32(names.norm + ".bias", {h});
+  }
+  head.out = store.load_f32(names.out + ".weight", {head.labels, h});
+  head.out_bias = store.load_f32(names.out + ".bias", {head.labels});
   return head;
 }
 
@@ -148,16 +187,32 @@ std::vector<RankedDocument> CrossEncoder::score(const std::string& query, std::s
   std::vector<RankedDocument> scored;
   int64_t row = 0;
   for (size_t i = 0; i < pairs.size(); ++i) {
-    const float* first = hidden.data() + row * head_.hidden;
-    row += static_cast<int64_t>(pairs[i].ids.size());
-    std::vector<float> pooled = affine(head_.dense, head_.dense_bias, first, head_.hidden, head_.hidden);
-    for (float& v : pooled) v = head_.dense_relu ? std::max(v, 0.0f) : std::tanh(v);
-    std::vector<float> scores = affine(head_.out, head_.out_bias, pooled.data(), head_.labels, head_.hidden);
+    const int64_t tokens = static_cast<int64_t>(pairs[i].ids.size());
+    const std::vector<float> pooled = pool(hidden.data() + row * head_.hidden, tokens);
+    row += tokens;
+    std::vector<float> dense = affine(head_.dense, head_.dense_bias, pooled.data(), head_.hidden, head_.hidden);
+    if (head_.dense_activation)
+      ref::activation(*head_.dense_activation, dense.data(), head_.hidden, dense.data());
+    else
+      for (float& v : dense) v = std::tanh(v);
+    if (!head_.norm.empty()) layer_norm_row(dense, head_.norm, head_.norm_bias, head_.norm_eps);
+    std::vector<float> scores = affine(head_.out, head_.out_bias, dense.data(), head_.labels, head_.hidden);
     if (!raw && head_.activation == ScoreActivation::kSigmoid)
       for (float& v : scores) v = 1.0f / (1.0f + std::exp(-v));
     scored.push_back({static_cast<int64_t>(i), std::move(scores)});
   }
   return scored;
+}
+
+std::vector<float> CrossEncoder::pool(const float* rows, int64_t tokens) const {
+  const int64_t h = head_.hidden;
+  if (!head_.mean_pooling) return {rows, rows + h};
+  std::vector<double> sum(static_cast<size_t>(h), 0.0);
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t j = 0; j < h; ++j) sum[j] += rows[t * h + j];
+  std::vector<float> mean(static_cast<size_t>(h));
+  for (int64_t j = 0; j < h; ++j) mean[j] = static_cast<float>(sum[j] / static_cast<double>(tokens));
+  return mean;
 }
 
 std::vector<RankedDocument> CrossEncoder::rank(const std::string& query, std::span<const std::string> documents,

@@ -39,17 +39,14 @@ std::vector<TensorPlan> tensor_plan(const DecoderSpec& spec, const Json& config)
   std::vector<TensorPlan> plan;
   const bool classifier = spec.output == ModelOutput::kHiddenStates && is_sequence_classifier(config);
   if (classifier) {
-    int64_t labels = 2;  // transformers' PretrainedConfig default
-    if (config.contains("id2label") && config["id2label"].is_object()) labels = static_cast<int64_t>(config["id2label"].size());
-    if (config.contains("num_labels") && config["num_labels"].is_number_integer()) labels = config["num_labels"].get<int64_t>();
-    const bool bert = spec.base_model_prefix == "bert.";
-    const std::string dense = bert ? "bert.pooler.dense" : "classifier.dense";
-    const std::string out = bert ? "classifier" : "classifier.out_proj";
-    const int64_t h = spec.hidden_size;
-    plan.push_back({dense + ".weight", {h, h}, Fill::kRandom});
-    plan.push_back({dense + ".bias", {h}, Fill::kZeros});
-    plan.push_back({out + ".weight", {labels, h}, Fill::kRandom});
-    plan.push_back({out + ".bias", {labels}, Fill::kZeros});
+    const int64_t labels = classifier_labels(config), h = spec.hidden_size;
+    const ClassifierHeadNames head = classifier_head_names(spec, config, "config.json");
+    plan.push_back({head.dense + ".weight", {h, h}, Fill::kRandom});
+    if (head.dense_bias) plan.push_back({head.dense + ".bias", {h}, Fill::kZeros});
+    if (!head.norm.empty()) plan.push_back({head.norm + ".weight", {h}, Fill::kOnes});
+    if (!head.norm.empty() && head.norm_bias) plan.push_back({head.norm + ".bias", {h}, Fill::kZeros});
+    plan.push_back({head.out + ".weight", {labels, h}, Fill::kRandom});
+    plan.push_back({head.out + ".bias", {labels}, Fill::kZeros});
   }
   for (TensorInfo& tensor : decoder_tensors(spec)) {
     const bool matrix = tensor.role == TensorRole::kProjection || tensor.role == TensorRole::kMatrix ||

@@ -12,7 +12,7 @@ namespace canrun {
 namespace {
 
 DecoderSpec read_bert_layout(const ConfigReader& config, int64_t position_offset, const std::string& prefix) {
-  DecoderSpec spec = read_bert_sizes(config, 30522);
+  DecoderSpec spec = read_bert_sizes(config, {});
   const int64_t table = config.integer("max_position_embeddings", 512, position_offset + 1, int64_t{1} << 24);
   spec.position_offset = position_offset;
   spec.max_positions = table - position_offset;

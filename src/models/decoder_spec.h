@@ -394,6 +394,9 @@ struct DecoderSpec {
   std::vector<int64_t> attention_chunk;
   // Per layer (empty: all): whether the q/k norm applies (llama4: only on the layers with rope).
   std::vector<bool> qk_norm_layers;
+  // Per layer (empty: all): whether names.attn_norm applies; without it the attention reads the
+  // residual stream itself (modernbert's first layer, whose attn_norm is an Identity).
+  std::vector<bool> attn_norm_layers;
   QueryTemperature query_temperature;
   MoeSpec moe;
   ShortConvSpec conv;  // the layers whose mixer kind is "short_conv"
@@ -449,6 +452,12 @@ inline bool layer_keys_as_values(const DecoderSpec& spec, int64_t layer) {
 
 inline int64_t layer_kv_heads(const DecoderSpec& spec, int64_t layer) {
   return spec.layer_kv_heads.empty() ? spec.num_kv_heads : spec.layer_kv_heads[static_cast<size_t>(layer)];
+}
+
+// The name of layer `layer`'s attention norm, empty where it has none.
+inline std::string layer_attn_norm(const DecoderSpec& spec, int64_t layer) {
+  const bool applies = spec.attn_norm_layers.empty() || spec.attn_norm_layers[static_cast<size_t>(layer)];
+  return applies ? spec.names.attn_norm : std::string();
 }
 
 inline bool layer_has_sinks(const DecoderSpec& spec, int64_t layer) {

@@ -4,28 +4,33 @@
 
 namespace canrun {
 
-DecoderSpec read_bert_sizes(const ConfigReader& config, int64_t default_vocab) {
+DecoderSpec read_bert_sizes(const ConfigReader& config, const EncoderSizeDefaults& defaults) {
   DecoderSpec spec;
   spec.model_type = config.string("model_type", std::nullopt);
   read_quantization(config, spec);
-  spec.vocab_size = config.integer("vocab_size", default_vocab, 1, int64_t{1} << 22);
+  spec.vocab_size = config.integer("vocab_size", defaults.vocab_size, 1, int64_t{1} << 22);
   spec.hidden_size = config.integer("hidden_size", 768, 1, int64_t{1} << 17);
-  spec.num_layers = config.integer("num_hidden_layers", 12, 1, 1024);
+  spec.num_layers = config.integer("num_hidden_layers", defaults.num_layers, 1, 1024);
   spec.num_heads = config.integer("num_attention_heads", 12, 1, 4096);
   if (spec.hidden_size % spec.num_heads != 0)
     config.reject("hidden_size", "must be divisible by num_attention_heads");
   spec.head_dim = spec.hidden_size / spec.num_heads;
-  spec.intermediate_size = config.integer("intermediate_size", 3072, 1, int64_t{1} << 20);
-  spec.norm_eps = static_cast<float>(config.number("layer_norm_eps", 1e-12));
-  spec.activation = read_activation(config, "hidden_act", "gelu", spec.model_type);
+  spec.intermediate_size = config.integer("intermediate_size", defaults.intermediate_size, 1, int64_t{1} << 20);
+  spec.norm_eps = static_cast<float>(config.number(defaults.norm_eps_key, defaults.norm_eps));
+  spec.activation = read_activation(config, defaults.activation_key, "gelu", spec.model_type);
   return spec;
 }
 
-void apply_post_norm_encoder(DecoderSpec& spec, const std::string& prefix) {
+void apply_encoder(DecoderSpec& spec, const std::string& prefix) {
   spec.output = ModelOutput::kHiddenStates;
   spec.causal = false;
   spec.base_model_prefix = prefix;
   spec.num_kv_heads = spec.num_heads;
+  spec.names.lm_head = "";
+}
+
+void apply_post_norm_encoder(DecoderSpec& spec, const std::string& prefix) {
+  apply_encoder(spec, prefix);
   spec.norm = layer_norm(spec.norm_eps);
   spec.gated_mlp = false;
   spec.rotary = false;
@@ -33,7 +38,6 @@ void apply_post_norm_encoder(DecoderSpec& spec, const std::string& prefix) {
   spec.qkv_bias = spec.o_bias = spec.mlp_bias = true;
   spec.sliding_window.assign(static_cast<size_t>(spec.num_layers), 0);
   spec.names.final_norm = "";
-  spec.names.lm_head = "";
 }
 
 }  // namespace canrun

@@ -1,4 +1,4 @@
-// What BERT's descendants share as encoders (bert, roberta, xlm-roberta, distilbert).
+// What the encoder families share (bert, roberta, xlm-roberta, distilbert, mpnet, modernbert).
 #pragma once
 
 #include <string>
@@ -8,15 +8,30 @@
 
 namespace canrun {
 
-// The sizes BERT's config names (vocab_size, hidden_size, num_hidden_layers,
-// num_attention_heads, intermediate_size), layer_norm_eps and hidden_act, with BERT's defaults
-// but `default_vocab`; the model_type and any quantization_config. Errors name the field.
-DecoderSpec read_bert_sizes(const ConfigReader& config, int64_t default_vocab);
+// A family's transformers config defaults for the sizes BERT's config names, and the fields
+// that hold its norm epsilon and activation.
+struct EncoderSizeDefaults {
+  int64_t vocab_size = 30522;
+  int64_t num_layers = 12;
+  int64_t intermediate_size = 3072;
+  double norm_eps = 1e-12;
+  std::string norm_eps_key = "layer_norm_eps";
+  std::string activation_key = "hidden_act";
+};
 
-// BERT's encoder layout on `spec`, whose sizes are set: every token's hidden state as the
-// output, bidirectional attention, learned absolute positions, post-LayerNorm layers (norm_eps
-// set) with biased projections and a plain MLP. `prefix` is what a task head's checkpoint puts
-// before the base model's names ("bert.").
+// The sizes BERT's config names (vocab_size, hidden_size, num_hidden_layers,
+// num_attention_heads, intermediate_size; hidden_size 768 and 12 heads by default), the norm
+// epsilon and the activation (gelu by default) under the family's names; the model_type and any
+// quantization_config. Errors name the field.
+DecoderSpec read_bert_sizes(const ConfigReader& config, const EncoderSizeDefaults& defaults);
+
+// What makes `spec` an encoder: every token's hidden state as the output (no LM head),
+// bidirectional attention, as many key/value heads as query heads. `prefix` is what a task
+// head's checkpoint puts before the base model's names ("bert.").
+void apply_encoder(DecoderSpec& spec, const std::string& prefix);
+
+// BERT's encoder layout on `spec`, whose sizes are set: apply_encoder, learned absolute
+// positions, post-LayerNorm layers (norm_eps set) with biased projections and a plain MLP.
 void apply_post_norm_encoder(DecoderSpec& spec, const std::string& prefix);
 
 }  // namespace canrun

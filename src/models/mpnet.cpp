@@ -14,7 +14,7 @@ constexpr int64_t kPositionOffset = 2;
 constexpr int64_t kBuckets = 32;
 
 DecoderSpec read_mpnet(const ConfigReader& config) {
-  DecoderSpec spec = read_bert_sizes(config, 30527);
+  DecoderSpec spec = read_bert_sizes(config, {.vocab_size = 30527});
   const int64_t table = config.integer("max_position_embeddings", 514, kPositionOffset + 1, int64_t{1} << 20);
   spec.position_offset = kPositionOffset;
   spec.max_positions = table - kPositionOffset;

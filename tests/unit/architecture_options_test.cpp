@@ -502,6 +502,61 @@ TEST_F(ArchitectureOptions, BidirectionalGemma3IsAnEncoderGemma2RefusesTheFlag) 
   expect_load_error(gemma2, ErrorKind::kUnsupportedOption, {"use_bidirectional_attention", "gemma2", "causal only"});
 }
 
+// A ModernBERT config as the Hub holds them (answerdotai/ModernBERT-base's fields): a global
+// layer every global_attn_every_n_layers from the first, the local ones |q - k| <= 64, each kind
+// with its own theta; norm_eps, not the layer_norm_eps beside it. What it cannot run is named.
+TEST_F(ArchitectureOptions, ModernBertReadsItsOwnNamesOrNamesWhatItCannotRun) {
+  Json config = {{"model_type", "modernbert"},
+                 {"hidden_size", 64},
+                 {"intermediate_size", 96},
+                 {"num_hidden_layers", 5},
+                 {"num_attention_heads", 4},
+                 {"vocab_size", 300},
+                 {"global_attn_every_n_layers", 3},
+                 {"local_attention", 128},
+                 {"global_rope_theta", 160000.0},
+                 {"local_rope_theta", 10000.0},
+                 {"norm_eps", 1e-5},
+                 {"layer_norm_eps", 1e-12},
+                 {"norm_bias", false},
+                 {"hidden_activation", "gelu"},
+                 {"position_embedding_type", "absolute"}};
+  const auto read = [](const Json& c) {
+    return find_architecture("modernbert").read_spec(ConfigReader(c, "config.json"));
+  };
+  const DecoderSpec spec = read(config);
+  EXPECT_EQ(spec.output, ModelOutput::kHiddenStates);
+  EXPECT_FALSE(spec.causal);
+  EXPECT_EQ(spec.sliding_window, (std::vector<int64_t>{0, 65, 65, 0, 65}));
+  EXPECT_EQ(spec.attn_norm_layers, (std::vector<bool>{false, true, true, true, true}));
+  EXPECT_TRUE(spec.use_local_rope);
+  EXPECT_DOUBLE_EQ(spec.rope.theta, 160000.0);
+  EXPECT_DOUBLE_EQ(spec.local_rope.theta, 10000.0);
+  EXPECT_FLOAT_EQ(spec.norm.eps, 1e-5f);
+  EXPECT_FALSE(spec.norm.bias);
+  EXPECT_EQ(spec.fused_qkv, FusedQkv::kConcat);
+  EXPECT_TRUE(spec.fused_gate_up);
+  EXPECT_FALSE(spec.qkv_bias || spec.o_bias || spec.mlp_bias);
+  Json scaled = config;  // an older config's rope_scaling rotates both kinds of layer
+  scaled["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}};
+  const DecoderSpec both = read(scaled);
+  EXPECT_EQ(both.rope.type, "linear");
+  EXPECT_EQ(both.local_rope.type, "linear");
+  EXPECT_DOUBLE_EQ(both.local_rope.theta, 10000.0);
+  Json typed = config;
+  typed["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention", "full_attention", "local"};
+  expect_load_error(typed, ErrorKind::kCheckpoint, {"layer_types", "entry 4"});
+  Json wide = config;
+  wide["head_dim"] = 32;
+  expect_load_error(wide, ErrorKind::kCheckpoint, {"head_dim", "hidden_size / num_attention_heads (16)"});
+  Json flat = config;
+  flat["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 10000.0}};
+  expect_load_error(flat, ErrorKind::kCheckpoint, {"rope_parameters", "keyed by layer type"});
+  Json act = config;
+  act["hidden_activation"] = "mish";
+  expect_load_error(act, ErrorKind::kUnsupportedOption, {"hidden_activation", "'mish'", "modernbert"});
+}
+
 TEST(ArchitectureRegistry, EveryFamilyListsItsOptionsAndClasses) {
   for (const Architecture& architecture : registered_architectures()) {
     EXPECT_FALSE(architecture.description.empty()) << architecture.model_type;

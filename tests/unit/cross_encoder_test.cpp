@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "embed/cross_encoder.h"
 #include "encoder_fixtures.h"
 #include "util/error.h"
+#include "util/temporary_directory.h"
 
 namespace canrun {
 namespace {
@@ -68,6 +71,25 @@ TEST(CrossEncoder, AModelWithoutAClassificationHeadIsNamed) {
     const std::string message = e.what();
     EXPECT_NE(message.find("config.json: field 'architectures'"), std::string::npos) << message;
     EXPECT_NE(message.find("not a cross-encoder"), std::string::npos) << message;
+  }
+}
+
+// ModernBERT's head pools by the first token or the mean (classifier_pooling); anything else is
+// named before a pair is scored.
+TEST(CrossEncoder, ModernBertNamesAPoolingItDoesNotRead) {
+  TemporaryDirectory scratch("canrun-modernbert-head-");
+  const std::filesystem::path copy = scratch.path() / "model";
+  std::filesystem::copy(folder("modernbert_cross_encoder"), copy);
+  Json config = read_json_file((copy / "config.json").string(), ErrorKind::kIo);
+  config["classifier_pooling"] = "max";
+  std::ofstream(copy / "config.json") << config.dump();
+  Session session(copy.string(), uncompiled(Backend::kRef));
+  try {
+    CrossEncoder encoder(session);
+    FAIL() << "classifier_pooling max was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'classifier_pooling': 'max' is not supported"), std::string::npos)
+        << e.what();
   }
 }
 

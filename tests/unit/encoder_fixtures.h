@@ -11,11 +11,12 @@
 
 namespace canrun::encoder_fixtures {
 
-inline const std::vector<std::string> kNames = {"bert_mean",          "roberta_cls_dense", "xlm_roberta_modes",
-                                                "distilbert_mean",    "mpnet_mean",        "qwen3_last_token",
-                                                "mistral_last_token", "gemma3_bidirectional"};
+inline const std::vector<std::string> kNames = {"bert_mean",          "roberta_cls_dense",    "xlm_roberta_modes",
+                                                "distilbert_mean",    "mpnet_mean",           "qwen3_last_token",
+                                                "mistral_last_token", "gemma3_bidirectional", "modernbert_mean"};
 inline const std::vector<std::string> kCrossEncoders = {"bert_cross_encoder", "xlm_roberta_cross_encoder",
-                                                        "distilbert_cross_encoder", "mpnet_cross_encoder"};
+                                                        "distilbert_cross_encoder", "mpnet_cross_encoder",
+                                                        "modernbert_cross_encoder"};
 
 inline std::string folder(const std::string& name) {
   return (std::filesystem::path(CANRUN_SOURCE_DIR) / "tests/fixtures/encoders" / name).string();
