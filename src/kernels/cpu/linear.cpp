@@ -55,14 +55,12 @@ void gemm(const Primitives& p, const float* x, int64_t rows, const WeightMatrix&
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < tiles; ++t) {
       const int64_t first = t * kTileRows, count = std::min(kTileRows, out - first);
-      const float* tile = w.f32_data() + first * in;
-      if (bf16) {
-        p.widen_bf16(w.bf16_data() + first * in, count * in, widened.data());
-        tile = widened.data();
-      } else if (fp8) {
+      // Widened bf16/fp8 rows, else the f32 rows in place (an f32 offset into a null pointer
+      // would be undefined).
+      if (bf16) p.widen_bf16(w.bf16_data() + first * in, count * in, widened.data());
+      else if (fp8)
         for (int64_t r = 0; r < count; ++r) w.copy_row(first + r, widened.data() + r * in);
-        tile = widened.data();
-      }
+      const float* tile = bf16 || fp8 ? widened.data() : w.f32_data() + first * in;
       p.tile(x, rows, tile, count, in, y + first, out);
     }
   }
