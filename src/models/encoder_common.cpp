@@ -1,10 +1,12 @@
 #include "models/encoder_common.h"
 
+#include "models/families_common.h"
 #include "models/llama_like.h"
+#include "models/rope.h"
 
 namespace canrun {
 
-DecoderSpec read_bert_sizes(const ConfigReader& config, int64_t default_vocab) {
+DecoderSpec read_bert_sizes(const ConfigReader& config, int64_t default_vocab, const std::string& default_act) {
   DecoderSpec spec;
   spec.model_type = config.string("model_type", std::nullopt);
   read_quantization(config, spec);
@@ -17,7 +19,7 @@ DecoderSpec read_bert_sizes(const ConfigReader& config, int64_t default_vocab) {
   spec.head_dim = spec.hidden_size / spec.num_heads;
   spec.intermediate_size = config.integer("intermediate_size", 3072, 1, int64_t{1} << 20);
   spec.norm_eps = static_cast<float>(config.number("layer_norm_eps", 1e-12));
-  spec.activation = read_activation(config, "hidden_act", "gelu", spec.model_type);
+  spec.activation = read_activation(config, "hidden_act", default_act, spec.model_type);
   return spec;
 }
 
@@ -34,6 +36,21 @@ void apply_post_norm_encoder(DecoderSpec& spec, const std::string& prefix) {
   spec.sliding_window.assign(static_cast<size_t>(spec.num_layers), 0);
   spec.names.final_norm = "";
   spec.names.lm_head = "";
+}
+
+void apply_rotary_post_norm_encoder(const ConfigReader& config, DecoderSpec& spec, const std::string& prefix,
+                                    double default_theta) {
+  apply_post_norm_encoder(spec, prefix);
+  spec.names.positions = "";
+  spec.gated_mlp = true;
+  spec.rotary = true;
+  RopeDefaults rope;
+  rope.theta = default_theta;
+  rope.max_positions = spec.max_positions;
+  spec.rope = read_rope_spec(config, spec.head_dim, rope);
+  if (spec.rope.type != "default")
+    reject_option(config, config.has("rope_parameters") ? "rope_parameters" : "rope_scaling",
+                  "rope type '" + spec.rope.type + "'", spec.model_type, "supported: default");
 }
 
 }  // namespace canrun
