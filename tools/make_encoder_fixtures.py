@@ -105,6 +105,18 @@ FIXTURES = {
                                                  rotary_scaling_factor=None, prenorm=False, qkv_proj_bias=False,
                                                  mlp_fc1_bias=False, mlp_fc2_bias=False, layer_norm_epsilon=1e-12),
                             pooling={"pooling_mode": "mean"}, dense=None, normalize=True, max_seq_length=40),
+    # gte-multilingual-base's pipeline: GTE (rotary, fused biased qkv, [up; gate] fused), CLS
+    # pooling, Normalize. config.json carries the remote code's keys and rope_theta as the Hub's
+    # does (model_type stays transformers' "gte": 5.23.0 does not map the Hub's "new").
+    "gte_cls": dict(config=dict(TINY, model_type="gte", type_vocab_size=1, pad_token_id=1,
+                                max_position_embeddings=64),
+                    original_config=dict(position_embedding_type="rope", layer_norm_type="layer_norm",
+                                         pack_qkv=True, unpad_inputs=False, use_memory_efficient_attention=False,
+                                         logn_attention_scale=False, logn_attention_clip1=False,
+                                         rope_theta=20000.0),
+                    drop_config=["rope_parameters"],
+                    pooling={"pooling_mode": "cls"}, dense=None, normalize=True, max_seq_length=40,
+                    input_names=["input_ids", "attention_mask"]),
 }
 
 
@@ -182,7 +194,8 @@ def make(name, spec, seed):
     if spec.get("original_config"):
         saved = json.loads((folder / "config.json").read_text())
         merged = dict(saved, **spec["original_config"])
-        write_json(folder / "config.json", merged)
+        write_json(folder / "config.json", {key: value for key, value in merged.items()
+                                            if key not in spec.get("drop_config", ())})
         model = AutoModel.from_pretrained(folder, attn_implementation="eager").eval()
 
     modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},

@@ -48,9 +48,10 @@ class DenseMlp : public Block {
     const IndexRange mine = place_.layout.ffn;
     if (spec.fused_gate_up) {
       const WeightMatrix fused = v.matrix(p + n.gate_up, 2 * ffn, hidden);
+      const int64_t gate_at = spec.fused_up_first ? ffn : 0, up_at = ffn - gate_at;
       if (!fused.empty()) {
-        gate_ = fused.slice_rows(mine.first, mine.count);
-        up_ = fused.slice_rows(ffn + mine.first, mine.count);
+        gate_ = fused.slice_rows(gate_at + mine.first, mine.count);
+        up_ = fused.slice_rows(up_at + mine.first, mine.count);
       }
     } else {
       if (spec.gated_mlp) gate_ = v.matrix_part(p + n.gate, ffn, hidden, rows_of(mine, hidden));
@@ -74,14 +75,15 @@ class DenseMlp : public Block {
       return;
     }
     const bool fused = spec.fused_gate_up && place_.shard.size == 1;
+    const int64_t gate_at = spec.fused_up_first ? ffn : 0, up_at = ffn - gate_at;
     const ValueId up = program.value(s + "up", ffn);
     add_linear(program, s + "up_proj", io.in, up, up_, up_bias_, hidden,
-           fused ? ModuleMatch{module + n.gate_up, false, ffn, 2 * ffn}
+           fused ? ModuleMatch{module + n.gate_up, false, up_at, up_at + ffn}
                  : ModuleMatch{spec.fused_gate_up ? "" : module + n.up});
     if (spec.gated_mlp) {
       const ValueId gate = program.value(s + "gate", ffn);
       add_linear(program, s + "gate_proj", io.in, gate, gate_, gate_bias_, hidden,
-             fused ? ModuleMatch{module + n.gate_up, false, 0, ffn}
+             fused ? ModuleMatch{module + n.gate_up, false, gate_at, gate_at + ffn}
                    : ModuleMatch{spec.fused_gate_up ? "" : module + n.gate});
       if (spec.mlp_gate_scale != 1.0f)
         program.add<ScaleColumnsStep>(Step::Info{s + "gate_scale", {gate}, {gate}},

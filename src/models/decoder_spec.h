@@ -321,6 +321,7 @@ struct DecoderSpec {
   Activation activation = Activation::kSilu;
   bool gated_mlp = true;  // act(gate) * up; otherwise act(up) with `up` the first projection
   bool fused_gate_up = false;
+  bool fused_up_first = false;  // the fused projection stacks [up; gate] (gte's up_gate_proj), not [gate; up]
   FusedQkv fused_qkv = FusedQkv::kNone;
   bool conv1d = false;  // weights stored [in, out] (gpt2's Conv1D)
   bool tie_embeddings = false;
