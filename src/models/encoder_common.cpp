@@ -53,4 +53,11 @@ void apply_rotary_post_norm_encoder(const ConfigReader& config, DecoderSpec& spe
                   "rope type '" + spec.rope.type + "'", spec.model_type, "supported: default");
 }
 
+void require_implemented(const ConfigReader& config, const std::string& key, const Json& implemented,
+                         const std::string& model_class) {
+  if (!config.has(key) || config.json().at(key).is_null() || config.json().at(key) == implemented) return;
+  reject_option(config, key, ConfigReader::shown(config.json().at(key)), config.string("model_type", std::nullopt),
+                "transformers' " + model_class + " implements only " + ConfigReader::shown(implemented));
+}
+
 }  // namespace canrun

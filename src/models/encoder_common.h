@@ -28,4 +28,9 @@ void apply_post_norm_encoder(DecoderSpec& spec, const std::string& prefix);
 void apply_rotary_post_norm_encoder(const ConfigReader& config, DecoderSpec& spec, const std::string& prefix,
                                     double default_theta);
 
+// A key of the original remote code that transformers' `model_class` does not read: absent, null
+// or `implemented` (what transformers computes), else refused naming the field.
+void require_implemented(const ConfigReader& config, const std::string& key, const Json& implemented,
+                         const std::string& model_class);
+
 }  // namespace canrun

@@ -21,21 +21,14 @@
 namespace canrun {
 namespace {
 
-// A remote code switch transformers' GteModel does not implement: only its value that matches.
-void require_remote(const ConfigReader& config, const std::string& key, const Json& implemented) {
-  if (!config.has(key) || config.json().at(key).is_null() || config.json().at(key) == implemented) return;
-  reject_option(config, key, ConfigReader::shown(config.json().at(key)), config.string("model_type", "gte"),
-                "transformers' GteModel implements only " + ConfigReader::shown(implemented));
-}
-
 DecoderSpec read_gte(const ConfigReader& config) {
   DecoderSpec spec = read_bert_sizes(config, 250048);
   spec.max_positions = config.integer("max_position_embeddings", 8192, 1, int64_t{1} << 24);
   spec.type_vocab_size = config.integer("type_vocab_size", 1, 0, 1 << 16);
-  require_remote(config, "position_embedding_type", "rope");
-  require_remote(config, "layer_norm_type", "layer_norm");
-  require_remote(config, "pack_qkv", true);
-  require_remote(config, "logn_attention_scale", false);
+  require_implemented(config, "position_embedding_type", "rope", "GteModel");
+  require_implemented(config, "layer_norm_type", "layer_norm", "GteModel");
+  require_implemented(config, "pack_qkv", true, "GteModel");
+  require_implemented(config, "logn_attention_scale", false, "GteModel");
   apply_rotary_post_norm_encoder(config, spec, "new.", 160000.0);
   spec.fused_qkv = FusedQkv::kConcat;
   spec.fused_gate_up = true;

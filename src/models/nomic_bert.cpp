@@ -20,13 +20,6 @@
 namespace canrun {
 namespace {
 
-// An original switch transformers' NomicBert does not implement: only its value that matches.
-void require_original(const ConfigReader& config, const std::string& key, const Json& implemented) {
-  if (!config.has(key) || config.json().at(key).is_null() || config.json().at(key) == implemented) return;
-  reject_option(config, key, ConfigReader::shown(config.json().at(key)), "nomic_bert",
-                "transformers' NomicBertModel implements only " + ConfigReader::shown(implemented));
-}
-
 DecoderSpec read_nomic_bert(const ConfigReader& config) {
   // The original sizes stand in for transformers' keys the config lacks.
   Json keys = config.json();
@@ -39,11 +32,12 @@ DecoderSpec read_nomic_bert(const ConfigReader& config) {
     config.reject("head_dim", "must be hidden_size / num_attention_heads");
   spec.max_positions = config.integer("max_position_embeddings", 2048, 1, int64_t{1} << 24);
   spec.type_vocab_size = config.integer("type_vocab_size", 2, 1, 1 << 16);
-  require_original(config, "rotary_emb_fraction", 1.0);
-  require_original(config, "rotary_emb_interleaved", false);
-  require_original(config, "prenorm", false);
-  for (const char* bias : {"qkv_proj_bias", "mlp_fc1_bias", "mlp_fc2_bias"}) require_original(config, bias, false);
-  require_original(config, "activation_function", "swiglu");
+  require_implemented(config, "rotary_emb_fraction", 1.0, "NomicBertModel");
+  require_implemented(config, "rotary_emb_interleaved", false, "NomicBertModel");
+  require_implemented(config, "prenorm", false, "NomicBertModel");
+  for (const char* bias : {"qkv_proj_bias", "mlp_fc1_bias", "mlp_fc2_bias"})
+    require_implemented(config, bias, false, "NomicBertModel");
+  require_implemented(config, "activation_function", "swiglu", "NomicBertModel");
   apply_rotary_post_norm_encoder(config, spec, "nomic_bert.", 1000.0);
   spec.qkv_bias = spec.o_bias = spec.mlp_bias = false;
   spec.fused_qkv = FusedQkv::kConcat;
