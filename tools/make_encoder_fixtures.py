@@ -14,10 +14,11 @@ them). canrun's parity tests check its encoder and embedding pipeline against th
 CI needs no torch.
 
 Run with the tools venv (tools/requirements-tools.txt, plus sentence-transformers):
-    python tools/make_encoder_fixtures.py
+    python tools/make_encoder_fixtures.py [NAME...]
 """
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -105,6 +106,30 @@ FIXTURES = {
                                         attention_bias=True, mlp_bias=True),
                             pooling={"pooling_mode": "mean"}, dense=None, normalize=True, max_seq_length=40,
                             input_names=["input_ids", "attention_mask"]),
+    # nomic-embed-text's pipeline: NomicBERT (rotary, SwiGLU, fused Wqkv: save_pretrained writes
+    # the Hub's original tensor names), mean pooling, Normalize. config.json carries the original
+    # remote code's keys beside the ones transformers reads, as the Hub's does.
+    "nomic_bert_mean": dict(config=dict(TINY, model_type="nomic_bert", num_hidden_layers=3, hidden_act="silu",
+                                        max_position_embeddings=64, type_vocab_size=2, pad_token_id=0,
+                                        rope_parameters={"rope_type": "default", "rope_theta": 1000.0}),
+                            original_config=dict(n_embd=32, n_layer=3, n_head=4, n_inner=64, n_positions=64,
+                                                 activation_function="swiglu", rotary_emb_base=1000,
+                                                 rotary_emb_fraction=1.0, rotary_emb_interleaved=False,
+                                                 rotary_scaling_factor=None, prenorm=False, qkv_proj_bias=False,
+                                                 mlp_fc1_bias=False, mlp_fc2_bias=False, layer_norm_epsilon=1e-12),
+                            pooling={"pooling_mode": "mean"}, dense=None, normalize=True, max_seq_length=40),
+    # gte-multilingual-base's pipeline: GTE (rotary, fused biased qkv, [up; gate] fused), CLS
+    # pooling, Normalize. config.json carries the remote code's keys and rope_theta as the Hub's
+    # does (model_type stays transformers' "gte": 5.23.0 does not map the Hub's "new").
+    "gte_cls": dict(config=dict(TINY, model_type="gte", type_vocab_size=1, pad_token_id=1,
+                                max_position_embeddings=64),
+                    original_config=dict(position_embedding_type="rope", layer_norm_type="layer_norm",
+                                         pack_qkv=True, unpad_inputs=False, use_memory_efficient_attention=False,
+                                         logn_attention_scale=False, logn_attention_clip1=False,
+                                         rope_theta=20000.0),
+                    drop_config=["rope_parameters"],
+                    pooling={"pooling_mode": "cls"}, dense=None, normalize=True, max_seq_length=40,
+                    input_names=["input_ids", "attention_mask"]),
 }
 
 
@@ -183,6 +208,12 @@ def make(name, spec, seed):
     randomize(model, seed)
     model.eval()
     model.save_pretrained(folder)
+    if spec.get("original_config"):
+        saved = json.loads((folder / "config.json").read_text())
+        merged = dict(saved, **spec["original_config"])
+        write_json(folder / "config.json", {key: value for key, value in merged.items()
+                                            if key not in spec.get("drop_config", ())})
+        model = AutoModel.from_pretrained(folder, attn_implementation="eager").eval()
 
     modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
                {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
@@ -268,12 +299,15 @@ def make_cross_encoder(name, spec, seed):
     print(f"{name}: scores {golden['scores']}")
 
 
-def main():
+def main(names):
+    """Makes every fixture, or those `names` lists (each keeps its seed)."""
     for seed, (name, spec) in enumerate(FIXTURES.items()):
-        make(name, spec, 1000 + seed)
+        if not names or name in names:
+            make(name, spec, 1000 + seed)
     for seed, (name, spec) in enumerate(CROSS_ENCODERS.items()):
-        make_cross_encoder(name, spec, 2000 + seed)
+        if not names or name in names:
+            make_cross_encoder(name, spec, 2000 + seed)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -49,9 +49,10 @@ class DenseMlp : public Block {
     const IndexRange mine = place_.layout.ffn;
     if (spec.fused_gate_up) {
       const WeightMatrix fused = v.matrix(p + n.gate_up, 2 * ffn, hidden);
+      const int64_t gate_at = spec.fused_up_first ? ffn : 0, up_at = ffn - gate_at;
       if (!fused.empty()) {
-        gate_ = fused.slice_rows(mine.first, mine.count);
-        up_ = fused.slice_rows(ffn + mine.first, mine.count);
+        gate_ = fused.slice_rows(gate_at + mine.first, mine.count);
+        up_ = fused.slice_rows(up_at + mine.first, mine.count);
       }
       const FloatBuffer fused_bias = bias_if(v, spec.mlp_bias, p + n.gate_up, 2 * ffn);
       gate_bias_ = gather(fused_bias, {mine});
@@ -63,7 +64,7 @@ class DenseMlp : public Block {
       up_bias_ = slice(bias_if(v, spec.mlp_bias, p + n.up, ffn), mine);
     }
     down_ = v.matrix_part(p + n.down, hidden, ffn, cols_of(hidden, mine));
-    down_bias_ = bias_if(v, spec.mlp_bias && place_.shard.rank == 0, p + n.down, hidden);
+    down_bias_ = bias_if(v, (spec.mlp_bias || spec.down_bias) && place_.shard.rank == 0, p + n.down, hidden);
     if (spec.activation == Activation::kXielu) visit_xielu(v, p + "mlp.act_fn.");
   }
 
@@ -78,14 +79,15 @@ class DenseMlp : public Block {
       return;
     }
     const bool fused = spec.fused_gate_up && place_.shard.size == 1;
+    const int64_t gate_at = spec.fused_up_first ? ffn : 0, up_at = ffn - gate_at;
     const ValueId up = program.value(s + "up", ffn);
     add_linear(program, s + "up_proj", io.in, up, up_, up_bias_, hidden,
-           fused ? ModuleMatch{module + n.gate_up, false, ffn, 2 * ffn}
+           fused ? ModuleMatch{module + n.gate_up, false, up_at, up_at + ffn}
                  : ModuleMatch{spec.fused_gate_up ? "" : module + n.up});
     if (spec.gated_mlp) {
       const ValueId gate = program.value(s + "gate", ffn);
       add_linear(program, s + "gate_proj", io.in, gate, gate_, gate_bias_, hidden,
-             fused ? ModuleMatch{module + n.gate_up, false, 0, ffn}
+             fused ? ModuleMatch{module + n.gate_up, false, gate_at, gate_at + ffn}
                    : ModuleMatch{spec.fused_gate_up ? "" : module + n.gate});
       if (spec.mlp_gate_scale != 1.0f)
         program.add<ScaleColumnsStep>(Step::Info{s + "gate_scale", {gate}, {gate}},

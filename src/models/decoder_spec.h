@@ -321,12 +321,14 @@ struct DecoderSpec {
   Activation activation = Activation::kSilu;
   bool gated_mlp = true;  // act(gate) * up; otherwise act(up) with `up` the first projection
   bool fused_gate_up = false;
+  bool fused_up_first = false;  // the fused projection stacks [up; gate] (gte's up_gate_proj), not [gate; up]
   FusedQkv fused_qkv = FusedQkv::kNone;
   bool conv1d = false;  // weights stored [in, out] (gpt2's Conv1D)
   bool tie_embeddings = false;
   bool qkv_bias = false;   // biases on the q, k and v projections
   bool o_bias = false;     // bias on the attention output projection
   bool mlp_bias = false;   // biases on gate, up and down projections
+  bool down_bias = false;  // a bias on the down projection alone (gte's fused up_gate_proj has none)
   bool lm_head_bias = false;
   bool qk_norm = false;    // kept for callers; true when qk_norm_kind != kNone
   QkNorm qk_norm_kind = QkNorm::kNone;

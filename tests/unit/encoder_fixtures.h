@@ -13,7 +13,8 @@ namespace canrun::encoder_fixtures {
 
 inline const std::vector<std::string> kNames = {"bert_mean",          "roberta_cls_dense",    "xlm_roberta_modes",
                                                 "distilbert_mean",    "mpnet_mean",           "qwen3_last_token",
-                                                "mistral_last_token", "gemma3_bidirectional", "modernbert_mean"};
+                                                "mistral_last_token", "gemma3_bidirectional", "modernbert_mean",
+                                                "nomic_bert_mean",    "gte_cls"};
 inline const std::vector<std::string> kCrossEncoders = {"bert_cross_encoder", "xlm_roberta_cross_encoder",
                                                         "distilbert_cross_encoder", "mpnet_cross_encoder",
                                                         "modernbert_cross_encoder"};

@@ -121,7 +121,7 @@ TEST(LabCatalog, Filters) {
   EXPECT_EQ(ids("", false, "smollm2", "llama").size(), 3u);
   EXPECT_EQ(ids("", false, "", "no_such_type").size(), 0u);
   const std::vector<std::string> selected = ids("", true, "", "");
-  EXPECT_EQ(selected.size(), 69u + 13u + 25u);  // text-generation, image-text-to-text, encoders
+  EXPECT_EQ(selected.size(), 69u + 13u + 26u);  // text-generation, image-text-to-text, encoders
   for (const CatalogEntry& e : entries)
     EXPECT_EQ(e.selected, std::find(selected.begin(), selected.end(), e.id) != selected.end()) << e.id;
 }
