@@ -55,8 +55,8 @@ class DenseMlp : public Block {
         up_ = fused.slice_rows(up_at + mine.first, mine.count);
       }
       const FloatBuffer fused_bias = bias_if(v, spec.mlp_bias, p + n.gate_up, 2 * ffn);
-      gate_bias_ = gather(fused_bias, {mine});
-      up_bias_ = gather(fused_bias, {{ffn + mine.first, mine.count}});
+      gate_bias_ = gather(fused_bias, {{gate_at + mine.first, mine.count}});
+      up_bias_ = gather(fused_bias, {{up_at + mine.first, mine.count}});
     } else {
       if (spec.gated_mlp) gate_ = v.matrix_part(p + n.gate, ffn, hidden, rows_of(mine, hidden));
       up_ = v.matrix_part(p + n.up, ffn, hidden, rows_of(mine, hidden));
