@@ -69,18 +69,6 @@ std::vector<float> affine(const std::vector<float>& w, const std::vector<float>&
   return y;
 }
 
-// In place: (x - mean) / sqrt(var + eps) * w (+ b), in double.
-void layer_norm_row(std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b, float eps) {
-  const double n = static_cast<double>(x.size());
-  double mean = 0, var = 0;
-  for (float v : x) mean += v;
-  mean /= n;
-  for (float v : x) var += (v - mean) * (v - mean);
-  const double scale = 1.0 / std::sqrt(var / n + static_cast<double>(eps));
-  for (size_t i = 0; i < x.size(); ++i)
-    x[i] = static_cast<float>((x[i] - mean) * scale * w[i] + (b.empty() ? 0.0 : b[i]));
-}
-
 // ModernBertForSequenceClassification's pooling, activation and head norm from config.json.
 void read_modernbert_head(const Json& config, const std::string& path, const DecoderSpec& spec, ClassifierHead& head) {
   const ConfigReader reader(config, path);
@@ -195,7 +183,9 @@ std::vector<RankedDocument> CrossEncoder::score(const std::string& query, std::s
       ref::activation(*head_.dense_activation, dense.data(), head_.hidden, dense.data());
     else
       for (float& v : dense) v = std::tanh(v);
-    if (!head_.norm.empty()) layer_norm_row(dense, head_.norm, head_.norm_bias, head_.norm_eps);
+    if (!head_.norm.empty())
+      ref::layer_norm(dense.data(), head_.norm.data(), head_.norm_bias.empty() ? nullptr : head_.norm_bias.data(),
+                      1, head_.hidden, head_.norm_eps, dense.data());
     std::vector<float> scores = affine(head_.out, head_.out_bias, dense.data(), head_.labels, head_.hidden);
     if (!raw && head_.activation == ScoreActivation::kSigmoid)
       for (float& v : scores) v = 1.0f / (1.0f + std::exp(-v));
