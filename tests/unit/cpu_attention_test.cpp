@@ -2,7 +2,8 @@
 // that start past 0, a value width that is not a multiple of the vector width, soft-capping and
 // a sink, over f32, bf16 and f16 caches (both read the same stored values). Scores and
 // probabilities are f32 in both; the cpu sums in f32, so the outputs (each a convex mix of
-// values in [-1, 1]) agree to about 1e-6; the test allows 1e-5.
+// values in [-1, 1]) agree to about 1e-6; the test allows 1e-5. The same for a whole
+// not-causal attention in tiles against ref::attention.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -138,6 +139,70 @@ TEST(CpuAttention, PositionBiasShiftsTheScoresBeforeTheSoftmax) {
     EXPECT_NEAR(ref_out[d], values[chosen * value_dim + d], 1e-6f) << d;
     EXPECT_NEAR(cpu_out[d], values[chosen * value_dim + d], 1e-6f) << d;
   }
+}
+
+struct TileCase {
+  int64_t tokens, start, heads, kv_heads, key_dim, value_dim, window;
+  bool bias;
+  float softcap;
+};
+
+// attention_in_tiles against ref::attention: a tile's last queries short of kTileQueries, key
+// and value widths off the 16-wide panels, grouped query heads, windows both ways, a position
+// bias, a soft cap, and queries that start past the first position.
+TEST(CpuAttention, InTilesMatchesRefAttention) {
+  const TileCase cases[] = {{1, 0, 2, 2, 16, 16, 0, false, 0},   {37, 0, 4, 2, 20, 24, 0, false, 0},
+                            {70, 5, 3, 1, 64, 40, 0, true, 0},   {45, 0, 2, 2, 32, 32, 9, false, 0},
+                            {33, 0, 2, 1, 24, 16, 40, true, 20.0f}, {100, 0, 1, 1, 8, 72, 3, false, 0}};
+  std::mt19937 rng(31);
+  for (const TileCase& c : cases) {
+    const int64_t count = c.start + c.tokens, span = count;
+    const std::vector<float> q = random_values(c.tokens * c.heads * c.key_dim, rng);
+    const std::vector<float> keys = random_values(c.kv_heads * count * c.key_dim, rng);
+    const std::vector<float> values = random_values(c.kv_heads * count * c.value_dim, rng);
+    const std::vector<float> bias = random_values(c.heads * (2 * span - 1), rng);
+    AttentionArgs args;
+    args.q = q.data();
+    args.tokens = c.tokens;
+    args.start = c.start;
+    args.heads = c.heads;
+    args.kv_heads = c.kv_heads;
+    args.keys = {keys.data(), DType::kF32, c.key_dim};
+    args.values = {values.data(), DType::kF32, c.value_dim};
+    args.key_stride = count * c.key_dim;
+    args.value_stride = count * c.value_dim;
+    args.causal = false;
+    args.window = c.window;
+    args.scale = 0.3f;
+    args.softcap = c.softcap;
+    if (c.bias) {
+      args.position_bias = bias.data();
+      args.bias_span = span;
+    }
+    ASSERT_TRUE(cpu::attends_in_tiles(args));
+    std::vector<float> expected(c.tokens * c.heads * c.value_dim), actual(expected.size(), -9.0f);
+    args.out = expected.data();
+    ref::attention(args);
+    args.out = actual.data();
+    cpu::attention_in_tiles(args);
+    for (size_t i = 0; i < expected.size(); ++i)
+      ASSERT_NEAR(actual[i], expected[i], 1e-5f) << "tokens " << c.tokens << " window " << c.window << " output " << i;
+  }
+}
+
+TEST(CpuAttention, InTilesTakesNotCausalF32AttentionWithoutSinksOrKeep) {
+  const float value = 0;
+  const uint8_t keep = 1;
+  AttentionArgs args;
+  args.causal = false;
+  EXPECT_TRUE(cpu::attends_in_tiles(args));
+  AttentionArgs causal = args, bf16 = args, sinks = args, sparse = args, chunked = args;
+  causal.causal = true;
+  bf16.keys.dtype = DType::kBF16;
+  sinks.sinks = &value;
+  sparse.keep = &keep;
+  chunked.chunk = 8;
+  for (const AttentionArgs& other : {causal, bf16, sinks, sparse, chunked}) EXPECT_FALSE(cpu::attends_in_tiles(other));
 }
 
 }  // namespace

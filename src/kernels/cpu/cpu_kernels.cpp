@@ -10,7 +10,12 @@
 namespace canrun {
 namespace {
 
-void attention(const AttentionArgs& args) { ref::attention_with(args, cpu::attend); }
+void attention(const AttentionArgs& args) {
+  if (cpu::attends_in_tiles(args))
+    cpu::attention_in_tiles(args);
+  else
+    ref::attention_with(args, cpu::attend);
+}
 
 KernelTable make_table() {
   KernelTable table = ref_kernels();
