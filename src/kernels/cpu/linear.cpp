@@ -19,9 +19,9 @@ constexpr int64_t kParallelWork = 1 << 20;
 // one from 32 Ki weights up (a 64x576 f32 product: 7.6 us on one thread, 5.9 us on two).
 constexpr int64_t kParallelRowWork = 1 << 15;
 
-// Rounding rows to bf16 reads and writes memory only: worth a parallel region from about
-// 64 Ki values (a 128-row prompt of a 512-wide model).
-constexpr int64_t kParallelRounding = 1 << 16;
+// A pass that only reads and writes memory (rounding rows to bf16, adding a bias) is worth a
+// parallel region from about 64 Ki values (a 128-row prompt of a 512-wide model).
+constexpr int64_t kParallelMemoryPass = 1 << 16;
 
 // Weight rows widened together for prefill: 16 rows of 4096 inputs are 256 KiB of f32, which
 // stays in L2 while every row of x passes over them.
@@ -73,8 +73,15 @@ static_assert(WeightMatrix::kPanelWidth == 16, "the panel primitives read 16 wei
 // row (decode) streams every panel once.
 constexpr int64_t kPanelsPerBf16Call = 2;
 
+// y[r * ldy + o] += bias[o] for r < rows, o < width.
+void add_bias(const float* bias, int64_t rows, int64_t width, float* y, int64_t ldy) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < width; ++o) y[r * ldy + o] += bias[o];
+}
+
+// The bias (null: none) is added to each group of panels' outputs while they are in cache.
 void panel_product(const Primitives& p, const float* x, int64_t rows, const WeightMatrix& w, PanelChoice choice,
-                   float* y) {
+                   const float* bias, float* y) {
   const int64_t out = w.rows(), in = w.cols(), panels = w.panel_count();
   const int64_t panel_elements = WeightMatrix::kPanelWidth * in;
   const bool bf16 = w.dtype() == DType::kBF16, fp8 = w.dtype() == DType::kF8E4M3;
@@ -108,6 +115,9 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
       else
         p.panel_f32(xs, chunk_rows, in, static_cast<const float*>(w.panel_data()) + q * panel_elements, width, yq,
                     out, rows_per_block);
+      if (bias != nullptr)
+        add_bias(bias + q * WeightMatrix::kPanelWidth, chunk_rows,
+                 std::min(group * WeightMatrix::kPanelWidth, out - q * WeightMatrix::kPanelWidth), yq, out);
     }
   }
 }
@@ -142,12 +152,10 @@ void panels_row_product(const Primitives& p, const float* x, const WeightMatrix&
   }
 }
 
-void packed_product(const Primitives& p, const float* x, int64_t rows, const WeightMatrix& w, PanelChoice choice,
-                    float* y) {
-  if (choice.kernel == ProductKernel::kOnednn)
-    onednn_product(p, x, rows, w, y);
-  else
-    panel_product(p, x, rows, w, choice, y);
+// y[r, o] += bias[o] over all rows of a product, on every thread where there are enough.
+void add_bias_rows(const float* bias, int64_t rows, int64_t out, float* y) {
+#pragma omp parallel for schedule(static) if (rows * out > kParallelMemoryPass)
+  for (int64_t r = 0; r < rows; ++r) add_bias(bias, 1, out, y + r * out, out);
 }
 
 }  // namespace
@@ -159,7 +167,7 @@ const uint16_t* rows_rounded_to_bf16(const Primitives& p, const float* x, int64_
       buffer.reserve(rows * rounded_row_stride(n) * static_cast<int64_t>(sizeof(uint16_t)), "bf16 activations"));
   // A prompt's rows on every thread: on one, the others would wait for it before the product.
   const int64_t stride = rounded_row_stride(n);
-#pragma omp parallel for schedule(static) if (rows * n > kParallelRounding)
+#pragma omp parallel for schedule(static) if (rows * n > kParallelMemoryPass)
   for (int64_t r = 0; r < rows; ++r) p.round_rows_bf16(x + r * n, 1, n, rounded + r * stride);
   return rounded;
 }
@@ -171,17 +179,18 @@ void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bi
 
 void linear_with(const Primitives& p, const float* x, int64_t rows, const WeightMatrix& w, const float* bias,
                  const KernelChoices& choices, float* y) {
-  if (w.layout() == MatrixLayout::kPanels && rows == 1)
+  if (w.layout() == MatrixLayout::kPanels && rows > 1) {
+    const PanelChoice choice = choices.panels.find(rows, w.rows(), w.cols(), w.dtype());
+    if (choice.kernel != ProductKernel::kOnednn) return panel_product(p, x, rows, w, choice, bias, y);
+    onednn_product(p, x, rows, w, y);
+  } else if (w.layout() == MatrixLayout::kPanels) {
     panels_row_product(p, x, w, y);
-  else if (w.layout() == MatrixLayout::kPanels)
-    packed_product(p, x, rows, w, choices.panels.find(rows, w.rows(), w.cols(), w.dtype()), y);
-  else if (rows == 1)
+  } else if (rows == 1) {
     matvec(p, x, w, y);
-  else
+  } else {
     gemm(p, x, rows, w, y);
-  if (bias == nullptr) return;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t o = 0; o < w.rows(); ++o) y[r * w.rows() + o] += bias[o];
+  }
+  if (bias != nullptr) add_bias_rows(bias, rows, w.rows(), y);
 }
 
 }  // namespace canrun::cpu
