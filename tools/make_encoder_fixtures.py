@@ -25,7 +25,7 @@ import numpy as np
 import sentence_transformers
 import torch
 import transformers
-from safetensors.torch import save_file
+from safetensors.torch import load_file, save_file
 from sentence_transformers import CrossEncoder, SentenceTransformer
 from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
 
@@ -155,6 +155,14 @@ CROSS_ENCODERS = {
     # bias: norm_bias false, as in the published models), classifier; one label, Sigmoid.
     "modernbert_cross_encoder": dict(config=dict(TINY_MODERNBERT, classifier_pooling="mean", num_labels=1),
                                      max_length=40, model_input_names=["input_ids", "attention_mask"]),
+    # gte-multilingual-reranker-base's layout: GTE's pooler (dense, tanh on the first token) under
+    # the Hub's "new." prefix, then classifier; one label, Sigmoid.
+    # transformers saves the head's base model under "gte."; the fixture stores it under the
+    # Hub's "new.", which transformers loads as the same model.
+    "gte_cross_encoder": dict(config=dict(TINY, model_type="gte", type_vocab_size=1, pad_token_id=1,
+                                          max_position_embeddings=64, num_labels=1),
+                              max_length=40, model_input_names=["input_ids", "attention_mask"],
+                              stored_prefix=("gte.", "new.")),
 }
 QUERY = "how does a fox jump over a dog"
 DOCUMENTS = [
@@ -279,9 +287,21 @@ def make_cross_encoder(name, spec, seed):
     randomize(model, seed)
     model.eval()
     model.save_pretrained(folder)
+    if spec.get("stored_prefix"):
+        saved, stored = spec["stored_prefix"]
+        tensors = load_file(str(folder / "model.safetensors"))
+        save_file({stored + key[len(saved):] if key.startswith(saved) else key: value
+                   for key, value in tensors.items()}, str(folder / "model.safetensors"), metadata={"format": "pt"})
 
     pairs = [(QUERY, document) for document in DOCUMENTS]
     encoder = CrossEncoder(str(folder), device="cpu")
+    scores = encoder.predict(pairs, batch_size=len(pairs), convert_to_numpy=True, activation_fn=torch.nn.Identity())
+    # The folder as saved must load back into the model that was saved (its head included).
+    with torch.no_grad():
+        batch = encoder.tokenizer([p[0] for p in pairs], [p[1] for p in pairs], padding=True, truncation=True,
+                                  max_length=spec["max_length"], return_tensors="pt")
+        logits = model(**batch).logits.numpy()
+    assert np.allclose(scores, logits.reshape(scores.shape), atol=1e-5), f"{name}: saved folder loads differently"
     scores = encoder.predict(pairs, batch_size=len(pairs), convert_to_numpy=True)
     # The pairs as the CrossEncoder's tokenizer cuts them: longest first, to its max length.
     tok.enable_truncation(max_length=spec["max_length"])

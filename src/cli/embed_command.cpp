@@ -84,7 +84,8 @@ void add_embed_command(CLI::App& app) {
   auto args = std::make_shared<EmbedArgs>();
   CLI::App* command = app.add_subcommand(
       "embed",
-      "Sentence embeddings from an encoder folder (bert, distilbert, modernbert, mpnet, roberta, xlm-roberta) or a "
+      "Sentence embeddings from an encoder folder (bert, distilbert, gte, modernbert, mpnet, nomic_bert, roberta, "
+      "xlm-roberta) or a "
       "sentence-transformers folder over a text-generation family (Qwen3-Embedding, EmbeddingGemma), run as "
       "sentence-transformers runs it: its modules.json's Transformer, Pooling, Dense and Normalize modules and its "
       "prompts");

@@ -72,7 +72,7 @@ void add_rerank_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "rerank",
       "Score documents against a query with a cross-encoder (a *ForSequenceClassification folder: bert, distilbert, "
-      "modernbert, mpnet, roberta, xlm-roberta), highest first, as sentence-transformers' CrossEncoder ranks them");
+      "gte, modernbert, mpnet, roberta, xlm-roberta), highest first, as sentence-transformers' CrossEncoder ranks them");
   command->add_option("model_dir", args->model_dir,
                       "Model folder (config.json naming a *ForSequenceClassification, model.safetensors, "
                       "tokenizer.json), or a Hub id ORG/NAME[@REVISION]")

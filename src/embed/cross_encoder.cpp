@@ -91,10 +91,12 @@ int64_t classifier_labels(const Json& config) {
 }
 
 ClassifierHeadNames classifier_head_names(const DecoderSpec& spec, const Json& config, const std::string& path) {
-  // BERT's pooler and classifier; DistilBERT's pre_classifier (then ReLU) and classifier;
-  // RoBERTa's and MPNet's classifier.dense and out_proj; ModernBERT's head (dense, norm) and classifier.
+  // BERT's and GTE's pooler (under the base model's prefix) and classifier; DistilBERT's
+  // pre_classifier (then ReLU) and classifier; RoBERTa's and MPNet's classifier.dense and
+  // out_proj; ModernBERT's head (dense, norm) and classifier.
   const std::string& prefix = spec.base_model_prefix;
-  if (prefix == "bert.") return {"bert.pooler.dense", true, "", false, "classifier"};
+  if (prefix == "bert." || spec.model_type == "gte" || spec.model_type == "new")
+    return {prefix + "pooler.dense", true, "", false, "classifier"};
   if (prefix == "distilbert.") return {"pre_classifier", true, "", false, "classifier"};
   if (prefix == "roberta." || prefix == "mpnet.") return {"classifier.dense", true, "", false, "classifier.out_proj"};
   if (spec.model_type == "modernbert") {
@@ -103,7 +105,7 @@ ClassifierHeadNames classifier_head_names(const DecoderSpec& spec, const Json& c
   }
   fail(ErrorKind::kUnsupportedOption, path + ": " + spec.model_type +
                                           "'s classification head is not read by rerank (supported: bert, "
-                                          "distilbert, modernbert, mpnet, roberta, xlm-roberta)");
+                                          "distilbert, gte, modernbert, mpnet, new, roberta, xlm-roberta)");
 }
 
 Json cross_encoder_config(const std::string& model_dir) {

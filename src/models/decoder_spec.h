@@ -296,8 +296,11 @@ struct DecoderSpec {
   bool causal = true;
   int64_t type_vocab_size = 0;  // rows of names.token_types
   // The prefix a task head's checkpoint puts before the base model's names ("bert." in
-  // BertForSequenceClassification's), followed when the bare names are not stored.
+  // BertForSequenceClassification's), followed when the bare names are not stored; then the
+  // others the same head is saved under (GTE's "gte." as transformers saves it, beside the
+  // Hub's "new."). Loading sets base_model_prefix to the one stored.
   std::string base_model_prefix;
+  std::vector<std::string> other_base_model_prefixes;
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;  // dense MLP width

@@ -5,7 +5,8 @@
 // attention.o_proj, attn_ln after the attention's residual add, then
 // down_proj(gelu(gate) * up) + bias with [up; gate] fused in one unbiased mlp.up_gate_proj, and
 // mlp_ln after the MLP's. The names are those the Hub's checkpoints store (the remote code's
-// NewModel, "new." before them under a task head), which transformers renames on load.
+// NewModel, "new." before them under a task head; "gte." where transformers saved the head),
+// which transformers renames on load.
 //
 // The Hub's configs say model_type "new", which transformers 5.23.0 does not map (its GteConfig
 // is "gte"); canrun reads both alike. transformers ignores the remote code's switches; canrun
@@ -30,6 +31,7 @@ DecoderSpec read_gte(const ConfigReader& config) {
   require_implemented(config, "pack_qkv", true, "GteModel");
   require_implemented(config, "logn_attention_scale", false, "GteModel");
   apply_rotary_post_norm_encoder(config, spec, "new.", 160000.0);
+  spec.other_base_model_prefixes = {"gte."};
   spec.fused_qkv = FusedQkv::kConcat;
   spec.fused_gate_up = true;
   spec.fused_up_first = true;

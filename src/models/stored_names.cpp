@@ -32,8 +32,13 @@ bool strip_causal_lm_prefix(WeightNames& names, const std::function<bool(const s
 
 void follow_stored_names(DecoderSpec& spec, const std::function<bool(const std::string&)>& stored) {
   if (stored(spec.names.embed + ".weight")) return;
-  if (!spec.base_model_prefix.empty() && stored(spec.base_model_prefix + spec.names.embed + ".weight"))
-    return prefix_base_model(spec.names, spec.base_model_prefix);
+  std::vector<std::string> prefixes = {spec.base_model_prefix};
+  prefixes.insert(prefixes.end(), spec.other_base_model_prefixes.begin(), spec.other_base_model_prefixes.end());
+  for (const std::string& prefix : prefixes) {
+    if (prefix.empty() || !stored(prefix + spec.names.embed + ".weight")) continue;
+    spec.base_model_prefix = prefix;
+    return prefix_base_model(spec.names, prefix);
+  }
   if (strip_causal_lm_prefix(spec.names, stored)) return;
   if (!spec.vision || !stored("model.embed_tokens.weight")) return;
   spec.names.embed = "model.embed_tokens";

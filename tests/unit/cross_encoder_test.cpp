@@ -93,5 +93,40 @@ TEST(CrossEncoder, ModernBertNamesAPoolingItDoesNotRead) {
   }
 }
 
+// GTE's head as transformers saves it: the base model under "gte." (the fixture stores the
+// Hub's "new."); the same scores either way.
+TEST(CrossEncoder, GteReadsTheBaseModelUnderEitherPrefix) {
+  TemporaryDirectory scratch("canrun-gte-prefix-");
+  const std::filesystem::path copy = scratch.path() / "model";
+  std::filesystem::copy(folder("gte_cross_encoder"), copy);
+  // A safetensors file: the header's length (8 bytes, little-endian), its JSON, then the data.
+  std::ifstream in(copy / "model.safetensors", std::ios::binary);
+  uint64_t length = 0;
+  in.read(reinterpret_cast<char*>(&length), sizeof length);
+  std::string header(length, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(length));
+  const std::string data{std::istreambuf_iterator<char>(in), {}};
+  in.close();
+  const Json stored = Json::parse(header);
+  Json renamed = Json::object();
+  for (const auto& [name, entry] : stored.items())
+    renamed[name.starts_with("new.") ? "gte." + name.substr(4) : name] = entry;
+  const std::string written = renamed.dump();
+  const uint64_t written_length = written.size();
+  std::ofstream out(copy / "model.safetensors", std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(&written_length), sizeof written_length);
+  out << written << data;
+  out.close();
+
+  const Json recorded = golden("gte_cross_encoder");
+  Session session(copy.string(), uncompiled(Backend::kRef));
+  CrossEncoder encoder(session);
+  EXPECT_EQ(session.spec().base_model_prefix, "gte.");
+  const std::vector<std::string> documents = recorded["documents"].get<std::vector<std::string>>();
+  const std::vector<RankedDocument> scored = encoder.score(recorded["query"].get<std::string>(), documents);
+  for (size_t i = 0; i < documents.size(); ++i)
+    EXPECT_NEAR(scored[i].scores[0], recorded["scores"][i][0].get<double>(), 1e-4) << "document " << i;
+}
+
 }  // namespace
 }  // namespace canrun

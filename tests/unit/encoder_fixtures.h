@@ -17,7 +17,7 @@ inline const std::vector<std::string> kNames = {"bert_mean",          "roberta_c
                                                 "nomic_bert_mean",    "gte_cls"};
 inline const std::vector<std::string> kCrossEncoders = {"bert_cross_encoder", "xlm_roberta_cross_encoder",
                                                         "distilbert_cross_encoder", "mpnet_cross_encoder",
-                                                        "modernbert_cross_encoder"};
+                                                        "modernbert_cross_encoder", "gte_cross_encoder"};
 
 inline std::string folder(const std::string& name) {
   return (std::filesystem::path(CANRUN_SOURCE_DIR) / "tests/fixtures/encoders" / name).string();
