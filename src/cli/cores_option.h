@@ -1,4 +1,4 @@
-// `--cores N` of generate, embed and bench: one process (1, the default), or N workers that this
+// `--cores N` of generate, embed, rerank and bench: one process (1, the default), or N workers that this
 // command starts under mpirun and that hold a part of the model each.
 #pragma once
 

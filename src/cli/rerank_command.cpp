@@ -8,6 +8,7 @@
 #include "cli/bench_numbers.h"
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
+#include "cli/cores_option.h"
 #include "cli/model_argument.h"
 #include "cli/table.h"
 #include "cli/text_lines.h"
@@ -25,6 +26,7 @@ struct RerankArgs {
   std::string file;
   std::string backend = "cpu";
   bool json = false;
+  int cores = 1;
   CompileFlags compile;
 };
 
@@ -45,9 +47,12 @@ void run_rerank(const RerankArgs& args) {
   options.compile = compile_options(args.compile, backend);
   // Before the weights load: a model without a classification head is refused at once.
   cross_encoder_config(args.model_dir);
+  // Sharded: every worker scores the same pairs with its part of each layer; rank 0 prints.
+  options.comm = communicator_for(args.cores, args.model_dir);
   Session session(args.model_dir, options);
   CrossEncoder encoder(session);
   const std::vector<RankedDocument> ranked = encoder.rank(args.query, documents);
+  if (options.comm->rank() != 0) return;
   if (args.json) {
     Json out = Json::array();
     for (const RankedDocument& document : ranked)
@@ -86,6 +91,7 @@ void add_rerank_command(CLI::App& app) {
                       "Kernels: cpu (default; compiled) or ref (the yardstick: f32 with double accumulation)")
       ->check(CLI::IsMember({"ref", "cpu"}));
   add_compile_flags(command, args->compile);
+  add_cores_option(*command, args->cores);
   command->add_flag("--json", args->json, R"(Print {"ranking": [{"index", "score"}...]}, highest first)");
   command->callback([args] { run_rerank(*args); });
 }

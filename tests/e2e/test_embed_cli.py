@@ -121,6 +121,22 @@ def test_rerank_orders_documents_as_sentence_transformers_scores_them(run_canrun
     assert table.returncode == 0 and table.stdout.splitlines()[0].split() == ["rank", "score", "index", "document"]
 
 
+@pytest.mark.parametrize("name", ["bert_cross_encoder", "gte_cross_encoder"])
+def test_sharded_rerank_prints_what_one_process_prints(run_canrun, name):
+    golden = json.loads((REPO_ROOT / "tests" / "goldens" / "encoders" / f"{name}.json").read_text())
+    docs = [arg for document in golden["documents"] for arg in ("--doc", document)]
+    rankings = {}
+    for cores in (1, 2):
+        result = run_canrun("rerank", ENCODERS / name, "--query", golden["query"], *docs, "--json",
+                            "--cores", cores, "--backend", "ref")
+        assert result.returncode == 0, result.stderr
+        assert len(result.stdout.splitlines()) == 1, "only rank 0 prints"
+        rankings[cores] = json.loads(result.stdout)["ranking"]
+    assert [entry["index"] for entry in rankings[2]] == [entry["index"] for entry in rankings[1]]
+    for sharded, alone in zip(rankings[2], rankings[1]):
+        assert abs(sharded["score"] - alone["score"]) < 1e-5
+
+
 def test_rerank_on_a_model_without_a_classification_head_is_refused(run_canrun, minilm):
     result = run_canrun("rerank", minilm, "--query", "q", "--doc", "d")
     assert result.returncode != 0
