@@ -175,7 +175,11 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
     return;
   }
 
-  const ModelShape shape = model_shape(config, source.entry ? published_parameters(*source.entry) : std::nullopt);
+  // An encoder's run reads no LM head (a causal LM's family in a sentence-transformers folder
+  // included): the planner counts the tensors of the base model it holds.
+  DecoderSpec planned = spec;
+  if (encoder) planned.output = ModelOutput::kHiddenStates;
+  const ModelShape shape = shape_from_spec(planned);
   row.parameter_count = shape.parameters;
   const CorePlan plan = plan_cores(shape, profile, check_planner_options(source, options));
   row.planned_memory_bytes = plan.per_core_bytes;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "checkpoint/safetensors.h"
 #include "lab/catalog.h"
 #include "lab/check.h"
 #include "lab/encoder_check.h"
@@ -81,6 +82,21 @@ TEST(LabEncoderCheck, EncoderFixturesPass) {
   EXPECT_EQ(ranking.task, "text-ranking");
   EXPECT_LE(ranking.max_score_difference.value_or(1), kMaxScoreDifference);
   EXPECT_FALSE(ranking.min_cosine.has_value());
+}
+
+// A causal LM's family run as an embedder reads no LM head, and the planner counts none: the
+// parameters planned are those the folder stores (Qwen3Model, untied, saved without lm_head).
+TEST(LabEncoderCheck, ADecoderFamilysEmbedderIsPlannedWithoutItsLmHead) {
+  TemporaryDirectory plans("canrun-encoder-plans-");
+  CheckOptions options;
+  options.cache_dir = plans.path().string();
+  options.model = (kEncoders / "qwen3_last_token").string();
+  const ResultRow row = run_check(options);
+  EXPECT_EQ(row.result, "PASS") << row.error_message.value_or("");
+  int64_t stored = 0;
+  const WeightStore store = WeightStore::open_folder(options.model, false);
+  for (const auto& [name, record] : store.records()) stored += record->numel();
+  EXPECT_EQ(row.parameter_count, stored);
 }
 
 // A catalog of one small encoder of each protocol, as tools/build_catalog.py writes its rows.
