@@ -155,10 +155,9 @@ CROSS_ENCODERS = {
     # bias: norm_bias false, as in the published models), classifier; one label, Sigmoid.
     "modernbert_cross_encoder": dict(config=dict(TINY_MODERNBERT, classifier_pooling="mean", num_labels=1),
                                      max_length=40, model_input_names=["input_ids", "attention_mask"]),
-    # gte-multilingual-reranker-base's layout: GTE's pooler (dense, tanh on the first token) under
-    # the Hub's "new." prefix, then classifier; one label, Sigmoid.
-    # transformers saves the head's base model under "gte."; the fixture stores it under the
-    # Hub's "new.", which transformers loads as the same model.
+    # gte-multilingual-reranker-base's layout: GTE's pooler (dense, tanh on the first token), then
+    # classifier; one label, Sigmoid. transformers saves the base model under "gte."; the fixture
+    # stores it under the Hub's "new.", which transformers loads as the same model.
     "gte_cross_encoder": dict(config=dict(TINY, model_type="gte", type_vocab_size=1, pad_token_id=1,
                                           max_position_embeddings=64, num_labels=1),
                               max_length=40, model_input_names=["input_ids", "attention_mask"],
