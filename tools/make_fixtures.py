@@ -505,6 +505,14 @@ FIXTURES = [
             "temperature tuning (floor 4) on 1 and 3, which hold 4 top-1 experts (3-D gate_up_proj, input "
             "scaled by sigmoid) plus a shared expert; a SwiGLU of 96 on 0 and 2",
             LLAMA4_TEXT, "llama3", seed=3453),
+    Fixture("llama4_scout_rope",
+            "llama4_text with Llama 4 Scout's published rope: llama3 scaling by 16 with low_freq_factor "
+            "equal to high_freq_factor (1.0), so no band is smoothed; old Hub config form",
+            dict(LLAMA4_TEXT, rope_parameters={
+                "rope_type": "llama3", "rope_theta": 500000.0, "factor": 16.0,
+                "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+                "original_max_position_embeddings": 64}),
+            "llama3", seed=3459, hub_config={"rope": True}),
     Fixture("gemma4_text",
             "Gemma 4 text: sliding layers (window 6, heads of 16, 2 kv heads) and full ones (heads of 32, "
             "proportional rope rotating 4 of 16 pairs, one kv head whose keys serve as values), plain-weight "

@@ -45,8 +45,9 @@ void read_scaling(const ConfigReader& config, const ConfigReader& scaling, const
     spec.low_freq_factor = scaling.number("low_freq_factor", std::nullopt);
     spec.high_freq_factor = scaling.number("high_freq_factor", std::nullopt);
     spec.original_max_positions = original_max();
-    if (spec.high_freq_factor <= spec.low_freq_factor)
-      scaling.reject("high_freq_factor", "must be greater than low_freq_factor");
+    // Equal factors are published (Llama 4 Scout): the smoothed band is then empty.
+    if (spec.high_freq_factor < spec.low_freq_factor)
+      scaling.reject("high_freq_factor", "must not be less than low_freq_factor");
   } else if (spec.type == "yarn") {
     spec.original_max_positions = original_max();
     // transformers requires the key (a KeyError without it); only an explicit null means the
@@ -203,7 +204,7 @@ std::vector<float> rope_inverse_frequencies(const RopeSpec& spec, int64_t seq_le
     for (float& f : inv_freq) {
       const float wavelen = 2.0f * std::numbers::pi_v<float> / f;
       const float scaled = wavelen > low_wavelen ? f / factor : f;
-      const bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+      const bool medium = high_wavelen < low_wavelen && !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
       if (medium) {
         const float smooth = (old_context / wavelen - static_cast<float>(spec.low_freq_factor)) /
                              static_cast<float>(spec.high_freq_factor - spec.low_freq_factor);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 
 #include <filesystem>
 #include <fstream>
@@ -449,6 +450,28 @@ TEST_F(ArchitectureOptions, LongropeFactorsMustMatchTheRotaryDimension) {
   Json config = tiny("phi3");
   config["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0, 1.0}}, {"long_factor", {1.0, 1.0}}};
   expect_load_error(config, ErrorKind::kCheckpoint, {"short_factor", "expected rotary dimension / 2 = 8"});
+}
+
+// Llama 4 Scout publishes equal factors (no smoothed band; tests/fixtures/models/llama4_scout_rope
+// runs them token-exact); a high factor below the low one is a mistake that is named.
+TEST_F(ArchitectureOptions, Llama3RopeTakesEqualFrequencyFactorsAndNamesReversedOnes) {
+  Json config = tiny("llama");
+  config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 16.0}, {"low_freq_factor", 1.0},
+                            {"high_freq_factor", 1.0}, {"original_max_position_embeddings", 64}};
+  const RopeSpec rope = find_architecture("llama").read_spec(ConfigReader(config, "config.json")).rope;
+  const std::vector<float> scaled = rope_inverse_frequencies(rope);
+  config.erase("rope_scaling");
+  const std::vector<float> plain =
+      rope_inverse_frequencies(find_architecture("llama").read_spec(ConfigReader(config, "config.json")).rope);
+  ASSERT_EQ(scaled.size(), plain.size());
+  for (size_t i = 0; i < plain.size(); ++i) {
+    const bool long_wave = 2 * std::numbers::pi / plain[i] > 64.0;
+    EXPECT_FLOAT_EQ(scaled[i], long_wave ? plain[i] / 16 : plain[i]) << "frequency " << i;
+  }
+  config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 16.0}, {"low_freq_factor", 4.0},
+                            {"high_freq_factor", 1.0}, {"original_max_position_embeddings", 64}};
+  expect_load_error(config, ErrorKind::kCheckpoint,
+                    {"rope_scaling", "high_freq_factor", "must not be less than low_freq_factor"});
 }
 
 std::vector<int64_t> windows_of(const std::string& model_type, const Json& config) {
