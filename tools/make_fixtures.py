@@ -25,12 +25,14 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import compressed_tensors
 import numpy as np
 import torch
 import transformers
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 from transformers.models.auto.tokenization_auto import MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS
 
+from compressed_tensors_checkpoint import pack_compressed
 from fp8_checkpoint import pack_fp8
 from tokenizer_styles import build_tokenizer, special_token_ids
 
@@ -282,6 +284,10 @@ class Fixture:
     # block (quantization_config fp8), as DeepSeek-V3 is published; the golden is transformers'
     # own loading of that folder, which dequantises on a CPU.
     fp8: bool = False
+    # (bits, group size or None): stores every Linear but lm_head as compressed-tensors packs a
+    # W4A16 / W8A16 checkpoint (see compressed_tensors_checkpoint.py); the golden is transformers'
+    # own loading of that folder, which decompresses on the CPU.
+    packed_int: tuple | None = None
 
 
 FIXTURES = [
@@ -433,6 +439,15 @@ FIXTURES = [
             "transformers' own FP8 loading, dequantised on the CPU",
             dict(DEEPSEEK_V3, q_lora_rank=32, norm_topk_prob=True, rope_parameters=DEFAULT_ROPE),
             "llama3", seed=3436, fp8=True),
+    Fixture("llama_w4a16",
+            "llama_f32 as llm-compressor publishes W4A16: every layer projection symmetric int4, packed in "
+            "int32 words (compressed-tensors pack-quantized) with an f32 scale per row and group of 32 inputs; "
+            "the golden is transformers' own compressed-tensors loading",
+            LLAMA, "llama3", seed=3603, packed_int=(4, 32)),
+    Fixture("qwen2_w8a16",
+            "qwen2 (q/k/v biases kept in float) as a W8A16 checkpoint: symmetric int8 weights packed four to "
+            "an int32 word, one f32 scale per row (strategy channel)",
+            QWEN2, "gpt2", seed=3603, packed_int=(8, None)),
     Fixture("deepseek_v4",
             "DeepSeek-V4: 4 query heads of 32 over one key=value head (rope on the last 8 dims in pairs, "
             "undone on the output; sinks; grouped output projection), sliding window 8, windows of 4 "
@@ -777,6 +792,8 @@ def make_fixture(fx, folder, eos_ids):
         write_hub_config(folder, fx.hub_config)
     if fx.fp8:
         pack_fp8(folder, FP8_BLOCK)
+    if fx.packed_int:
+        pack_compressed(folder, *fx.packed_int)
     return tok
 
 
@@ -956,6 +973,8 @@ def build(fx):
         "min_top2_gap": min_gap,
         "cases": golden_cases,
     }
+    if fx.packed_int:
+        golden["compressed_tensors_version"] = compressed_tensors.__version__
     (GOLDENS_DIR / f"{fx.name}.json").write_text(golden_json(golden), encoding="utf-8")
     size = sum(f.stat().st_size for f in folder.iterdir())
     print(f"{fx.name:18} {size / 1024:7.0f} KiB  min_top2_gap {min_gap:.4f}  "

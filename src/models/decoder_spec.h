@@ -13,6 +13,7 @@
 #include "models/rope.h"
 #include "models/vision_tower_spec.h"
 #include "tensor/fp8.h"
+#include "tensor/packed_int.h"
 
 namespace canrun {
 
@@ -347,6 +348,9 @@ struct DecoderSpec {
   int64_t embed_dim = 0;
   // quantization_config fp8: the matrices stored as F8_E4M3 come with "<name>_scale_inv" per block.
   Fp8Block fp8;
+  // quantization_config compressed-tensors: the matrices stored as "<name>.weight_packed" come
+  // with "<name>.weight_scale" per row and group of inputs.
+  PackedIntScheme packed_int;
   float attention_scale = 0;    // 0: 1/sqrt(head_dim)
   float attn_softcap = 0;       // 0: none; else scores = cap * tanh(scores / cap)
   bool attention_sinks = false;  // gpt-oss: one learned logit per head joins each softmax

@@ -40,17 +40,9 @@ Activation read_activation(const ConfigReader& config, const std::string& key, c
            " (supported: silu, swish, gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, relu2, quick_gelu)");
 }
 
-void read_quantization(const ConfigReader& config, DecoderSpec& spec) {
-  if (!config.has("quantization_config")) return;
-  const ConfigReader quant = config.object("quantization_config");
-  const std::string method = quant.string("quant_method", std::string("unknown"));
-  const auto refuse = [&](const std::string& what) {
-    fail(ErrorKind::kUnsupportedOption, config.path() + ": field 'quantization_config': " + what +
-                                            " is not supported for " + spec.model_type +
-                                            " (supported: none, or quant_method fp8 with e4m3 weights, "
-                                            "weight_block_size and dynamic activations)");
-  };
-  if (method != "fp8") refuse("quant_method '" + method + "'");
+namespace {
+
+void read_fp8(const ConfigReader& quant, DecoderSpec& spec, const std::function<void(const std::string&)>& refuse) {
   if (quant.string("fmt", std::string("e4m3")) != "e4m3") refuse("fmt '" + quant.string("fmt", std::nullopt) + "'");
   if (quant.string("activation_scheme", std::string("dynamic")) != "dynamic")
     refuse("activation_scheme '" + quant.string("activation_scheme", std::nullopt) + "'");
@@ -66,6 +58,65 @@ void read_quantization(const ConfigReader& config, DecoderSpec& spec) {
     }
   }
   spec.fp8 = {block[0], block[1]};
+}
+
+// compressed-tensors, as llm-compressor saves W4A16 / W8A16 checkpoints: one config group of
+// symmetric int weights, packed (pack-quantized), with a scale per group of inputs or per row.
+void read_compressed_tensors(const ConfigReader& quant, DecoderSpec& spec,
+                             const std::function<void(const std::string&)>& refuse) {
+  const auto absent_or_empty = [&](const std::string& key) {
+    return !quant.has(key) || (quant.json()[key].is_object() && quant.json()[key].empty());
+  };
+  for (const char* key : {"sparsity_config", "transform_config", "kv_cache_scheme"})
+    if (!absent_or_empty(key)) refuse(std::string(key));
+  if (!quant.has("config_groups") || !quant.json()["config_groups"].is_object() ||
+      quant.json()["config_groups"].size() != 1)
+    quant.reject("config_groups", "must hold one group (canrun reads one quantization scheme per checkpoint)");
+  const std::string group_name = quant.json()["config_groups"].begin().key();
+  const ConfigReader group = quant.object("config_groups").object(group_name);
+  const std::string format = group.string("format", quant.string("format", std::string("dense")));
+  if (format != "pack-quantized") refuse("format '" + format + "'");
+  for (const char* key : {"input_activations", "output_activations"})
+    if (group.has(key)) refuse(std::string("config_groups.") + group_name + "." + key + " (activation quantization)");
+  const ConfigReader weights = group.object("weights");
+  const auto refuse_weights = [&](const std::string& field, const std::string& value) {
+    refuse("config_groups." + group_name + ".weights." + field + " " + value);
+  };
+  if (weights.string("type", std::nullopt) != "int") refuse_weights("type", "'" + weights.string("type", std::nullopt) + "'");
+  if (!weights.boolean("symmetric", true)) refuse_weights("symmetric", "false (zero points)");
+  if (weights.boolean("dynamic", false)) refuse_weights("dynamic", "true");
+  if (weights.has("actorder") && weights.json()["actorder"] != Json("weight") && weights.json()["actorder"] != Json(false))
+    refuse_weights("actorder", ConfigReader::shown(weights.json()["actorder"]) + " (a g_idx permutation)");
+  PackedIntScheme scheme;
+  scheme.bits = static_cast<int>(weights.integer("num_bits", std::nullopt, 1, 64));
+  if (scheme.bits != 4 && scheme.bits != 8) refuse_weights("num_bits", std::to_string(scheme.bits));
+  const std::string strategy = weights.string("strategy", std::nullopt);
+  if (strategy == "group")
+    scheme.group_size = weights.integer("group_size", std::nullopt, 1, int64_t{1} << 20);
+  else if (strategy != "channel")
+    refuse_weights("strategy", "'" + strategy + "'");
+  spec.packed_int = scheme;
+}
+
+}  // namespace
+
+void read_quantization(const ConfigReader& config, DecoderSpec& spec) {
+  if (!config.has("quantization_config")) return;
+  const ConfigReader quant = config.object("quantization_config");
+  const std::string method = quant.string("quant_method", std::string("unknown"));
+  const auto refuse = [&](const std::string& what) {
+    fail(ErrorKind::kUnsupportedOption,
+         config.path() + ": field 'quantization_config': " + what + " is not supported for " + spec.model_type +
+             " (supported: none; quant_method fp8 with e4m3 weights, weight_block_size and dynamic activations; "
+             "quant_method compressed-tensors, format pack-quantized, symmetric int4 or int8 weights in "
+             "groups or per channel)");
+  };
+  if (method == "fp8")
+    read_fp8(quant, spec, refuse);
+  else if (method == "compressed-tensors")
+    read_compressed_tensors(quant, spec, refuse);
+  else
+    refuse("quant_method '" + method + "'");
 }
 
 DecoderSpec read_llama_like_spec(const ConfigReader& config, const LlamaLikeDefaults& defaults) {

@@ -49,9 +49,10 @@ std::vector<int64_t> read_qwen_style_windows(const ConfigReader& config, int64_t
 std::vector<int64_t> read_layer_type_windows(const ConfigReader& config, int64_t num_layers, int64_t window,
                                              const std::function<bool(int64_t)>& default_sliding);
 
-// Rejects a quantization_config: canrun reads unquantised f32/bf16/f16 weights only.
-// quantization_config: none, or quant_method fp8 (E4M3 weights, a scale per weight_block_size
-// block, dynamic activation scaling), which sets spec.fp8; any other method is refused by name.
+// quantization_config: none; quant_method fp8 (E4M3 weights, a scale per weight_block_size
+// block, dynamic activation scaling), which sets spec.fp8; or quant_method compressed-tensors
+// with packed symmetric int4/int8 weights, which sets spec.packed_int. Any other method or
+// option is refused by name.
 void read_quantization(const ConfigReader& config, DecoderSpec& spec);
 
 // Norm settings for the whole model.

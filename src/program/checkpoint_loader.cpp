@@ -7,6 +7,7 @@
 
 #include "tensor/fp8.h"
 #include "tensor/mxfp4.h"
+#include "tensor/packed_int.h"
 #include "util/error.h"
 #include "util/mapped_file.h"
 
@@ -23,6 +24,10 @@ WeightMatrix CheckpointLoader::matrix_part(const std::string& name, int64_t out,
 WeightMatrix CheckpointLoader::plain_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) {
   if (fp8_.present() && store_.contains(name) && store_.records().at(name)->dtype_name == "F8_E4M3")
     return fp8_part(name, out, in, part);
+  if (const std::string_view suffix = ".weight"; packed_int_.present() && name.ends_with(suffix)) {
+    const std::string stem = name.substr(0, name.size() - suffix.size());
+    if (store_.contains(stem + ".weight_packed")) return packed_int_part(stem, out, in, part);
+  }
   const TensorRecord& record = store_.get(name, {out, in});
   const int64_t rows = part.rows.count, cols = part.cols.count;
   if (part.rows.first == 0 && rows == out && cols == in) {
@@ -86,6 +91,42 @@ WeightMatrix CheckpointLoader::fp8_part(const std::string& name, int64_t out, in
   // f32: value times scale rounds once, as transformers dequantises it; a bf16 copy would round
   // again.
   return WeightMatrix::f32(FloatBuffer::owning(std::move(dequantized)), rows, cols);
+}
+
+WeightMatrix CheckpointLoader::packed_int_part(const std::string& stem, int64_t out, int64_t in, MatrixPart part) {
+  const TensorRecord& words = store_.get_raw(stem + ".weight_packed", {out, packed_int_.words_per_row(in)}, "I32");
+  const TensorRecord& scales = store_.get(stem + ".weight_scale", {out, packed_int_.groups(in)});
+  if (store_.contains(stem + ".weight_shape")) {
+    const TensorRecord& shape = store_.get_raw(stem + ".weight_shape", {2}, "I64");
+    int64_t stored[2];
+    std::memcpy(stored, shape.data.data(), sizeof stored);
+    if (stored[0] != out || stored[1] != in)
+      fail(ErrorKind::kCheckpoint, "tensor '" + stem + ".weight_shape' in " + shape.file + " says [" +
+                                       std::to_string(stored[0]) + ", " + std::to_string(stored[1]) +
+                                       "], expected [" + std::to_string(out) + ", " + std::to_string(in) + "]");
+  }
+  if (reinterpret_cast<uintptr_t>(words.data.data()) % alignof(uint32_t) != 0)
+    fail(ErrorKind::kCheckpoint, "tensor '" + stem + ".weight_packed' in " + words.file +
+                                     " is not aligned to its 4-byte words");
+  const int64_t rows = part.rows.count, cols = part.cols.count;
+  const DType dtype = *scales.dtype;
+  const auto dequantize_into = [&](void* out) {
+    dequantize_packed_int(reinterpret_cast<const uint32_t*>(words.data.data()), scales.data.data(), dtype, in,
+                          packed_int_, part.rows.first, rows, part.cols.first, cols, static_cast<std::byte*>(out));
+    release_pages(words.data);
+  };
+  const size_t count = static_cast<size_t>(rows * cols);
+  if (dtype == DType::kF32) {
+    std::vector<float> values(count);
+    dequantize_into(values.data());
+    return WeightMatrix::f32(FloatBuffer::owning(std::move(values)), rows, cols);
+  }
+  std::vector<uint16_t> halves(count);
+  dequantize_into(halves.data());
+  if (dtype == DType::kBF16) return WeightMatrix::bf16_owning(std::move(halves), rows, cols);
+  std::vector<float> widened(count);  // f16, widened as f16 weights are
+  widen_to_f32(dtype, reinterpret_cast<const std::byte*>(halves.data()), count, widened.data());
+  return WeightMatrix::f32(FloatBuffer::owning(std::move(widened)), rows, cols);
 }
 
 WeightMatrix CheckpointLoader::embeddings(const std::string& name, int64_t rows, int64_t cols) {

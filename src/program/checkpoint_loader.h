@@ -4,20 +4,23 @@
 // on them as they are (ref widens each row as it uses it), so no backend holds an f32 copy of
 // a bf16 model. A rank of a sharded run reads only its part of each split matrix, letting go of
 // the mapped pages it copied from. FP8 parts whose blocks of inputs are not the checkpoint's
-// are dequantised with their block scales to f32. Vectors and other tensors are read as f32.
+// are dequantised with their block scales to f32. Packed integer matrices (compressed-tensors)
+// are dequantised to their scales' type. Vectors and other tensors are read as f32.
 #pragma once
 
 #include "checkpoint/safetensors.h"
 #include "program/tensor_visitor.h"
 #include "tensor/fp8.h"
+#include "tensor/packed_int.h"
 
 namespace canrun {
 
 class CheckpointLoader : public TensorVisitor {
  public:
   // `conv1d`: the family stores projections [in, out] (gpt2); `fp8`: an FP8 checkpoint's block
-  // size.
-  CheckpointLoader(const WeightStore& store, bool conv1d, Fp8Block fp8) : store_(store), conv1d_(conv1d), fp8_(fp8) {}
+  // size; `packed_int`: a compressed-tensors checkpoint's packing.
+  CheckpointLoader(const WeightStore& store, bool conv1d, Fp8Block fp8, PackedIntScheme packed_int)
+      : store_(store), conv1d_(conv1d), fp8_(fp8), packed_int_(packed_int) {}
 
   WeightMatrix matrix_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) override;
   WeightMatrix plain_part(const std::string& name, int64_t out, int64_t in, MatrixPart part) override;
@@ -32,9 +35,11 @@ class CheckpointLoader : public TensorVisitor {
  private:
   FloatBuffer read(const std::string& name, const std::vector<int64_t>& shape);
   WeightMatrix fp8_part(const std::string& name, int64_t out, int64_t in, MatrixPart part);
+  WeightMatrix packed_int_part(const std::string& stem, int64_t out, int64_t in, MatrixPart part);
   const WeightStore& store_;
   bool conv1d_;
   Fp8Block fp8_;
+  PackedIntScheme packed_int_;
 };
 
 }  // namespace canrun

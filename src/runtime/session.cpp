@@ -60,7 +60,7 @@ Session::Session(std::string model_dir, SessionOptions options)
   store_ = std::make_unique<WeightStore>(WeightStore::open_folder(model_dir_, /*populate=*/false));
   stored_dtype_ = store_->stored_dtype();
   follow_stored_names(config_.spec, [this](const std::string& name) { return store_->contains(name); });
-  CheckpointLoader loader(*store_, spec.conv1d, spec.fp8);
+  CheckpointLoader loader(*store_, spec.conv1d, spec.fp8, spec.packed_int);
   program_ = build_decoder_program(spec, options_.comm->shard(), loader);
   if (spec.vision) vision_ = std::make_unique<QwenVisionEncoder>(*spec.vision, loader);
   load_seconds_ = seconds_since(start);

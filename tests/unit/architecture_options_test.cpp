@@ -76,6 +76,40 @@ TEST_F(ArchitectureOptions, UnknownQuantizationMethodIsNamed) {
   expect_load_error(config, ErrorKind::kUnsupportedOption, {"quantization_config", "quant_method 'exotic4'", "qwen3_moe"});
 }
 
+// The committed W4A16/W8A16 fixtures' quantization_config, with one option changed at a time.
+TEST_F(ArchitectureOptions, CompressedTensorsOptionsCanrunCannotRunAreNamed) {
+  const Json fixture = read_json_file(
+      (fs::path(CANRUN_SOURCE_DIR) / "tests/fixtures/models/llama_w4a16/config.json").string(), ErrorKind::kIo);
+  const auto expect_refused = [&](const std::string& pointer, const Json& value,
+                                  std::initializer_list<std::string> fragments) {
+    SCOPED_TRACE(pointer);
+    Json config = fixture;
+    config[Json::json_pointer("/quantization_config" + pointer)] = value;
+    expect_load_error(config, ErrorKind::kUnsupportedOption, fragments);
+  };
+  const std::string weights = "/config_groups/group_0/weights";
+  expect_refused(weights + "/symmetric", false, {"quantization_config", "weights.symmetric false", "llama"});
+  expect_refused(weights + "/num_bits", 3, {"weights.num_bits 3", "int4 or int8"});
+  expect_refused(weights + "/strategy", "tensor", {"weights.strategy 'tensor'"});
+  expect_refused(weights + "/type", "float", {"weights.type 'float'"});
+  expect_refused(weights + "/actorder", "group", {"weights.actorder \"group\"", "g_idx"});
+  expect_refused("/config_groups/group_0/format", "int-quantized", {"format 'int-quantized'", "pack-quantized"});
+  expect_refused("/config_groups/group_0/input_activations", {{"num_bits", 8}, {"type", "int"}},
+                 {"input_activations (activation quantization)"});
+  expect_refused("/kv_cache_scheme", {{"num_bits", 8}}, {"kv_cache_scheme"});
+  Json two_groups = fixture;
+  two_groups["quantization_config"]["config_groups"]["group_1"] =
+      two_groups["quantization_config"]["config_groups"]["group_0"];
+  std::ofstream(dir_ / "config.json") << two_groups.dump();
+  try {
+    Session(dir_.string(), uncompiled(Backend::kRef));
+    FAIL() << "two config groups were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'config_groups': must hold one group"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(ArchitectureOptions, GptOssReadsMxfp4ButNoOtherQuantization) {
   Json config = tiny("gpt_oss");
   config["quantization_config"] = {{"quant_method", "awq"}};

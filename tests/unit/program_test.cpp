@@ -116,9 +116,9 @@ TEST(ModelProgram, ANewBlockKindPlugsIntoARealModel) {
   DecoderSpec spec = original;
   spec.ffn_kinds = {"dense_mlp", "toy_causal_mean"};  // layer 1's MLP becomes the toy
   const WeightStore store = WeightStore::open_folder(dir);
-  CheckpointLoader loader(store, spec.conv1d, spec.fp8);
+  CheckpointLoader loader(store, spec.conv1d, spec.fp8, spec.packed_int);
   const Program program = build_decoder_program(spec, {}, loader);
-  CheckpointLoader original_loader(store, original.conv1d, original.fp8);
+  CheckpointLoader original_loader(store, original.conv1d, original.fp8, original.packed_int);
   const Program unchanged = build_decoder_program(original, {}, original_loader);
 
   // The other blocks are as they were; the toy's step stands where layer 1's MLP stood.
@@ -167,7 +167,7 @@ TEST(ModelProgram, StatefulBlockKindsCarryTheirStateAcrossRuns) {
     // runs compute what the prefill of the whole does.
     spec.mamba.dt_min = 0.0f;
     const WeightStore store = WeightStore::open_folder(dir);
-    CheckpointLoader loader(store, spec.conv1d, spec.fp8);
+    CheckpointLoader loader(store, spec.conv1d, spec.fp8, spec.packed_int);
     const Program program = build_decoder_program(spec, {}, loader);
     const Executor executor(program, ref_kernels(), *single_process_communicator());
     const std::vector<int32_t> tokens = {1, 61, 251, 18, 308, 42, 7, 199, 350, 12, 77, 5, 260};

@@ -94,7 +94,7 @@ TEST(ShardLayout, RankWeightsHoldTheirPartOnly) {
   const WeightStore store = WeightStore::open_folder(dir);
   const Shard shard{1, 2};
   const ShardLayout layout = shard_layout(spec, shard, 0);
-  CheckpointLoader loader(store, spec.conv1d, spec.fp8);
+  CheckpointLoader loader(store, spec.conv1d, spec.fp8, spec.packed_int);
   const Program rank = build_decoder_program(spec, shard, loader);
   const auto matrix = [](const Program& program, const char* name) -> const WeightMatrix& {
     const WeightMatrix* m = program.find_matrix(name);

@@ -1,0 +1,34 @@
+// Integer weights packed into int32 words, as compressed-tensors' `pack-quantized` format
+// (llm-compressor's W4A16 and W8A16 checkpoints) stores them: "<name>.weight_packed" holds each
+// row's values as one little-endian bit stream, value i at bits [i * bits, (i + 1) * bits),
+// offset by 2^(bits - 1); "<name>.weight_scale" holds a scale per row and group of group_size
+// inputs (one group per row for per-channel scales). weight = (value - offset) * scale, the
+// product rounded to the scale's type, as compressed-tensors dequantises it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tensor/dtype.h"
+
+namespace canrun {
+
+struct PackedIntScheme {
+  int bits = 0;             // 0: the checkpoint's matrices are not packed integers
+  int64_t group_size = 0;   // 0: one scale per row (strategy channel)
+  bool present() const { return bits > 0; }
+  int64_t groups(int64_t in) const { return group_size > 0 ? (in + group_size - 1) / group_size : 1; }
+  int64_t words_per_row(int64_t in) const { return (in * bits + 31) / 32; }
+};
+
+// The signed value at column `col` of a row of packed words.
+int32_t packed_int_value(const uint32_t* row_words, int64_t col, int bits);
+
+// Rows [first_row, first_row + rows) and columns [first_col, first_col + cols) of a packed
+// matrix of `in` columns, times their scales (stored as `scale_dtype`, `groups(in)` per row),
+// into `out` as `scale_dtype` values (rows x cols, element size dtype_size(scale_dtype)).
+void dequantize_packed_int(const uint32_t* words, const std::byte* scales, DType scale_dtype, int64_t in,
+                           PackedIntScheme scheme, int64_t first_row, int64_t rows, int64_t first_col, int64_t cols,
+                           std::byte* out);
+
+}  // namespace canrun
