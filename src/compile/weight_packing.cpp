@@ -24,7 +24,7 @@ void pack(const From* rows_data, int64_t rows, int64_t cols, int64_t first, int6
   }
 }
 
-// FP8 scales behind the panels: for panel q and block b, the 16 rows' scales (zero for the
+// Scaled bytes' scales behind the panels: for panel q and block b, the 16 rows' scales (zero for the
 // padding rows), so a kernel loads them as one vector per block.
 void pack_scales(const WeightMatrix& m, float* dst) {
   constexpr int64_t width = WeightMatrix::kPanelWidth;
@@ -33,7 +33,7 @@ void pack_scales(const WeightMatrix& m, float* dst) {
     for (int64_t b = 0; b < blocks; ++b)
       for (int64_t j = 0; j < width; ++j) {
         const int64_t row = q * width + j;
-        dst[(q * blocks + b) * width + j] = row < m.rows() ? m.fp8_scales()[row * blocks + b] : 0.0f;
+        dst[(q * blocks + b) * width + j] = row < m.rows() ? m.byte_scales()[row * blocks + b] : 0.0f;
       }
 }
 
@@ -46,13 +46,13 @@ DType packed_dtype(const WeightMatrix& m, DType products) {
 void pack_panel_range(const WeightMatrix& m, int64_t first, int64_t end, std::byte* dst, DType products) {
   if (m.dtype() == DType::kF32 && packed_dtype(m, products) == DType::kBF16)
     pack(m.f32_data(), m.rows(), m.cols(), first, end, reinterpret_cast<uint16_t*>(dst), f32_to_bf16);
-  else if (m.dtype() == DType::kF8E4M3)
-    pack(m.fp8_data(), m.rows(), m.cols(), first, end, reinterpret_cast<uint8_t*>(dst));
+  else if (is_scaled_bytes(m.dtype()))
+    pack(m.byte_data(), m.rows(), m.cols(), first, end, reinterpret_cast<uint8_t*>(dst));
   else if (m.dtype() == DType::kBF16)
     pack(m.bf16_data(), m.rows(), m.cols(), first, end, reinterpret_cast<uint16_t*>(dst));
   else
     pack(m.f32_data(), m.rows(), m.cols(), first, end, reinterpret_cast<float*>(dst));
-  if (m.dtype() == DType::kF8E4M3 && end == m.panel_count())
+  if (is_scaled_bytes(m.dtype()) && end == m.panel_count())
     pack_scales(m, reinterpret_cast<float*>(dst + WeightMatrix::panel_scales_offset(m.rows(), m.cols())));
 }
 

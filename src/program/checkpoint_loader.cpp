@@ -77,12 +77,13 @@ WeightMatrix CheckpointLoader::fp8_part(const std::string& name, int64_t out, in
                   row_scales.data() + r * blocks);
     const auto* first = reinterpret_cast<const uint8_t*>(values.data.data()) + part.rows.first * in + part.cols.first;
     if (cols == in)
-      return WeightMatrix::fp8_borrowing(first, FloatBuffer::owning(std::move(row_scales)), fp8_.cols, rows, cols);
+      return WeightMatrix::scaled_bytes_borrowing(DType::kF8E4M3, first, FloatBuffer::owning(std::move(row_scales)),
+                                                  fp8_.cols, rows, cols);
     std::vector<uint8_t> copy(static_cast<size_t>(rows * cols));
     for (int64_t r = 0; r < rows; ++r) std::copy_n(first + r * in, cols, copy.data() + r * cols);
     release_pages(values.data);
-    return WeightMatrix::fp8_owning(std::move(copy), FloatBuffer::owning(std::move(row_scales)), fp8_.cols, rows,
-                                    cols);
+    return WeightMatrix::scaled_bytes_owning(DType::kF8E4M3, std::move(copy),
+                                             FloatBuffer::owning(std::move(row_scales)), fp8_.cols, rows, cols);
   }
   std::vector<float> dequantized(static_cast<size_t>(rows * cols));
   dequantize_fp8(values.data.data(), scales.data(), in, fp8_, part.rows.first, rows, part.cols.first, cols,
@@ -109,6 +110,8 @@ WeightMatrix CheckpointLoader::packed_int_part(const std::string& stem, int64_t 
     fail(ErrorKind::kCheckpoint, "tensor '" + stem + ".weight_packed' in " + words.file +
                                      " is not aligned to its 4-byte words");
   const int64_t rows = part.rows.count, cols = part.cols.count;
+  if (packed_int_.bits == 8 && (packed_int_.group_size == 0 || part.cols.first % packed_int_.group_size == 0))
+    return int8_part(words, scales, in, part);
   const DType dtype = *scales.dtype;
   const auto dequantize_into = [&](void* out) {
     dequantize_packed_int(reinterpret_cast<const uint32_t*>(words.data.data()), scales.data.data(), dtype, in,
@@ -127,6 +130,31 @@ WeightMatrix CheckpointLoader::packed_int_part(const std::string& stem, int64_t 
   std::vector<float> widened(count);  // f16, widened as f16 weights are
   widen_to_f32(dtype, reinterpret_cast<const std::byte*>(halves.data()), count, widened.data());
   return WeightMatrix::f32(FloatBuffer::owning(std::move(widened)), rows, cols);
+}
+
+// int8 kept as bytes: each stored byte is the value plus 128, so flipping its top bit gives the
+// int8. The scales are widened to f32 (exactly), one per row and group of the part's inputs.
+WeightMatrix CheckpointLoader::int8_part(const TensorRecord& words, const TensorRecord& scales, int64_t in,
+                                         MatrixPart part) {
+  const int64_t rows = part.rows.count, cols = part.cols.count;
+  const int64_t groups = packed_int_.groups(in), row_bytes = packed_int_.words_per_row(in) * 4;
+  const int64_t block = packed_int_.group_size > 0 ? packed_int_.group_size : std::max<int64_t>(cols, 1);
+  const int64_t first_group = packed_int_.group_size > 0 ? part.cols.first / block : 0;
+  const int64_t part_groups = (cols + block - 1) / block;
+  std::vector<float> all_scales(static_cast<size_t>(scales.numel()));
+  widen_to_f32(*scales.dtype, scales.data.data(), all_scales.size(), all_scales.data());
+  std::vector<float> row_scales(static_cast<size_t>(rows * part_groups));
+  std::vector<uint8_t> values(static_cast<size_t>(rows * cols));
+  const auto* bytes = reinterpret_cast<const uint8_t*>(words.data.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* row = bytes + (part.rows.first + r) * row_bytes + part.cols.first;
+    for (int64_t c = 0; c < cols; ++c) values[static_cast<size_t>(r * cols + c)] = row[c] ^ 0x80;
+    std::copy_n(all_scales.data() + (part.rows.first + r) * groups + first_group, part_groups,
+                row_scales.data() + r * part_groups);
+  }
+  release_pages(words.data);
+  return WeightMatrix::scaled_bytes_owning(DType::kI8, std::move(values), FloatBuffer::owning(std::move(row_scales)),
+                                           block, rows, cols);
 }
 
 WeightMatrix CheckpointLoader::embeddings(const std::string& name, int64_t rows, int64_t cols) {

@@ -1,7 +1,7 @@
 // Element types canrun reads from checkpoints (and keeps its KV cache in), their widening to
-// f32 and f32's rounding to them. kF8E4M3 is a weight format only: its values mean nothing
-// without their block scales (tensor/fp8.h), so parse_dtype does not return it and the
-// widening and rounding below do not take it.
+// f32 and f32's rounding to them. kF8E4M3 and kI8 are weight formats only: their values mean
+// nothing without their block scales (tensor/fp8.h, tensor/packed_int.h), so parse_dtype does
+// not return them and the widening and rounding below do not take them.
 #pragma once
 
 #include <bit>
@@ -12,10 +12,13 @@
 
 namespace canrun {
 
-enum class DType { kF32, kBF16, kF16, kF8E4M3 };
+enum class DType { kF32, kBF16, kF16, kF8E4M3, kI8 };
+
+// A byte per weight and a float scale per row and block of inputs (WeightMatrix's FP8 and int8).
+inline bool is_scaled_bytes(DType dtype) { return dtype == DType::kF8E4M3 || dtype == DType::kI8; }
 
 size_t dtype_size(DType dtype);
-std::string_view dtype_name(DType dtype);  // safetensors spelling: "F32", "BF16", "F16", "F8_E4M3"
+std::string_view dtype_name(DType dtype);  // safetensors spelling: "F32", "BF16", "F16", "F8_E4M3", "I8"
 std::optional<DType> parse_dtype(std::string_view safetensors_name);
 
 // Inline: ref's products widen every bf16 weight as they read it.

@@ -36,4 +36,8 @@ void dequantize_packed_int(const uint32_t* words, const std::byte* scales, DType
   }
 }
 
+void dequantize_int8_row(const int8_t* values, const float* scales, int64_t block_cols, int64_t cols, float* out) {
+  for (int64_t c = 0; c < cols; ++c) out[c] = static_cast<float>(values[c]) * scales[c / block_cols];
+}
+
 }  // namespace canrun

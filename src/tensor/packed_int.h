@@ -31,4 +31,8 @@ void dequantize_packed_int(const uint32_t* words, const std::byte* scales, DType
                            PackedIntScheme scheme, int64_t first_row, int64_t rows, int64_t first_col, int64_t cols,
                            std::byte* out);
 
+// One row of `cols` int8 values times their scales, one scale per `block_cols` values, into
+// `out`; each product rounds once in f32 (WeightMatrix's int8 rows, widened).
+void dequantize_int8_row(const int8_t* values, const float* scales, int64_t block_cols, int64_t cols, float* out);
+
 }  // namespace canrun

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "tensor/fp8.h"
+#include "tensor/packed_int.h"
 #include "util/error.h"
 
 namespace canrun {
@@ -51,20 +52,20 @@ WeightMatrix stack_of(std::span<const WeightMatrix> parts) {
   return make(std::move(out), rows, parts.empty() ? 0 : parts.front().cols());
 }
 
-WeightMatrix fp8_stack_of(std::span<const WeightMatrix> parts) {
+WeightMatrix scaled_bytes_stack_of(std::span<const WeightMatrix> parts) {
   std::vector<uint8_t> values;
   std::vector<float> scales;
   int64_t rows = 0;
   for (const WeightMatrix& part : parts) {
-    if (part.block_cols() != parts.front().block_cols())
-      fail(ErrorKind::kRuntime, "stack: an FP8 part with another dtype or other scale blocks");
-    values.insert(values.end(), part.fp8_data(), part.fp8_data() + part.rows() * part.cols());
-    scales.insert(scales.end(), part.fp8_scales(), part.fp8_scales() + part.rows() * part.scale_blocks());
+    if (part.dtype() != parts.front().dtype() || part.block_cols() != parts.front().block_cols())
+      fail(ErrorKind::kRuntime, "stack: a scaled-byte part with another dtype or other scale blocks");
+    values.insert(values.end(), part.byte_data(), part.byte_data() + part.rows() * part.cols());
+    scales.insert(scales.end(), part.byte_scales(), part.byte_scales() + part.rows() * part.scale_blocks());
     rows += part.rows();
   }
   const WeightMatrix& first = parts.front();
-  return WeightMatrix::fp8_owning(std::move(values), FloatBuffer::owning(std::move(scales)), first.block_cols(), rows,
-                                  first.cols());
+  return WeightMatrix::scaled_bytes_owning(first.dtype(), std::move(values), FloatBuffer::owning(std::move(scales)),
+                                           first.block_cols(), rows, first.cols());
 }
 
 }  // namespace
@@ -73,7 +74,7 @@ std::span<const std::byte> WeightMatrix::row_bytes() const {
   if (layout_ != MatrixLayout::kRows || empty()) return {};
   const size_t count = static_cast<size_t>(rows_ * cols_);
   if (dtype_ == DType::kBF16) return std::as_bytes(std::span<const uint16_t>(bf16_, count));
-  if (dtype_ == DType::kF8E4M3) return std::as_bytes(std::span<const uint8_t>(fp8_, count));
+  if (is_scaled_bytes(dtype_)) return std::as_bytes(std::span<const uint8_t>(bytes_, count));
   return std::as_bytes(std::span<const float>(f32_.data(), count));
 }
 
@@ -105,20 +106,20 @@ WeightMatrix WeightMatrix::bf16_borrowing(const uint16_t* data, int64_t rows, in
   return m;
 }
 
-WeightMatrix WeightMatrix::fp8_owning(std::vector<uint8_t> values, FloatBuffer scales, int64_t block_cols,
-                                      int64_t rows, int64_t cols) {
-  WeightMatrix m = fp8_borrowing(values.data(), std::move(scales), block_cols, rows, cols);
-  m.fp8_owned_ = std::move(values);  // a moved vector keeps its buffer, so fp8_ stays valid
+WeightMatrix WeightMatrix::scaled_bytes_owning(DType dtype, std::vector<uint8_t> values, FloatBuffer scales,
+                                               int64_t block_cols, int64_t rows, int64_t cols) {
+  WeightMatrix m = scaled_bytes_borrowing(dtype, values.data(), std::move(scales), block_cols, rows, cols);
+  m.bytes_owned_ = std::move(values);  // a moved vector keeps its buffer, so bytes_ stays valid
   return m;
 }
 
-WeightMatrix WeightMatrix::fp8_borrowing(const uint8_t* values, FloatBuffer scales, int64_t block_cols, int64_t rows,
-                                         int64_t cols) {
+WeightMatrix WeightMatrix::scaled_bytes_borrowing(DType dtype, const uint8_t* values, FloatBuffer scales,
+                                                  int64_t block_cols, int64_t rows, int64_t cols) {
   WeightMatrix m;
-  m.dtype_ = DType::kF8E4M3;
+  m.dtype_ = dtype;
   m.rows_ = rows;
   m.cols_ = cols;
-  m.fp8_ = values;
+  m.bytes_ = values;
   m.scales_ = std::move(scales);
   m.block_cols_ = block_cols;
   return m;
@@ -138,7 +139,7 @@ WeightMatrix WeightMatrix::panels_borrowing(DType dtype, const void* data, int64
 
 int64_t WeightMatrix::panel_bytes(DType dtype, int64_t rows, int64_t cols, int64_t block_cols) {
   const int64_t padded_rows = (rows + kPanelWidth - 1) / kPanelWidth * kPanelWidth;
-  if (dtype != DType::kF8E4M3) return padded_rows * cols * static_cast<int64_t>(dtype_size(dtype));
+  if (!is_scaled_bytes(dtype)) return padded_rows * cols * static_cast<int64_t>(dtype_size(dtype));
   const int64_t blocks = (cols + block_cols - 1) / block_cols;
   return panel_scales_offset(rows, cols) + padded_rows * blocks * static_cast<int64_t>(sizeof(float));
 }
@@ -160,8 +161,8 @@ WeightMatrix& WeightMatrix::operator=(WeightMatrix&& other) noexcept {
   f32_ = std::move(other.f32_);
   bf16_owned_ = std::move(other.bf16_owned_);  // a moved vector keeps its buffer, so bf16_ stays valid
   bf16_ = std::exchange(other.bf16_, nullptr);
-  fp8_owned_ = std::move(other.fp8_owned_);
-  fp8_ = std::exchange(other.fp8_, nullptr);
+  bytes_owned_ = std::move(other.bytes_owned_);
+  bytes_ = std::exchange(other.bytes_, nullptr);
   scales_ = std::move(other.scales_);
   block_cols_ = std::exchange(other.block_cols_, 0);
   panels_ = std::exchange(other.panels_, nullptr);
@@ -177,8 +178,9 @@ WeightMatrix WeightMatrix::view() const {
   require_rows("view");
   if (dtype_ == DType::kF32)
     return f32(FloatBuffer::borrowing(f32_.data(), static_cast<size_t>(rows_ * cols_)), rows_, cols_);
-  if (dtype_ == DType::kF8E4M3)
-    return fp8_borrowing(fp8_, FloatBuffer::borrowing(scales_.data(), scales_.size()), block_cols_, rows_, cols_);
+  if (is_scaled_bytes(dtype_))
+    return scaled_bytes_borrowing(dtype_, bytes_, FloatBuffer::borrowing(scales_.data(), scales_.size()), block_cols_,
+                                  rows_, cols_);
   return bf16_borrowing(bf16_, rows_, cols_);
 }
 
@@ -189,7 +191,12 @@ void WeightMatrix::copy_row(int64_t row, float* out) const {
     return;
   }
   if (dtype_ == DType::kF8E4M3) {
-    dequantize_fp8_row(fp8_ + row * cols_, scales_.data() + row * scale_blocks(), block_cols_, cols_, out);
+    dequantize_fp8_row(bytes_ + row * cols_, scales_.data() + row * scale_blocks(), block_cols_, cols_, out);
+    return;
+  }
+  if (dtype_ == DType::kI8) {
+    dequantize_int8_row(reinterpret_cast<const int8_t*>(bytes_) + row * cols_, scales_.data() + row * scale_blocks(),
+                        block_cols_, cols_, out);
     return;
   }
   widen_to_f32(DType::kBF16, reinterpret_cast<const std::byte*>(bf16_ + row * cols_), static_cast<size_t>(cols_), out);
@@ -198,15 +205,16 @@ void WeightMatrix::copy_row(int64_t row, float* out) const {
 WeightMatrix WeightMatrix::slice_rows(int64_t first, int64_t count) const {
   require_rows("slice_rows");
   const int64_t offset = first * cols_, size = count * cols_;
-  if (dtype_ == DType::kF8E4M3) {
+  if (is_scaled_bytes(dtype_)) {
     const int64_t blocks = scale_blocks();
     FloatBuffer scales = scales_.borrowed()
                              ? FloatBuffer::borrowing(scales_.data() + first * blocks, static_cast<size_t>(count * blocks))
                              : FloatBuffer::owning(std::vector<float>(scales_.data() + first * blocks,
                                                                       scales_.data() + (first + count) * blocks));
-    if (fp8_owned_.empty()) return fp8_borrowing(fp8_ + offset, std::move(scales), block_cols_, count, cols_);
-    return fp8_owning(std::vector<uint8_t>(fp8_ + offset, fp8_ + offset + size), std::move(scales), block_cols_,
-                      count, cols_);
+    if (bytes_owned_.empty())
+      return scaled_bytes_borrowing(dtype_, bytes_ + offset, std::move(scales), block_cols_, count, cols_);
+    return scaled_bytes_owning(dtype_, std::vector<uint8_t>(bytes_ + offset, bytes_ + offset + size), std::move(scales),
+                               block_cols_, count, cols_);
   }
   if (dtype_ == DType::kF32) {
     if (f32_.borrowed())
@@ -220,13 +228,14 @@ WeightMatrix WeightMatrix::slice_rows(int64_t first, int64_t count) const {
 
 WeightMatrix WeightMatrix::transposed() const {
   require_rows("transposed");
-  if (dtype_ == DType::kF8E4M3) fail(ErrorKind::kRuntime, "transposed: an FP8 matrix keeps its checkpoint's layout");
+  if (is_scaled_bytes(dtype_))
+    fail(ErrorKind::kRuntime, "transposed: a scaled-byte matrix keeps its checkpoint's layout");
   return dtype_ == DType::kF32 ? transposed_of<float>(*this) : transposed_of<uint16_t>(*this);
 }
 
 WeightMatrix WeightMatrix::stack(std::span<const WeightMatrix> parts) {
   for (const WeightMatrix& part : parts) part.require_rows("stack");
-  if (!parts.empty() && parts.front().dtype() == DType::kF8E4M3) return fp8_stack_of(parts);
+  if (!parts.empty() && is_scaled_bytes(parts.front().dtype())) return scaled_bytes_stack_of(parts);
   const bool f32 = parts.empty() || parts.front().dtype() == DType::kF32;
   return f32 ? stack_of<float>(parts) : stack_of<uint16_t>(parts);
 }

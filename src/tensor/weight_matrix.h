@@ -1,15 +1,17 @@
-// The weight of a linear layer, [rows = out, cols = in], held as f32, bf16 or FP8. The `ref`
-// backend widens every matrix to f32; `cpu` keeps bf16 checkpoints as bf16 and FP8 ones as FP8
-// (E4M3 bytes with a float scale per row and per block_cols() inputs: the checkpoint's
-// weight_scale_inv repeated over the rows of its block), which halves or quarters the memory a
-// model needs. Owns its storage or borrows it from a memory mapping.
+// The weight of a linear layer, [rows = out, cols = in], held as f32, bf16, FP8 or int8. The
+// `ref` backend widens every matrix to f32; `cpu` keeps bf16 checkpoints as bf16 and FP8 and
+// int8 ones as scaled bytes (E4M3 or int8 values with a float scale per row and per
+// block_cols() inputs: an FP8 checkpoint's weight_scale_inv repeated over the rows of its
+// block, an int8 one's weight_scale), which halves or quarters the memory a model needs. Owns
+// its storage or borrows it from a memory mapping.
 //
 // Two layouts: row-major as loaded, and panels as the compile step packs them for the cpu
 // backend's kernels: the rows in groups of kPanelWidth, each group stored column by column
 // (for every input k, the group's kPanelWidth weights side by side), the last group padded
 // with zero rows. A kernel then reads one contiguous stream per group and each loaded vector
-// of weights serves several rows of input. FP8 panels are followed, from the next 64-byte
-// boundary, by their scales: for each panel and each block of inputs, its 16 rows' scales.
+// of weights serves several rows of input. Scaled-byte panels are followed, from the next
+// 64-byte boundary, by their scales: for each panel and each block of inputs, its 16 rows'
+// scales.
 #pragma once
 
 #include <cstddef>
@@ -33,18 +35,18 @@ class WeightMatrix {
   static WeightMatrix bf16_owning(std::vector<uint16_t> values, int64_t rows, int64_t cols);
   // `data` must stay valid (a checkpoint mapping) and be 2-byte aligned.
   static WeightMatrix bf16_borrowing(const uint16_t* data, int64_t rows, int64_t cols);
-  // FP8 E4M3 values, rows x cols, and `scales`, rows x ceil(cols / block_cols); borrowed values
-  // must stay valid.
-  static WeightMatrix fp8_owning(std::vector<uint8_t> values, FloatBuffer scales, int64_t block_cols, int64_t rows,
-                                 int64_t cols);
-  static WeightMatrix fp8_borrowing(const uint8_t* values, FloatBuffer scales, int64_t block_cols, int64_t rows,
-                                    int64_t cols);
+  // `dtype` (kF8E4M3 or kI8) values, rows x cols, and `scales`, rows x ceil(cols / block_cols);
+  // borrowed values must stay valid.
+  static WeightMatrix scaled_bytes_owning(DType dtype, std::vector<uint8_t> values, FloatBuffer scales,
+                                          int64_t block_cols, int64_t rows, int64_t cols);
+  static WeightMatrix scaled_bytes_borrowing(DType dtype, const uint8_t* values, FloatBuffer scales,
+                                             int64_t block_cols, int64_t rows, int64_t cols);
   // Packed panels of `dtype` at `data`, which must stay valid and be 32-byte aligned;
-  // panel_bytes() long. `block_cols`: FP8's inputs per scale (0 for f32 and bf16).
+  // panel_bytes() long. `block_cols`: scaled bytes' inputs per scale (0 for f32 and bf16).
   static WeightMatrix panels_borrowing(DType dtype, const void* data, int64_t rows, int64_t cols,
                                        int64_t block_cols = 0);
   static int64_t panel_bytes(DType dtype, int64_t rows, int64_t cols, int64_t block_cols = 0);
-  // Where FP8 panels' scales start, in bytes from their values.
+  // Where scaled-byte panels' scales start, in bytes from their values.
   static int64_t panel_scales_offset(int64_t rows, int64_t cols);
   WeightMatrix(WeightMatrix&& other) noexcept { *this = std::move(other); }
   WeightMatrix& operator=(WeightMatrix&& other) noexcept;
@@ -58,12 +60,12 @@ class WeightMatrix {
   bool empty() const { return rows_ == 0; }
   const float* f32_data() const { return f32_.data(); }   // kRows, dtype() == kF32
   const uint16_t* bf16_data() const { return bf16_; }     // kRows, dtype() == kBF16
-  const uint8_t* fp8_data() const { return fp8_; }        // kRows, dtype() == kF8E4M3
-  const float* fp8_scales() const { return scales_.data(); }  // kRows, dtype() == kF8E4M3
-  int64_t block_cols() const { return block_cols_; }      // kF8E4M3: inputs per scale
+  const uint8_t* byte_data() const { return bytes_; }          // kRows, is_scaled_bytes(dtype())
+  const float* byte_scales() const { return scales_.data(); }  // kRows, is_scaled_bytes(dtype())
+  int64_t block_cols() const { return block_cols_; }           // scaled bytes: inputs per scale
   int64_t scale_blocks() const { return block_cols_ > 0 ? (cols_ + block_cols_ - 1) / block_cols_ : 0; }
   const void* panel_data() const { return panels_; }     // kPanels
-  // kPanels, kF8E4M3: panel q's scales for block b at panel_scales() + (q * scale_blocks() + b) * 16.
+  // kPanels, scaled bytes: panel q's scales for block b at panel_scales() + (q * scale_blocks() + b) * 16.
   const float* panel_scales() const;
   int64_t panel_count() const { return (rows_ + kPanelWidth - 1) / kPanelWidth; }
 
@@ -78,9 +80,9 @@ class WeightMatrix {
   // Rows [first, first + count), same dtype (splits fused projections): what this matrix borrows
   // stays borrowed (valid as long as the mapping is), what it owns is copied.
   WeightMatrix slice_rows(int64_t first, int64_t count) const;
-  // The transpose, owned, same dtype (Conv1D weights are stored [in, out]); not for FP8.
+  // The transpose, owned, same dtype (Conv1D weights are stored [in, out]); not for scaled bytes.
   WeightMatrix transposed() const;
-  // The parts one under the other; all have the same cols and dtype (and FP8 blocks).
+  // The parts one under the other; all have the same cols and dtype (and scale blocks).
   static WeightMatrix stack(std::span<const WeightMatrix> parts);
 
  private:
@@ -92,8 +94,8 @@ class WeightMatrix {
   FloatBuffer f32_;
   std::vector<uint16_t> bf16_owned_;
   const uint16_t* bf16_ = nullptr;
-  std::vector<uint8_t> fp8_owned_;
-  const uint8_t* fp8_ = nullptr;
+  std::vector<uint8_t> bytes_owned_;
+  const uint8_t* bytes_ = nullptr;
   FloatBuffer scales_;
   int64_t block_cols_ = 0;
   const void* panels_ = nullptr;

@@ -361,10 +361,11 @@ TEST(WeightMatrix, SlicesBorrowWhatTheMatrixBorrowsAndCopyWhatItOwns) {
   EXPECT_EQ(mapped_f32.slice_rows(2, 1).f32_data(), floats.data() + 4);
   const std::vector<uint8_t> fp8 = {10, 11, 12, 13, 14, 15};
   const WeightMatrix mapped_fp8 =
-      WeightMatrix::fp8_borrowing(fp8.data(), FloatBuffer::owning({0.5f, 0.25f, 0.125f}), 2, 3, 2);
+      WeightMatrix::scaled_bytes_borrowing(DType::kF8E4M3, fp8.data(), FloatBuffer::owning({0.5f, 0.25f, 0.125f}),
+                                           2, 3, 2);
   const WeightMatrix fp8_row = mapped_fp8.slice_rows(1, 2);
-  EXPECT_EQ(fp8_row.fp8_data(), fp8.data() + 2);
-  EXPECT_EQ(std::vector<float>(fp8_row.fp8_scales(), fp8_row.fp8_scales() + 2), (std::vector<float>{0.25f, 0.125f}));
+  EXPECT_EQ(fp8_row.byte_data(), fp8.data() + 2);
+  EXPECT_EQ(std::vector<float>(fp8_row.byte_scales(), fp8_row.byte_scales() + 2), (std::vector<float>{0.25f, 0.125f}));
 
   WeightMatrix slice;
   {
@@ -375,11 +376,12 @@ TEST(WeightMatrix, SlicesBorrowWhatTheMatrixBorrowsAndCopyWhatItOwns) {
   EXPECT_EQ(std::vector<uint16_t>(slice.bf16_data(), slice.bf16_data() + 3), (std::vector<uint16_t>{4, 5, 6}));
   WeightMatrix fp8_slice;
   {
-    const WeightMatrix owned = WeightMatrix::fp8_owning({10, 11, 12, 13}, FloatBuffer::owning({0.5f, 0.25f}), 2, 2, 2);
+    const WeightMatrix owned = WeightMatrix::scaled_bytes_owning(DType::kF8E4M3, {10, 11, 12, 13},
+                                                                 FloatBuffer::owning({0.5f, 0.25f}), 2, 2, 2);
     fp8_slice = owned.slice_rows(1, 1);
   }
-  EXPECT_EQ(std::vector<uint8_t>(fp8_slice.fp8_data(), fp8_slice.fp8_data() + 2), (std::vector<uint8_t>{12, 13}));
-  EXPECT_EQ(fp8_slice.fp8_scales()[0], 0.25f);
+  EXPECT_EQ(std::vector<uint8_t>(fp8_slice.byte_data(), fp8_slice.byte_data() + 2), (std::vector<uint8_t>{12, 13}));
+  EXPECT_EQ(fp8_slice.byte_scales()[0], 0.25f);
 }
 
 }  // namespace

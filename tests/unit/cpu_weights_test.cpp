@@ -95,9 +95,15 @@ TEST(CpuWeights, RefWidensStoredRowsToTheSameProducts) {
     if ((b & 0x7f) == 0x7f) b ^= 1;  // S.1111.111 is E4M3's NaN: any finite value of either sign
   }
   const int64_t block = 128, blocks = (in + block - 1) / block;
-  const WeightMatrix fp8_matrix = WeightMatrix::fp8_owning(
-      fp8, FloatBuffer::owning(random_values(out * blocks, rng)), block, out, in);
+  const WeightMatrix fp8_matrix = WeightMatrix::scaled_bytes_owning(
+      DType::kF8E4M3, fp8, FloatBuffer::owning(random_values(out * blocks, rng)), block, out, in);
   for (int64_t rows : {1, 5}) expect_same_products(fp8_matrix, rows, rng);
+
+  std::vector<uint8_t> int8(static_cast<size_t>(out * in));
+  for (uint8_t& b : int8) b = static_cast<uint8_t>(byte(rng));  // every int8 value
+  const WeightMatrix int8_matrix = WeightMatrix::scaled_bytes_owning(
+      DType::kI8, int8, FloatBuffer::owning(random_values(out * blocks, rng)), block, out, in);
+  for (int64_t rows : {1, 5}) expect_same_products(int8_matrix, rows, rng);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "kernels/cpu/primitives.h"
 #include "kernels/ref/ops.h"
 #include "tensor/fp8.h"
+#include "tensor/packed_int.h"
 #include "util/error.h"
 #include "instruction_sets.h"
 #include "random_values.h"
@@ -211,29 +212,36 @@ TEST(PanelProducts, WiderVectorsGiveTheSameBits) {
     }
 }
 
-// An FP8 matrix of random E4M3 bytes (every value but NaN, subnormals included) and random
-// scales per row and block, and the same values dequantised to f32.
-struct Fp8Matrix {
-  WeightMatrix fp8;
+// A scaled-byte matrix of random bytes (FP8: every E4M3 value but NaN, subnormals included;
+// int8: every value) and random scales per row and block, and the same values dequantised to
+// f32.
+struct ScaledByteMatrix {
+  WeightMatrix bytes;
   WeightMatrix dequantised;
 };
 
-Fp8Matrix make_fp8(const Problem& p, int64_t block_cols, std::mt19937& rng) {
-  std::uniform_int_distribution<int> byte(0, 253);
+ScaledByteMatrix make_scaled_bytes(DType dtype, const Problem& p, int64_t block_cols, std::mt19937& rng) {
+  std::uniform_int_distribution<int> byte(0, dtype == DType::kF8E4M3 ? 253 : 255);
   std::uniform_real_distribution<float> exponent(-12.0f, 0.0f);
   std::vector<uint8_t> values(static_cast<size_t>(p.out * p.in));
   for (uint8_t& v : values) {
     const int b = byte(rng);
-    v = static_cast<uint8_t>(b < 0x7f ? b : b + 1);  // 0x00-0x7e, 0x80-0xfe
+    v = static_cast<uint8_t>(dtype == DType::kF8E4M3 && b >= 0x7f ? b + 1 : b);  // FP8: 0x00-0x7e, 0x80-0xfe
   }
   const int64_t blocks = (p.in + block_cols - 1) / block_cols;
   std::vector<float> scales(static_cast<size_t>(p.out * blocks));
   for (float& s : scales) s = std::exp2(exponent(rng));
   std::vector<float> dequantised(values.size());
-  for (int64_t r = 0; r < p.out; ++r)
-    dequantize_fp8_row(values.data() + r * p.in, scales.data() + r * blocks, block_cols, p.in,
-                       dequantised.data() + r * p.in);
-  return {WeightMatrix::fp8_owning(std::move(values), FloatBuffer::owning(std::move(scales)), block_cols, p.out, p.in),
+  for (int64_t r = 0; r < p.out; ++r) {
+    if (dtype == DType::kF8E4M3)
+      dequantize_fp8_row(values.data() + r * p.in, scales.data() + r * blocks, block_cols, p.in,
+                         dequantised.data() + r * p.in);
+    else
+      dequantize_int8_row(reinterpret_cast<const int8_t*>(values.data()) + r * p.in, scales.data() + r * blocks,
+                          block_cols, p.in, dequantised.data() + r * p.in);
+  }
+  return {WeightMatrix::scaled_bytes_owning(dtype, std::move(values), FloatBuffer::owning(std::move(scales)),
+                                            block_cols, p.out, p.in),
           WeightMatrix::f32(FloatBuffer::owning(std::move(dequantised)), p.out, p.in)};
 }
 
@@ -252,11 +260,11 @@ std::vector<float> product_of(cpu::InstructionSet set, const WeightMatrix& w, co
   return y;
 }
 
-TEST(PanelProducts, Fp8GivesTheBitsOfItsDequantisedMatrix) {
-  // Each FP8 weight is rounded to f32 once, as dequantising does, then summed in the f32
-  // chain: packed or row-major, prefill or decode, every panel choice, the f32 matrix's bits
-  // (which F32PanelsMatchRef holds to ref). Blocks of 8 (the fixtures'), 128 (DeepSeek-V3's)
-  // and 5 (not dividing the inputs).
+// Each FP8 or int8 weight is rounded to f32 once, as dequantising does, then summed in the f32
+// chain: packed or row-major, prefill or decode, every panel choice, the f32 matrix's bits
+// (which F32PanelsMatchRef holds to ref). Blocks of 8 (the FP8 fixtures'), 128 (DeepSeek-V3's
+// and W8A16 groups') and 5 (not dividing the inputs).
+void expect_scaled_bytes_give_their_dequantised_bits(DType dtype) {
   std::mt19937 rng(17);
   for (cpu::InstructionSet set : tested_instruction_sets())
     for (int64_t block_cols : {8, 128, 5})
@@ -264,32 +272,40 @@ TEST(PanelProducts, Fp8GivesTheBitsOfItsDequantisedMatrix) {
                                Problem{9, 70, 300}}) {
         SCOPED_TRACE(std::string(cpu::instruction_set_name(set)) + " block " + std::to_string(block_cols) + " " +
                      std::to_string(p.rows) + " x " + std::to_string(p.out) + " x " + std::to_string(p.in));
-        const Fp8Matrix m = make_fp8(p, block_cols, rng);
-        std::vector<std::byte> fp8_storage, f32_storage;
-        const WeightMatrix fp8_panels = packed(m.fp8, fp8_storage), f32_panels = packed(m.dequantised, f32_storage);
+        const ScaledByteMatrix m = make_scaled_bytes(dtype, p, block_cols, rng);
+        std::vector<std::byte> byte_storage, f32_storage;
+        const WeightMatrix byte_panels = packed(m.bytes, byte_storage), f32_panels = packed(m.dequantised, f32_storage);
         const std::vector<float> x = random_values(p.rows * p.in, rng);
         const std::vector<float> last_row(x.end() - p.in, x.end());
-        EXPECT_EQ(product_of(set, m.fp8, x, p.rows), product_of(set, m.dequantised, x, p.rows));
-        EXPECT_EQ(product_of(set, m.fp8, last_row, 1), product_of(set, m.dequantised, last_row, 1));
-        EXPECT_EQ(product_of(set, fp8_panels, last_row, 1), product_of(set, f32_panels, last_row, 1));
+        EXPECT_EQ(product_of(set, m.bytes, x, p.rows), product_of(set, m.dequantised, x, p.rows));
+        EXPECT_EQ(product_of(set, m.bytes, last_row, 1), product_of(set, m.dequantised, last_row, 1));
+        EXPECT_EQ(product_of(set, byte_panels, last_row, 1), product_of(set, f32_panels, last_row, 1));
         for (int rows_per_block : cpu::kPanelRowBlocks) {
           KernelChoices choices;
-          choices.panels.set({p.rows, p.out, p.in, DType::kF8E4M3}, {rows_per_block, 0});
+          choices.panels.set({p.rows, p.out, p.in, dtype}, {rows_per_block, 0});
           choices.panels.set({p.rows, p.out, p.in, DType::kF32}, {rows_per_block, 0});
-          EXPECT_EQ(product_of(set, fp8_panels, x, p.rows, choices), product_of(set, f32_panels, x, p.rows, choices))
+          EXPECT_EQ(product_of(set, byte_panels, x, p.rows, choices), product_of(set, f32_panels, x, p.rows, choices))
               << "rows_per_block " << rows_per_block;
         }
       }
+}
+
+TEST(PanelProducts, Fp8GivesTheBitsOfItsDequantisedMatrix) {
+  expect_scaled_bytes_give_their_dequantised_bits(DType::kF8E4M3);
+}
+
+TEST(PanelProducts, Int8GivesTheBitsOfItsDequantisedMatrix) {
+  expect_scaled_bytes_give_their_dequantised_bits(DType::kI8);
 }
 
 TEST(PanelPacking, RangesOfPanelsPackedOneAfterAnotherGiveTheWholeMatrixsBytes) {
   // The compile step packs a matrix a range of panels at a time (the FP8 scales with the last).
   std::mt19937 rng(5);
   const Problem p{1, 70, 40};  // 5 panels, the last padded
-  const Fp8Matrix fp8 = make_fp8(p, 8, rng);
+  const ScaledByteMatrix fp8 = make_scaled_bytes(DType::kF8E4M3, p, 8, rng);
   const std::vector<float> values = random_values(p.out * p.in, rng);
   const WeightMatrix f32 = WeightMatrix::f32(FloatBuffer::owning(values), p.out, p.in);
-  for (const WeightMatrix* m : {&fp8.fp8, &f32}) {
+  for (const WeightMatrix* m : {&fp8.bytes, &f32}) {
     std::vector<std::byte> whole;
     packed(*m, whole);
     std::vector<std::byte> pieces(whole.size());
@@ -329,8 +345,8 @@ TEST(PanelProducts, Fp8NanBytesStayNan) {
   std::vector<uint8_t> values(static_cast<size_t>(p.out * p.in), 0x38);  // 1.0
   values[3 * p.in + 5] = 0x7f;
   values[9 * p.in + 31] = 0xff;
-  const WeightMatrix m = WeightMatrix::fp8_owning(values, FloatBuffer::owning(std::vector<float>(p.out * 4, 1.0f)), 8,
-                                                  p.out, p.in);
+  const WeightMatrix m = WeightMatrix::scaled_bytes_owning(
+      DType::kF8E4M3, values, FloatBuffer::owning(std::vector<float>(p.out * 4, 1.0f)), 8, p.out, p.in);
   std::vector<std::byte> storage;
   const WeightMatrix panels = packed(m, storage);
   const std::vector<float> x(static_cast<size_t>(p.in), 1.0f);
@@ -343,19 +359,19 @@ TEST(PanelProducts, Fp8NanBytesStayNan) {
 
 TEST(WeightMatrix, Fp8RowsSliceStackAndWidenWithTheirScales) {
   std::mt19937 rng(19);
-  const Fp8Matrix m = make_fp8({1, 20, 30}, 8, rng);
+  const ScaledByteMatrix m = make_scaled_bytes(DType::kF8E4M3, {1, 20, 30}, 8, rng);
   std::vector<float> row(30), expected(30);
-  const WeightMatrix part = m.fp8.slice_rows(5, 10);
+  const WeightMatrix part = m.bytes.slice_rows(5, 10);
   part.copy_row(3, row.data());
   m.dequantised.copy_row(8, expected.data());
   EXPECT_EQ(row, expected);
-  const WeightMatrix parts[] = {m.fp8.slice_rows(0, 5), m.fp8.slice_rows(5, 15)};
+  const WeightMatrix parts[] = {m.bytes.slice_rows(0, 5), m.bytes.slice_rows(5, 15)};
   const WeightMatrix whole = WeightMatrix::stack(parts);
   EXPECT_EQ(whole.dtype(), DType::kF8E4M3);
   whole.copy_row(19, row.data());
   m.dequantised.copy_row(19, expected.data());
   EXPECT_EQ(row, expected);
-  EXPECT_THROW(m.fp8.transposed(), Error);
+  EXPECT_THROW(m.bytes.transposed(), Error);
   // 32 padded rows of 30 bytes (960, then 64-aligned: 960), then 32 x 4 blocks of scales.
   EXPECT_EQ(WeightMatrix::panel_bytes(DType::kF8E4M3, 20, 30, 8), 960 + 32 * 4 * 4);
 }

@@ -27,40 +27,40 @@ constexpr int64_t kParallelMemoryPass = 1 << 16;
 // stays in L2 while every row of x passes over them.
 constexpr int64_t kTileRows = 16;
 
-// FP8 rows are dequantised one at a time (WeightMatrix::copy_row), as the compiled panels
-// multiply them: the same f32 weights.
+// FP8 and int8 rows are dequantised one at a time (WeightMatrix::copy_row), as the compiled
+// panels multiply them: the same f32 weights.
 void matvec(const Primitives& p, const float* x, const WeightMatrix& w, float* y) {
   const int64_t out = w.rows(), in = w.cols();
-  const bool bf16 = w.dtype() == DType::kBF16, fp8 = w.dtype() == DType::kF8E4M3;
+  const bool bf16 = w.dtype() == DType::kBF16, scaled = is_scaled_bytes(w.dtype());
 #pragma omp parallel if (out * in > kParallelWork)
   {
-    std::vector<float> row(fp8 ? in : 0);
+    std::vector<float> row(scaled ? in : 0);
 #pragma omp for schedule(static)
     for (int64_t o = 0; o < out; ++o) {
-      if (fp8) w.copy_row(o, row.data());
-      y[o] = bf16  ? p.dot_bf16(x, w.bf16_data() + o * in, in)
-             : fp8 ? p.dot_f32(x, row.data(), in)
-                   : p.dot_f32(x, w.f32_data() + o * in, in);
+      if (scaled) w.copy_row(o, row.data());
+      y[o] = bf16     ? p.dot_bf16(x, w.bf16_data() + o * in, in)
+             : scaled ? p.dot_f32(x, row.data(), in)
+                      : p.dot_f32(x, w.f32_data() + o * in, in);
     }
   }
 }
 
 void gemm(const Primitives& p, const float* x, int64_t rows, const WeightMatrix& w, float* y) {
   const int64_t out = w.rows(), in = w.cols();
-  const bool bf16 = w.dtype() == DType::kBF16, fp8 = w.dtype() == DType::kF8E4M3;
+  const bool bf16 = w.dtype() == DType::kBF16, scaled = is_scaled_bytes(w.dtype());
   const int64_t tiles = (out + kTileRows - 1) / kTileRows;
 #pragma omp parallel if (rows * out * in > kParallelWork)
   {
-    std::vector<float> widened(bf16 || fp8 ? kTileRows * in : 0);
+    std::vector<float> widened(bf16 || scaled ? kTileRows * in : 0);
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < tiles; ++t) {
       const int64_t first = t * kTileRows, count = std::min(kTileRows, out - first);
-      // Widened bf16/fp8 rows, else the f32 rows in place (an f32 offset into a null pointer
+      // Widened bf16/scaled-byte rows, else the f32 rows in place (an f32 offset into a null pointer
       // would be undefined).
       if (bf16) p.widen_bf16(w.bf16_data() + first * in, count * in, widened.data());
-      else if (fp8)
+      else if (scaled)
         for (int64_t r = 0; r < count; ++r) w.copy_row(first + r, widened.data() + r * in);
-      const float* tile = bf16 || fp8 ? widened.data() : w.f32_data() + first * in;
+      const float* tile = bf16 || scaled ? widened.data() : w.f32_data() + first * in;
       p.tile(x, rows, tile, count, in, y + first, out);
     }
   }
@@ -84,7 +84,8 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
                    const float* bias, float* y) {
   const int64_t out = w.rows(), in = w.cols(), panels = w.panel_count();
   const int64_t panel_elements = WeightMatrix::kPanelWidth * in;
-  const bool bf16 = w.dtype() == DType::kBF16, fp8 = w.dtype() == DType::kF8E4M3;
+  const bool bf16 = w.dtype() == DType::kBF16, scaled = is_scaled_bytes(w.dtype());
+  const auto panel_scaled = w.dtype() == DType::kI8 ? p.panel_i8 : p.panel_fp8;
   const int64_t chunk = choice.row_chunk > 0 ? choice.row_chunk : rows;
   const bool bf16_products = bf16 && p.panel_bf16_products != nullptr;
   const int64_t group = bf16_products ? kPanelsPerBf16Call : 1;
@@ -100,10 +101,10 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
       const int64_t q = g * group;
       const int64_t width = std::min(WeightMatrix::kPanelWidth, out - q * WeightMatrix::kPanelWidth);
       float* yq = ys + q * WeightMatrix::kPanelWidth;
-      if (fp8)
-        p.panel_fp8(xs, chunk_rows, in, static_cast<const uint8_t*>(w.panel_data()) + q * panel_elements,
-                    w.panel_scales() + q * w.scale_blocks() * WeightMatrix::kPanelWidth, w.block_cols(), width, yq,
-                    out, rows_per_block);
+      if (scaled)
+        panel_scaled(xs, chunk_rows, in, static_cast<const uint8_t*>(w.panel_data()) + q * panel_elements,
+                     w.panel_scales() + q * w.scale_blocks() * WeightMatrix::kPanelWidth, w.block_cols(), width, yq,
+                     out, rows_per_block);
       else if (bf16_products)
         p.panel_bf16_products(rounded, chunk_rows, in,
                               static_cast<const uint16_t*>(w.panel_data()) + q * panel_elements,
@@ -127,7 +128,8 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
 void panels_row_product(const Primitives& p, const float* x, const WeightMatrix& w, float* y) {
   const int64_t out = w.rows(), in = w.cols(), panels = w.panel_count();
   const int64_t panel_elements = WeightMatrix::kPanelWidth * in;
-  const bool bf16 = w.dtype() == DType::kBF16, fp8 = w.dtype() == DType::kF8E4M3;
+  const bool bf16 = w.dtype() == DType::kBF16, scaled = is_scaled_bytes(w.dtype());
+  const auto panels_row_scaled = w.dtype() == DType::kI8 ? p.panels_row_i8 : p.panels_row_fp8;
   const bool bf16_products = bf16 && p.panels_row_bf16_products != nullptr;
   const uint16_t* rounded = bf16_products ? rows_rounded_to_bf16(p, x, 1, in) : nullptr;
 #pragma omp parallel if (out * in >= kParallelRowWork)
@@ -135,10 +137,10 @@ void panels_row_product(const Primitives& p, const float* x, const WeightMatrix&
     const int64_t threads = omp_get_num_threads(), thread = omp_get_thread_num();
     const int64_t first = panels * thread / threads, count = panels * (thread + 1) / threads - first;
     const int64_t offset = first * WeightMatrix::kPanelWidth;
-    if (count > 0 && fp8)
-      p.panels_row_fp8(x, in, static_cast<const uint8_t*>(w.panel_data()) + first * panel_elements,
-                       w.panel_scales() + first * w.scale_blocks() * WeightMatrix::kPanelWidth, w.block_cols(), count,
-                       out - offset, y + offset);
+    if (count > 0 && scaled)
+      panels_row_scaled(x, in, static_cast<const uint8_t*>(w.panel_data()) + first * panel_elements,
+                        w.panel_scales() + first * w.scale_blocks() * WeightMatrix::kPanelWidth, w.block_cols(), count,
+                        out - offset, y + offset);
     else if (count > 0 && bf16_products)
       p.panels_row_bf16_products(rounded, in,
                                  static_cast<const uint16_t*>(w.panel_data()) + first * panel_elements, count,

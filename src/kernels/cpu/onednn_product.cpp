@@ -70,7 +70,7 @@ bool onednn_runs(const Primitives& loops, int64_t rows, const WeightMatrix& w) {
   if (chosen_instruction_set() == InstructionSet::kPortable || w.layout() != MatrixLayout::kPanels || rows < 1)
     return false;
   if (w.dtype() == DType::kBF16 && loops.round_rows_bf16 == nullptr) return false;
-  if (w.dtype() == DType::kF8E4M3) return false;  // its matmul would need the panels widened first
+  if (is_scaled_bytes(w.dtype())) return false;  // its matmul would need the panels widened first
   try {
     return std::string(matmul_desc(rows, w).impl_info_str()).rfind("ref", 0) != 0;
   } catch (const dnnl::error&) {

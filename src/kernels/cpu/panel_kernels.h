@@ -7,6 +7,7 @@
 //   F zero();  F load(const float*);  F load(const uint16_t*) (bf16 widened);  F broadcast(const float*);
 //   F splat(float);  F mul(F, F);  F fma(F a, F b, F acc);  void store(float*, F) (any alignment);
 //   F load_fp8(const uint8_t*) (E4M3 values times 2^-8, exactly: their bits read as f16)
+//   F load_i8(const int8_t*) (int8 values, exactly)
 // Every output is one FMA chain over
 // k in order, so the bits are the same for every width, block shape and row count.
 #pragma once
@@ -62,17 +63,30 @@ struct StoredPanel {
   }
 };
 
-// FP8: E4M3 values times their rows' scales for the block, each product rounded once. The
-// 2^8 that load_fp8 leaves out goes into the scale, exactly, so the product is the same.
+// How a scaled-byte panel's bytes become floats: load(p) gives kLanes values, each the byte's
+// value times kScaleFactor^-1, exactly.
 template <typename V>
-struct Fp8Panel {
+struct Fp8Bytes {
+  static constexpr float kScaleFactor = 256.0f;  // the 2^8 that load_fp8 leaves out
+  CANRUN_TARGET static typename V::F load(const uint8_t* p) { return V::load_fp8(p); }
+};
+template <typename V>
+struct Int8Bytes {
+  static constexpr float kScaleFactor = 1.0f;
+  CANRUN_TARGET static typename V::F load(const uint8_t* p) { return V::load_i8(reinterpret_cast<const int8_t*>(p)); }
+};
+
+// FP8 or int8 values times their rows' scales for the block, each product rounded once. What
+// the load leaves out goes into the scale, exactly, so the product is the same.
+template <typename V, typename Bytes>
+struct ScaledBytePanel {
   using F = typename V::F;
   const uint8_t* weights;
   const float* scales;  // 16 per block, this panel's
   int64_t block;
   F scale[kVectorsPerPanel<V>];
   int64_t block_cols(int64_t) const { return block; }
-  Fp8Panel following(int64_t index, int64_t n) const {
+  ScaledBytePanel following(int64_t index, int64_t n) const {
     const int64_t blocks = (n + block - 1) / block;
     return {weights + index * 16 * n, scales + index * blocks * 16, block, {}};
   }
@@ -82,11 +96,11 @@ struct Fp8Panel {
   }
   CANRUN_TARGET void enter_block(int64_t b) {
     CANRUN_UNROLLED for (int v = 0; v < kVectorsPerPanel<V>; ++v)
-      scale[v] = V::mul(V::load(scales + b * 16 + v * V::kLanes), V::splat(256.0f));
+      scale[v] = V::mul(V::load(scales + b * 16 + v * V::kLanes), V::splat(Bytes::kScaleFactor));
   }
   CANRUN_TARGET void column(int64_t k, F (&w)[kVectorsPerPanel<V>]) const {
     CANRUN_UNROLLED for (int v = 0; v < kVectorsPerPanel<V>; ++v)
-      w[v] = V::mul(V::load_fp8(weights + k * 16 + v * V::kLanes), scale[v]);
+      w[v] = V::mul(Bytes::load(weights + k * 16 + v * V::kLanes), scale[v]);
   }
 };
 
@@ -202,16 +216,16 @@ CANRUN_TARGET void panels_row(const float* x, int64_t n, const W* panels, int64_
   panels_row_of<V>(x, n, StoredPanel<V, W>{panels}, count, outputs, y);
 }
 
-template <typename V>
-CANRUN_TARGET void panel_fp8(const float* x, int64_t x_rows, int64_t n, const uint8_t* w, const float* scales,
-                             int64_t block_cols, int64_t width, float* y, int64_t ldy, int rows_per_block) {
-  panel_rows<V>(x, x_rows, n, Fp8Panel<V>{w, scales, block_cols, {}}, width, y, ldy, rows_per_block);
+template <typename V, template <typename> class Bytes>
+CANRUN_TARGET void panel_scaled(const float* x, int64_t x_rows, int64_t n, const uint8_t* w, const float* scales,
+                                int64_t block_cols, int64_t width, float* y, int64_t ldy, int rows_per_block) {
+  panel_rows<V>(x, x_rows, n, ScaledBytePanel<V, Bytes<V>>{w, scales, block_cols, {}}, width, y, ldy, rows_per_block);
 }
 
-template <typename V>
-CANRUN_TARGET void panels_row_fp8(const float* x, int64_t n, const uint8_t* panels, const float* scales,
-                                  int64_t block_cols, int64_t count, int64_t outputs, float* y) {
-  panels_row_of<V>(x, n, Fp8Panel<V>{panels, scales, block_cols, {}}, count, outputs, y);
+template <typename V, template <typename> class Bytes>
+CANRUN_TARGET void panels_row_scaled(const float* x, int64_t n, const uint8_t* panels, const float* scales,
+                                     int64_t block_cols, int64_t count, int64_t outputs, float* y) {
+  panels_row_of<V>(x, n, ScaledBytePanel<V, Bytes<V>>{panels, scales, block_cols, {}}, count, outputs, y);
 }
 
 }  // namespace

@@ -249,7 +249,8 @@ CANRUN_AVX2 void dot_rows(const float* x, int64_t heads, const void* rows, DType
     case DType::kF32: return dot_rows_of<F32Values>(x, heads, static_cast<const float*>(rows), count, n, out);
     case DType::kBF16: return dot_rows_of<Bf16Values>(x, heads, static_cast<const uint16_t*>(rows), count, n, out);
     case DType::kF16: return dot_rows_of<F16Values>(x, heads, static_cast<const uint16_t*>(rows), count, n, out);
-    case DType::kF8E4M3: break;  // a weight format, never a cache's
+    case DType::kF8E4M3:
+    case DType::kI8: break;  // weight formats, never a cache's
   }
 }
 
@@ -262,7 +263,8 @@ CANRUN_AVX2 void weighted_sum(const float* weights, int64_t heads, const void* r
       return weighted_sum_of<Bf16Values>(weights, heads, static_cast<const uint16_t*>(rows), count, n, out);
     case DType::kF16:
       return weighted_sum_of<F16Values>(weights, heads, static_cast<const uint16_t*>(rows), count, n, out);
-    case DType::kF8E4M3: break;  // a weight format, never a cache's
+    case DType::kF8E4M3:
+    case DType::kI8: break;  // weight formats, never a cache's
   }
 }
 
@@ -332,6 +334,9 @@ struct Avx2Vector {
     return _mm256_blendv_ps(_mm256_cvtph_ps(half), _mm256_set1_ps(__builtin_nanf("")),
                             _mm256_castsi256_ps(_mm256_cvtepi8_epi32(nan)));
   }
+  CANRUN_AVX2 static F load_i8(const int8_t* p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
   CANRUN_AVX2 static F fma(F a, F b, F acc) { return _mm256_fmadd_ps(a, b, acc); }
   CANRUN_AVX2 static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
 };
@@ -352,8 +357,10 @@ const Primitives& avx2_primitives() {
                                      panel<Avx2Vector, uint16_t>,
                                      panels_row<Avx2Vector, float>,
                                      panels_row<Avx2Vector, uint16_t>,
-                                     panel_fp8<Avx2Vector>,
-                                     panels_row_fp8<Avx2Vector>};
+                                     panel_scaled<Avx2Vector, Fp8Bytes>,
+                                     panels_row_scaled<Avx2Vector, Fp8Bytes>,
+                                     panel_scaled<Avx2Vector, Int8Bytes>,
+                                     panels_row_scaled<Avx2Vector, Int8Bytes>};
   return primitives;
 }
 

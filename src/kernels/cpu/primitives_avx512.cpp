@@ -49,6 +49,9 @@ struct Avx512Vector {
                                               _mm_set1_epi8(static_cast<char>(0xff)));
     return _mm512_mask_mov_ps(_mm512_cvtph_ps(half), nan, _mm512_set1_ps(__builtin_nanf("")));
   }
+  CANRUN_AVX512 static F load_i8(const int8_t* p) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  }
   CANRUN_AVX512 static F fma(F a, F b, F acc) { return _mm512_fmadd_ps(a, b, acc); }
   CANRUN_AVX512 static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
 };
@@ -220,8 +223,10 @@ Primitives make_avx512() {
   set.panel_bf16 = panel<Avx512Vector, uint16_t>;
   set.panels_row_f32 = panels_row<Avx512Vector, float>;
   set.panels_row_bf16 = panels_row<Avx512Vector, uint16_t>;
-  set.panel_fp8 = panel_fp8<Avx512Vector>;
-  set.panels_row_fp8 = panels_row_fp8<Avx512Vector>;
+  set.panel_fp8 = panel_scaled<Avx512Vector, Fp8Bytes>;
+  set.panels_row_fp8 = panels_row_scaled<Avx512Vector, Fp8Bytes>;
+  set.panel_i8 = panel_scaled<Avx512Vector, Int8Bytes>;
+  set.panels_row_i8 = panels_row_scaled<Avx512Vector, Int8Bytes>;
   set.rows_per_block = 8;  // 8 accumulators of 16 lanes (and 16 for bf16 products' two chains) of 32 registers
   return set;
 }

@@ -57,7 +57,7 @@ void linear(const float* x, int64_t rows, const WeightMatrix& w, const float* bi
     products(x, rows, in, out, bias, y, [&w, in](int64_t o) { return w.bf16_data() + o * in; });
     return;
   }
-  // FP8: each weight row is widened once (with its scales), for all input rows; the values are
+  // FP8 and int8: each weight row is widened once (with its scales), for all input rows; the values are
   // the dequantised matrix's, so the result is the one ref::linear gives on that matrix.
 #pragma omp parallel if (rows * out * in > (1 << 20))
   {
