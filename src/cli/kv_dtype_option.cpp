@@ -20,7 +20,8 @@ std::string_view kv_dtype_name(DType kv_dtype) {
     case DType::kBF16: return "bf16";
     case DType::kF16: return "f16";
     case DType::kF8E4M3:
-    case DType::kI8: break;  // not offered for the cache
+    case DType::kI8:
+    case DType::kI4: break;  // not offered for the cache
   }
   return "f32";
 }

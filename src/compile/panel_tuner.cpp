@@ -98,7 +98,7 @@ TunedProduct tuned_from_json(const Json& json, const std::string& where) {
     TunedProduct tuned;
     const std::string dtype = json.at("dtype").get<std::string>();
     std::optional<DType> weights;
-    for (DType known : {DType::kF32, DType::kBF16, DType::kF8E4M3, DType::kI8})
+    for (DType known : {DType::kF32, DType::kBF16, DType::kF8E4M3, DType::kI8, DType::kI4})
       if (dtype == dtype_name(known)) weights = known;
     if (!weights) fail(ErrorKind::kIo, where + ": unknown dtype '" + dtype + "'");
     tuned.shape = {json.at("rows").get<int64_t>(), json.at("out").get<int64_t>(), json.at("in").get<int64_t>(),

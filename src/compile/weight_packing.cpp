@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tensor/packed_int.h"
+
 namespace canrun {
 namespace {
 
@@ -37,6 +39,24 @@ void pack_scales(const WeightMatrix& m, float* dst) {
       }
 }
 
+// int4 panels [first, end): for each input, the panel's 16 nibbles in 8 bytes, row 2i low and
+// 2i + 1 high, padding rows 0 (stored as 8).
+void pack_int4(const WeightMatrix& m, int64_t first, int64_t end, uint8_t* dst) {
+  constexpr int64_t width = WeightMatrix::kPanelWidth;
+  const int64_t cols = m.cols(), row_bytes = scaled_bytes_for(DType::kI4, cols);
+#pragma omp parallel for schedule(static)
+  for (int64_t q = first; q < end; ++q) {
+    uint8_t* panel = dst + q * width / 2 * cols;
+    for (int64_t k = 0; k < cols; ++k)
+      for (int64_t j = 0; j < width; j += 2) {
+        const auto stored = [&](int64_t row) -> uint8_t {
+          return row < m.rows() ? static_cast<uint8_t>(int4_value(m.byte_data() + row * row_bytes, k) + 8) : 8;
+        };
+        panel[k * width / 2 + j / 2] = static_cast<uint8_t>(stored(q * width + j) | stored(q * width + j + 1) << 4);
+      }
+  }
+}
+
 }  // namespace
 
 DType packed_dtype(const WeightMatrix& m, DType products) {
@@ -46,6 +66,8 @@ DType packed_dtype(const WeightMatrix& m, DType products) {
 void pack_panel_range(const WeightMatrix& m, int64_t first, int64_t end, std::byte* dst, DType products) {
   if (m.dtype() == DType::kF32 && packed_dtype(m, products) == DType::kBF16)
     pack(m.f32_data(), m.rows(), m.cols(), first, end, reinterpret_cast<uint16_t*>(dst), f32_to_bf16);
+  else if (m.dtype() == DType::kI4)
+    pack_int4(m, first, end, reinterpret_cast<uint8_t*>(dst));
   else if (is_scaled_bytes(m.dtype()))
     pack(m.byte_data(), m.rows(), m.cols(), first, end, reinterpret_cast<uint8_t*>(dst));
   else if (m.dtype() == DType::kBF16)
@@ -53,7 +75,7 @@ void pack_panel_range(const WeightMatrix& m, int64_t first, int64_t end, std::by
   else
     pack(m.f32_data(), m.rows(), m.cols(), first, end, reinterpret_cast<float*>(dst));
   if (is_scaled_bytes(m.dtype()) && end == m.panel_count())
-    pack_scales(m, reinterpret_cast<float*>(dst + WeightMatrix::panel_scales_offset(m.rows(), m.cols())));
+    pack_scales(m, reinterpret_cast<float*>(dst + WeightMatrix::panel_scales_offset(m.dtype(), m.rows(), m.cols())));
 }
 
 void pack_panels(const WeightMatrix& m, std::byte* dst, DType products) {

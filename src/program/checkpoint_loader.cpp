@@ -110,8 +110,8 @@ WeightMatrix CheckpointLoader::packed_int_part(const std::string& stem, int64_t 
     fail(ErrorKind::kCheckpoint, "tensor '" + stem + ".weight_packed' in " + words.file +
                                      " is not aligned to its 4-byte words");
   const int64_t rows = part.rows.count, cols = part.cols.count;
-  if (packed_int_.bits == 8 && (packed_int_.group_size == 0 || part.cols.first % packed_int_.group_size == 0))
-    return int8_part(words, scales, in, part);
+  const bool whole_groups = packed_int_.group_size == 0 || part.cols.first % packed_int_.group_size == 0;
+  if (whole_groups && (packed_int_.bits == 8 || part.cols.first % 2 == 0)) return int_part(words, scales, in, part);
   const DType dtype = *scales.dtype;
   const auto dequantize_into = [&](void* out) {
     dequantize_packed_int(reinterpret_cast<const uint32_t*>(words.data.data()), scales.data.data(), dtype, in,
@@ -132,29 +132,37 @@ WeightMatrix CheckpointLoader::packed_int_part(const std::string& stem, int64_t 
   return WeightMatrix::f32(FloatBuffer::owning(std::move(widened)), rows, cols);
 }
 
-// int8 kept as bytes: each stored byte is the value plus 128, so flipping its top bit gives the
-// int8. The scales are widened to f32 (exactly), one per row and group of the part's inputs.
-WeightMatrix CheckpointLoader::int8_part(const TensorRecord& words, const TensorRecord& scales, int64_t in,
-                                         MatrixPart part) {
+// Kept as scaled bytes. An int8 byte is stored as the value plus 128, so flipping its top bit
+// gives the int8; int4 nibbles stay as stored (value + 8, WeightMatrix's kI4), used in place
+// when the part is the whole matrix and its rows fill their words. The scales are widened to
+// f32 (exactly), one per row and group of the part's inputs.
+WeightMatrix CheckpointLoader::int_part(const TensorRecord& words, const TensorRecord& scales, int64_t in,
+                                        MatrixPart part) {
   const int64_t rows = part.rows.count, cols = part.cols.count;
   const int64_t groups = packed_int_.groups(in), row_bytes = packed_int_.words_per_row(in) * 4;
+  const DType dtype = packed_int_.bits == 8 ? DType::kI8 : DType::kI4;
+  const int64_t part_row_bytes = scaled_bytes_for(dtype, cols), first_byte = scaled_bytes_for(dtype, part.cols.first);
   const int64_t block = packed_int_.group_size > 0 ? packed_int_.group_size : std::max<int64_t>(cols, 1);
   const int64_t first_group = packed_int_.group_size > 0 ? part.cols.first / block : 0;
   const int64_t part_groups = (cols + block - 1) / block;
   std::vector<float> all_scales(static_cast<size_t>(scales.numel()));
   widen_to_f32(*scales.dtype, scales.data.data(), all_scales.size(), all_scales.data());
   std::vector<float> row_scales(static_cast<size_t>(rows * part_groups));
-  std::vector<uint8_t> values(static_cast<size_t>(rows * cols));
-  const auto* bytes = reinterpret_cast<const uint8_t*>(words.data.data());
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint8_t* row = bytes + (part.rows.first + r) * row_bytes + part.cols.first;
-    for (int64_t c = 0; c < cols; ++c) values[static_cast<size_t>(r * cols + c)] = row[c] ^ 0x80;
+  for (int64_t r = 0; r < rows; ++r)
     std::copy_n(all_scales.data() + (part.rows.first + r) * groups + first_group, part_groups,
                 row_scales.data() + r * part_groups);
-  }
+  const auto* bytes = reinterpret_cast<const uint8_t*>(words.data.data()) + part.rows.first * row_bytes + first_byte;
+  if (dtype == DType::kI4 && part_row_bytes == row_bytes)
+    return WeightMatrix::scaled_bytes_borrowing(dtype, bytes, FloatBuffer::owning(std::move(row_scales)), block, rows,
+                                                cols);
+  std::vector<uint8_t> values(static_cast<size_t>(rows * part_row_bytes));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < part_row_bytes; ++b)
+      values[static_cast<size_t>(r * part_row_bytes + b)] = dtype == DType::kI8 ? bytes[r * row_bytes + b] ^ 0x80
+                                                                                : bytes[r * row_bytes + b];
   release_pages(words.data);
-  return WeightMatrix::scaled_bytes_owning(DType::kI8, std::move(values), FloatBuffer::owning(std::move(row_scales)),
-                                           block, rows, cols);
+  return WeightMatrix::scaled_bytes_owning(dtype, std::move(values), FloatBuffer::owning(std::move(row_scales)), block,
+                                           rows, cols);
 }
 
 WeightMatrix CheckpointLoader::embeddings(const std::string& name, int64_t rows, int64_t cols) {

@@ -4,10 +4,10 @@
 // on them as they are (ref widens each row as it uses it), so no backend holds an f32 copy of
 // a bf16 model. A rank of a sharded run reads only its part of each split matrix, letting go of
 // the mapped pages it copied from. FP8 parts whose blocks of inputs are not the checkpoint's
-// are dequantised with their block scales to f32. Packed int8 matrices (compressed-tensors) stay
-// int8 with f32 scales per row and group, like FP8; int4 ones (and int8 parts whose columns
-// start inside a group) are dequantised to their scales' type. Vectors and other tensors are
-// read as f32.
+// are dequantised with their block scales to f32. Packed int8 and int4 matrices
+// (compressed-tensors) stay int8 and int4 with f32 scales per row and group, like FP8; parts
+// whose columns start inside a group (or a byte) are dequantised to their scales' type.
+// Vectors and other tensors are read as f32.
 #pragma once
 
 #include "checkpoint/safetensors.h"
@@ -38,7 +38,7 @@ class CheckpointLoader : public TensorVisitor {
   FloatBuffer read(const std::string& name, const std::vector<int64_t>& shape);
   WeightMatrix fp8_part(const std::string& name, int64_t out, int64_t in, MatrixPart part);
   WeightMatrix packed_int_part(const std::string& stem, int64_t out, int64_t in, MatrixPart part);
-  WeightMatrix int8_part(const TensorRecord& words, const TensorRecord& scales, int64_t in, MatrixPart part);
+  WeightMatrix int_part(const TensorRecord& words, const TensorRecord& scales, int64_t in, MatrixPart part);
   const WeightStore& store_;
   bool conv1d_;
   Fp8Block fp8_;

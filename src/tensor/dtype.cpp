@@ -13,7 +13,8 @@ size_t dtype_size(DType dtype) {
     case DType::kBF16:
     case DType::kF16: return 2;
     case DType::kF8E4M3:
-    case DType::kI8: return 1;
+    case DType::kI8:
+    case DType::kI4: return 1;
   }
   return 0;
 }
@@ -25,6 +26,7 @@ std::string_view dtype_name(DType dtype) {
     case DType::kF16: return "F16";
     case DType::kF8E4M3: return "F8_E4M3";
     case DType::kI8: return "I8";
+    case DType::kI4: return "I4";
   }
   return "?";
 }

@@ -36,6 +36,10 @@ void dequantize_packed_int(const uint32_t* words, const std::byte* scales, DType
   }
 }
 
+void dequantize_int4_row(const uint8_t* nibbles, const float* scales, int64_t block_cols, int64_t cols, float* out) {
+  for (int64_t c = 0; c < cols; ++c) out[c] = static_cast<float>(int4_value(nibbles, c)) * scales[c / block_cols];
+}
+
 void dequantize_int8_row(const int8_t* values, const float* scales, int64_t block_cols, int64_t cols, float* out) {
   for (int64_t c = 0; c < cols; ++c) out[c] = static_cast<float>(values[c]) * scales[c / block_cols];
 }

@@ -34,5 +34,12 @@ void dequantize_packed_int(const uint32_t* words, const std::byte* scales, DType
 // One row of `cols` int8 values times their scales, one scale per `block_cols` values, into
 // `out`; each product rounds once in f32 (WeightMatrix's int8 rows, widened).
 void dequantize_int8_row(const int8_t* values, const float* scales, int64_t block_cols, int64_t cols, float* out);
+// The same over int4 stored two to a byte as value + 8, the first in the low nibble.
+void dequantize_int4_row(const uint8_t* nibbles, const float* scales, int64_t block_cols, int64_t cols, float* out);
+
+// The int4 value at `col` of a row of nibbles stored as value + 8, the first in the low nibble.
+inline int32_t int4_value(const uint8_t* nibbles, int64_t col) {
+  return static_cast<int32_t>((nibbles[col / 2] >> (4 * (col % 2))) & 0xf) - 8;
+}
 
 }  // namespace canrun

@@ -59,7 +59,8 @@ WeightMatrix scaled_bytes_stack_of(std::span<const WeightMatrix> parts) {
   for (const WeightMatrix& part : parts) {
     if (part.dtype() != parts.front().dtype() || part.block_cols() != parts.front().block_cols())
       fail(ErrorKind::kRuntime, "stack: a scaled-byte part with another dtype or other scale blocks");
-    values.insert(values.end(), part.byte_data(), part.byte_data() + part.rows() * part.cols());
+    values.insert(values.end(), part.byte_data(),
+                  part.byte_data() + part.rows() * scaled_bytes_for(part.dtype(), part.cols()));
     scales.insert(scales.end(), part.byte_scales(), part.byte_scales() + part.rows() * part.scale_blocks());
     rows += part.rows();
   }
@@ -74,7 +75,8 @@ std::span<const std::byte> WeightMatrix::row_bytes() const {
   if (layout_ != MatrixLayout::kRows || empty()) return {};
   const size_t count = static_cast<size_t>(rows_ * cols_);
   if (dtype_ == DType::kBF16) return std::as_bytes(std::span<const uint16_t>(bf16_, count));
-  if (is_scaled_bytes(dtype_)) return std::as_bytes(std::span<const uint8_t>(bytes_, count));
+  if (is_scaled_bytes(dtype_))
+    return std::as_bytes(std::span<const uint8_t>(bytes_, static_cast<size_t>(rows_ * scaled_bytes_for(dtype_, cols_))));
   return std::as_bytes(std::span<const float>(f32_.data(), count));
 }
 
@@ -141,16 +143,17 @@ int64_t WeightMatrix::panel_bytes(DType dtype, int64_t rows, int64_t cols, int64
   const int64_t padded_rows = (rows + kPanelWidth - 1) / kPanelWidth * kPanelWidth;
   if (!is_scaled_bytes(dtype)) return padded_rows * cols * static_cast<int64_t>(dtype_size(dtype));
   const int64_t blocks = (cols + block_cols - 1) / block_cols;
-  return panel_scales_offset(rows, cols) + padded_rows * blocks * static_cast<int64_t>(sizeof(float));
+  return panel_scales_offset(dtype, rows, cols) + padded_rows * blocks * static_cast<int64_t>(sizeof(float));
 }
 
-int64_t WeightMatrix::panel_scales_offset(int64_t rows, int64_t cols) {
-  const int64_t value_bytes = (rows + kPanelWidth - 1) / kPanelWidth * kPanelWidth * cols;
+int64_t WeightMatrix::panel_scales_offset(DType dtype, int64_t rows, int64_t cols) {
+  const int64_t value_bytes = scaled_bytes_for(dtype, (rows + kPanelWidth - 1) / kPanelWidth * kPanelWidth * cols);
   return (value_bytes + 63) / 64 * 64;
 }
 
 const float* WeightMatrix::panel_scales() const {
-  return reinterpret_cast<const float*>(static_cast<const std::byte*>(panels_) + panel_scales_offset(rows_, cols_));
+  return reinterpret_cast<const float*>(static_cast<const std::byte*>(panels_) +
+                                        panel_scales_offset(dtype_, rows_, cols_));
 }
 
 WeightMatrix& WeightMatrix::operator=(WeightMatrix&& other) noexcept {
@@ -199,6 +202,11 @@ void WeightMatrix::copy_row(int64_t row, float* out) const {
                         block_cols_, cols_, out);
     return;
   }
+  if (dtype_ == DType::kI4) {
+    dequantize_int4_row(bytes_ + row * scaled_bytes_for(dtype_, cols_), scales_.data() + row * scale_blocks(),
+                        block_cols_, cols_, out);
+    return;
+  }
   widen_to_f32(DType::kBF16, reinterpret_cast<const std::byte*>(bf16_ + row * cols_), static_cast<size_t>(cols_), out);
 }
 
@@ -206,14 +214,14 @@ WeightMatrix WeightMatrix::slice_rows(int64_t first, int64_t count) const {
   require_rows("slice_rows");
   const int64_t offset = first * cols_, size = count * cols_;
   if (is_scaled_bytes(dtype_)) {
-    const int64_t blocks = scale_blocks();
+    const int64_t blocks = scale_blocks(), row_bytes = scaled_bytes_for(dtype_, cols_);
     FloatBuffer scales = scales_.borrowed()
                              ? FloatBuffer::borrowing(scales_.data() + first * blocks, static_cast<size_t>(count * blocks))
                              : FloatBuffer::owning(std::vector<float>(scales_.data() + first * blocks,
                                                                       scales_.data() + (first + count) * blocks));
-    if (bytes_owned_.empty())
-      return scaled_bytes_borrowing(dtype_, bytes_ + offset, std::move(scales), block_cols_, count, cols_);
-    return scaled_bytes_owning(dtype_, std::vector<uint8_t>(bytes_ + offset, bytes_ + offset + size), std::move(scales),
+    const uint8_t* part = bytes_ + first * row_bytes;
+    if (bytes_owned_.empty()) return scaled_bytes_borrowing(dtype_, part, std::move(scales), block_cols_, count, cols_);
+    return scaled_bytes_owning(dtype_, std::vector<uint8_t>(part, part + count * row_bytes), std::move(scales),
                                block_cols_, count, cols_);
   }
   if (dtype_ == DType::kF32) {

@@ -1,17 +1,18 @@
-// The weight of a linear layer, [rows = out, cols = in], held as f32, bf16, FP8 or int8. The
-// `ref` backend widens every matrix to f32; `cpu` keeps bf16 checkpoints as bf16 and FP8 and
-// int8 ones as scaled bytes (E4M3 or int8 values with a float scale per row and per
-// block_cols() inputs: an FP8 checkpoint's weight_scale_inv repeated over the rows of its
-// block, an int8 one's weight_scale), which halves or quarters the memory a model needs. Owns
-// its storage or borrows it from a memory mapping.
+// The weight of a linear layer, [rows = out, cols = in], held as f32, bf16, FP8, int8 or int4.
+// The `ref` backend widens every matrix to f32; `cpu` keeps bf16 checkpoints as bf16 and FP8,
+// int8 and int4 ones as scaled bytes (E4M3, int8 or int4 values with a float scale per row and
+// per block_cols() inputs: an FP8 checkpoint's weight_scale_inv repeated over the rows of its
+// block, an int one's weight_scale), which halves, quarters or eighths the memory a model
+// needs. A row of int4 takes (cols + 1) / 2 bytes (dtype.h). Owns its storage or borrows it
+// from a memory mapping.
 //
 // Two layouts: row-major as loaded, and panels as the compile step packs them for the cpu
 // backend's kernels: the rows in groups of kPanelWidth, each group stored column by column
 // (for every input k, the group's kPanelWidth weights side by side), the last group padded
 // with zero rows. A kernel then reads one contiguous stream per group and each loaded vector
-// of weights serves several rows of input. Scaled-byte panels are followed, from the next
-// 64-byte boundary, by their scales: for each panel and each block of inputs, its 16 rows'
-// scales.
+// of weights serves several rows of input (int4: 8 bytes per input, row 2i in the low nibble
+// and 2i + 1 in the high). Scaled-byte panels are followed, from the next 64-byte boundary, by
+// their scales: for each panel and each block of inputs, its 16 rows' scales.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +36,7 @@ class WeightMatrix {
   static WeightMatrix bf16_owning(std::vector<uint16_t> values, int64_t rows, int64_t cols);
   // `data` must stay valid (a checkpoint mapping) and be 2-byte aligned.
   static WeightMatrix bf16_borrowing(const uint16_t* data, int64_t rows, int64_t cols);
-  // `dtype` (kF8E4M3 or kI8) values, rows x cols, and `scales`, rows x ceil(cols / block_cols);
+  // `dtype` (kF8E4M3, kI8 or kI4) values, rows x cols, and `scales`, rows x ceil(cols / block_cols);
   // borrowed values must stay valid.
   static WeightMatrix scaled_bytes_owning(DType dtype, std::vector<uint8_t> values, FloatBuffer scales,
                                           int64_t block_cols, int64_t rows, int64_t cols);
@@ -47,7 +48,7 @@ class WeightMatrix {
                                        int64_t block_cols = 0);
   static int64_t panel_bytes(DType dtype, int64_t rows, int64_t cols, int64_t block_cols = 0);
   // Where scaled-byte panels' scales start, in bytes from their values.
-  static int64_t panel_scales_offset(int64_t rows, int64_t cols);
+  static int64_t panel_scales_offset(DType dtype, int64_t rows, int64_t cols);
   WeightMatrix(WeightMatrix&& other) noexcept { *this = std::move(other); }
   WeightMatrix& operator=(WeightMatrix&& other) noexcept;
   WeightMatrix(const WeightMatrix&) = delete;

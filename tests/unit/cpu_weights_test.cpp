@@ -104,6 +104,12 @@ TEST(CpuWeights, RefWidensStoredRowsToTheSameProducts) {
   const WeightMatrix int8_matrix = WeightMatrix::scaled_bytes_owning(
       DType::kI8, int8, FloatBuffer::owning(random_values(out * blocks, rng)), block, out, in);
   for (int64_t rows : {1, 5}) expect_same_products(int8_matrix, rows, rng);
+
+  std::vector<uint8_t> int4(static_cast<size_t>(out * scaled_bytes_for(DType::kI4, in)));  // an odd width
+  for (uint8_t& b : int4) b = static_cast<uint8_t>(byte(rng));
+  const WeightMatrix int4_matrix = WeightMatrix::scaled_bytes_owning(
+      DType::kI4, int4, FloatBuffer::owning(random_values(out * blocks, rng)), block, out, in);
+  for (int64_t rows : {1, 5}) expect_same_products(int4_matrix, rows, rng);
 }
 
 }  // namespace

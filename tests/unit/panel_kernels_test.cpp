@@ -213,8 +213,8 @@ TEST(PanelProducts, WiderVectorsGiveTheSameBits) {
 }
 
 // A scaled-byte matrix of random bytes (FP8: every E4M3 value but NaN, subnormals included;
-// int8: every value) and random scales per row and block, and the same values dequantised to
-// f32.
+// int8 and int4: every value) and random scales per row and block, and the same values
+// dequantised to f32.
 struct ScaledByteMatrix {
   WeightMatrix bytes;
   WeightMatrix dequantised;
@@ -223,7 +223,8 @@ struct ScaledByteMatrix {
 ScaledByteMatrix make_scaled_bytes(DType dtype, const Problem& p, int64_t block_cols, std::mt19937& rng) {
   std::uniform_int_distribution<int> byte(0, dtype == DType::kF8E4M3 ? 253 : 255);
   std::uniform_real_distribution<float> exponent(-12.0f, 0.0f);
-  std::vector<uint8_t> values(static_cast<size_t>(p.out * p.in));
+  const int64_t row_bytes = scaled_bytes_for(dtype, p.in);
+  std::vector<uint8_t> values(static_cast<size_t>(p.out * row_bytes));
   for (uint8_t& v : values) {
     const int b = byte(rng);
     v = static_cast<uint8_t>(dtype == DType::kF8E4M3 && b >= 0x7f ? b + 1 : b);  // FP8: 0x00-0x7e, 0x80-0xfe
@@ -231,9 +232,12 @@ ScaledByteMatrix make_scaled_bytes(DType dtype, const Problem& p, int64_t block_
   const int64_t blocks = (p.in + block_cols - 1) / block_cols;
   std::vector<float> scales(static_cast<size_t>(p.out * blocks));
   for (float& s : scales) s = std::exp2(exponent(rng));
-  std::vector<float> dequantised(values.size());
+  std::vector<float> dequantised(static_cast<size_t>(p.out * p.in));
   for (int64_t r = 0; r < p.out; ++r) {
-    if (dtype == DType::kF8E4M3)
+    if (dtype == DType::kI4)
+      dequantize_int4_row(values.data() + r * row_bytes, scales.data() + r * blocks, block_cols, p.in,
+                          dequantised.data() + r * p.in);
+    else if (dtype == DType::kF8E4M3)
       dequantize_fp8_row(values.data() + r * p.in, scales.data() + r * blocks, block_cols, p.in,
                          dequantised.data() + r * p.in);
     else
@@ -298,14 +302,20 @@ TEST(PanelProducts, Int8GivesTheBitsOfItsDequantisedMatrix) {
   expect_scaled_bytes_give_their_dequantised_bits(DType::kI8);
 }
 
+TEST(PanelProducts, Int4GivesTheBitsOfItsDequantisedMatrix) {
+  expect_scaled_bytes_give_their_dequantised_bits(DType::kI4);
+}
+
 TEST(PanelPacking, RangesOfPanelsPackedOneAfterAnotherGiveTheWholeMatrixsBytes) {
-  // The compile step packs a matrix a range of panels at a time (the FP8 scales with the last).
+  // The compile step packs a matrix a range of panels at a time (scaled bytes' scales with the
+  // last).
   std::mt19937 rng(5);
   const Problem p{1, 70, 40};  // 5 panels, the last padded
   const ScaledByteMatrix fp8 = make_scaled_bytes(DType::kF8E4M3, p, 8, rng);
+  const ScaledByteMatrix int4 = make_scaled_bytes(DType::kI4, p, 8, rng);
   const std::vector<float> values = random_values(p.out * p.in, rng);
   const WeightMatrix f32 = WeightMatrix::f32(FloatBuffer::owning(values), p.out, p.in);
-  for (const WeightMatrix* m : {&fp8.bytes, &f32}) {
+  for (const WeightMatrix* m : {&fp8.bytes, &int4.bytes, &f32}) {
     std::vector<std::byte> whole;
     packed(*m, whole);
     std::vector<std::byte> pieces(whole.size());
@@ -357,23 +367,29 @@ TEST(PanelProducts, Fp8NanBytesStayNan) {
   }
 }
 
-TEST(WeightMatrix, Fp8RowsSliceStackAndWidenWithTheirScales) {
+// FP8, and int4 with an odd width (a row's last byte half used).
+TEST(WeightMatrix, ScaledByteRowsSliceStackAndWidenWithTheirScales) {
   std::mt19937 rng(19);
-  const ScaledByteMatrix m = make_scaled_bytes(DType::kF8E4M3, {1, 20, 30}, 8, rng);
-  std::vector<float> row(30), expected(30);
-  const WeightMatrix part = m.bytes.slice_rows(5, 10);
-  part.copy_row(3, row.data());
-  m.dequantised.copy_row(8, expected.data());
-  EXPECT_EQ(row, expected);
-  const WeightMatrix parts[] = {m.bytes.slice_rows(0, 5), m.bytes.slice_rows(5, 15)};
-  const WeightMatrix whole = WeightMatrix::stack(parts);
-  EXPECT_EQ(whole.dtype(), DType::kF8E4M3);
-  whole.copy_row(19, row.data());
-  m.dequantised.copy_row(19, expected.data());
-  EXPECT_EQ(row, expected);
-  EXPECT_THROW(m.bytes.transposed(), Error);
-  // 32 padded rows of 30 bytes (960, then 64-aligned: 960), then 32 x 4 blocks of scales.
+  for (const auto& [dtype, cols] : {std::pair{DType::kF8E4M3, int64_t{30}}, std::pair{DType::kI4, int64_t{31}}}) {
+    SCOPED_TRACE(std::string(dtype_name(dtype)));
+    const ScaledByteMatrix m = make_scaled_bytes(dtype, {1, 20, cols}, 8, rng);
+    std::vector<float> row(cols), expected(cols);
+    const WeightMatrix part = m.bytes.slice_rows(5, 10);
+    part.copy_row(3, row.data());
+    m.dequantised.copy_row(8, expected.data());
+    EXPECT_EQ(row, expected);
+    const WeightMatrix parts[] = {m.bytes.slice_rows(0, 5), m.bytes.slice_rows(5, 15)};
+    const WeightMatrix whole = WeightMatrix::stack(parts);
+    EXPECT_EQ(whole.dtype(), dtype);
+    whole.copy_row(19, row.data());
+    m.dequantised.copy_row(19, expected.data());
+    EXPECT_EQ(row, expected);
+    EXPECT_THROW(m.bytes.transposed(), Error);
+  }
+  // 32 padded rows of 30 bytes (960, then 64-aligned: 960), then 32 x 4 blocks of scales; int4:
+  // 32 rows of 31 nibbles (496, aligned: 512), then 32 x 4 blocks of scales.
   EXPECT_EQ(WeightMatrix::panel_bytes(DType::kF8E4M3, 20, 30, 8), 960 + 32 * 4 * 4);
+  EXPECT_EQ(WeightMatrix::panel_bytes(DType::kI4, 20, 31, 8), 512 + 32 * 4 * 4);
 }
 
 TEST(PanelChoices, SmallestRecordedBucketHoldingTheRowsWins) {

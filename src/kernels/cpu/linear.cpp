@@ -85,7 +85,8 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
   const int64_t out = w.rows(), in = w.cols(), panels = w.panel_count();
   const int64_t panel_elements = WeightMatrix::kPanelWidth * in;
   const bool bf16 = w.dtype() == DType::kBF16, scaled = is_scaled_bytes(w.dtype());
-  const auto panel_scaled = w.dtype() == DType::kI8 ? p.panel_i8 : p.panel_fp8;
+  const auto panel_scaled = w.dtype() == DType::kI4 ? p.panel_i4 : w.dtype() == DType::kI8 ? p.panel_i8 : p.panel_fp8;
+  const int64_t panel_bytes = scaled_bytes_for(w.dtype(), panel_elements);  // scaled bytes
   const int64_t chunk = choice.row_chunk > 0 ? choice.row_chunk : rows;
   const bool bf16_products = bf16 && p.panel_bf16_products != nullptr;
   const int64_t group = bf16_products ? kPanelsPerBf16Call : 1;
@@ -102,7 +103,7 @@ void panel_product(const Primitives& p, const float* x, int64_t rows, const Weig
       const int64_t width = std::min(WeightMatrix::kPanelWidth, out - q * WeightMatrix::kPanelWidth);
       float* yq = ys + q * WeightMatrix::kPanelWidth;
       if (scaled)
-        panel_scaled(xs, chunk_rows, in, static_cast<const uint8_t*>(w.panel_data()) + q * panel_elements,
+        panel_scaled(xs, chunk_rows, in, static_cast<const uint8_t*>(w.panel_data()) + q * panel_bytes,
                      w.panel_scales() + q * w.scale_blocks() * WeightMatrix::kPanelWidth, w.block_cols(), width, yq,
                      out, rows_per_block);
       else if (bf16_products)
@@ -129,7 +130,9 @@ void panels_row_product(const Primitives& p, const float* x, const WeightMatrix&
   const int64_t out = w.rows(), in = w.cols(), panels = w.panel_count();
   const int64_t panel_elements = WeightMatrix::kPanelWidth * in;
   const bool bf16 = w.dtype() == DType::kBF16, scaled = is_scaled_bytes(w.dtype());
-  const auto panels_row_scaled = w.dtype() == DType::kI8 ? p.panels_row_i8 : p.panels_row_fp8;
+  const auto panels_row_scaled =
+      w.dtype() == DType::kI4 ? p.panels_row_i4 : w.dtype() == DType::kI8 ? p.panels_row_i8 : p.panels_row_fp8;
+  const int64_t panel_bytes = scaled_bytes_for(w.dtype(), panel_elements);  // scaled bytes
   const bool bf16_products = bf16 && p.panels_row_bf16_products != nullptr;
   const uint16_t* rounded = bf16_products ? rows_rounded_to_bf16(p, x, 1, in) : nullptr;
 #pragma omp parallel if (out * in >= kParallelRowWork)
@@ -138,7 +141,7 @@ void panels_row_product(const Primitives& p, const float* x, const WeightMatrix&
     const int64_t first = panels * thread / threads, count = panels * (thread + 1) / threads - first;
     const int64_t offset = first * WeightMatrix::kPanelWidth;
     if (count > 0 && scaled)
-      panels_row_scaled(x, in, static_cast<const uint8_t*>(w.panel_data()) + first * panel_elements,
+      panels_row_scaled(x, in, static_cast<const uint8_t*>(w.panel_data()) + first * panel_bytes,
                         w.panel_scales() + first * w.scale_blocks() * WeightMatrix::kPanelWidth, w.block_cols(), count,
                         out - offset, y + offset);
     else if (count > 0 && bf16_products)

@@ -51,8 +51,8 @@ struct Primitives {
   void (*panels_row_f32)(const float* x, int64_t n, const float* panels, int64_t count, int64_t outputs, float* y);
   void (*panels_row_bf16)(const float* x, int64_t n, const uint16_t* panels, int64_t count, int64_t outputs,
                           float* y);
-  // The same over FP8 and int8 panels (WeightMatrix's layout comment): each weight its E4M3 or
-  // int8 value times its scale, `scales` holding, per block of `block_cols` inputs, the panel's
+  // The same over FP8, int8 and int4 panels (WeightMatrix's layout comment): each weight its
+  // E4M3, int8 or int4 value times its scale, `scales` holding, per block of `block_cols` inputs, the panel's
   // 16 scales (the next panel's follow). Each weight rounds to f32 once, as dequantising the
   // matrix does, so the bits are panel_f32's over the dequantised matrix.
   void (*panel_fp8)(const float* x, int64_t x_rows, int64_t n, const uint8_t* panel, const float* scales,
@@ -62,6 +62,10 @@ struct Primitives {
   void (*panel_i8)(const float* x, int64_t x_rows, int64_t n, const uint8_t* panel, const float* scales,
                    int64_t block_cols, int64_t width, float* y, int64_t ldy, int rows_per_block);
   void (*panels_row_i8)(const float* x, int64_t n, const uint8_t* panels, const float* scales, int64_t block_cols,
+                        int64_t count, int64_t outputs, float* y);
+  void (*panel_i4)(const float* x, int64_t x_rows, int64_t n, const uint8_t* panel, const float* scales,
+                   int64_t block_cols, int64_t width, float* y, int64_t ldy, int rows_per_block);
+  void (*panels_row_i4)(const float* x, int64_t n, const uint8_t* panels, const float* scales, int64_t block_cols,
                         int64_t count, int64_t outputs, float* y);
   // bf16 products, where the set has them (x86_64-avx512-bf16; null elsewhere), run for bf16
   // panels in place of panel_bf16 / panels_row_bf16: the rows of x rounded to bf16 once per

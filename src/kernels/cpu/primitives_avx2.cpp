@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/cpu/primitives.h"
 #include "kernels/ref/ops.h"
@@ -250,7 +251,8 @@ CANRUN_AVX2 void dot_rows(const float* x, int64_t heads, const void* rows, DType
     case DType::kBF16: return dot_rows_of<Bf16Values>(x, heads, static_cast<const uint16_t*>(rows), count, n, out);
     case DType::kF16: return dot_rows_of<F16Values>(x, heads, static_cast<const uint16_t*>(rows), count, n, out);
     case DType::kF8E4M3:
-    case DType::kI8: break;  // weight formats, never a cache's
+    case DType::kI8:
+    case DType::kI4: break;  // weight formats, never a cache's
   }
 }
 
@@ -264,7 +266,8 @@ CANRUN_AVX2 void weighted_sum(const float* weights, int64_t heads, const void* r
     case DType::kF16:
       return weighted_sum_of<F16Values>(weights, heads, static_cast<const uint16_t*>(rows), count, n, out);
     case DType::kF8E4M3:
-    case DType::kI8: break;  // weight formats, never a cache's
+    case DType::kI8:
+    case DType::kI4: break;  // weight formats, never a cache's
   }
 }
 
@@ -337,6 +340,16 @@ struct Avx2Vector {
   CANRUN_AVX2 static F load_i8(const int8_t* p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
   }
+  // 4 bytes' nibbles, low then high of each byte, less the 8 they are stored with.
+  CANRUN_AVX2 static F load_i4(const uint8_t* p) {
+    int32_t word;
+    std::memcpy(&word, p, sizeof word);
+    const __m128i bytes = _mm_cvtsi32_si128(word);
+    const __m128i low = _mm_and_si128(bytes, _mm_set1_epi8(0x0f));
+    const __m128i high = _mm_and_si128(_mm_srli_epi16(bytes, 4), _mm_set1_epi8(0x0f));
+    const __m256i values = _mm256_cvtepu8_epi32(_mm_unpacklo_epi8(low, high));
+    return _mm256_cvtepi32_ps(_mm256_sub_epi32(values, _mm256_set1_epi32(8)));
+  }
   CANRUN_AVX2 static F fma(F a, F b, F acc) { return _mm256_fmadd_ps(a, b, acc); }
   CANRUN_AVX2 static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
 };
@@ -360,7 +373,9 @@ const Primitives& avx2_primitives() {
                                      panel_scaled<Avx2Vector, Fp8Bytes>,
                                      panels_row_scaled<Avx2Vector, Fp8Bytes>,
                                      panel_scaled<Avx2Vector, Int8Bytes>,
-                                     panels_row_scaled<Avx2Vector, Int8Bytes>};
+                                     panels_row_scaled<Avx2Vector, Int8Bytes>,
+                                     panel_scaled<Avx2Vector, Int4Bytes>,
+                                     panels_row_scaled<Avx2Vector, Int4Bytes>};
   return primitives;
 }
 

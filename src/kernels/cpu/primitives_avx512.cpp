@@ -52,6 +52,14 @@ struct Avx512Vector {
   CANRUN_AVX512 static F load_i8(const int8_t* p) {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
   }
+  // 8 bytes' nibbles, low then high of each byte, less the 8 they are stored with.
+  CANRUN_AVX512 static F load_i4(const uint8_t* p) {
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    const __m128i low = _mm_and_si128(bytes, _mm_set1_epi8(0x0f));
+    const __m128i high = _mm_and_si128(_mm_srli_epi16(bytes, 4), _mm_set1_epi8(0x0f));
+    const __m512i values = _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(low, high));
+    return _mm512_cvtepi32_ps(_mm512_sub_epi32(values, _mm512_set1_epi32(8)));
+  }
   CANRUN_AVX512 static F fma(F a, F b, F acc) { return _mm512_fmadd_ps(a, b, acc); }
   CANRUN_AVX512 static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
 };
@@ -227,6 +235,8 @@ Primitives make_avx512() {
   set.panels_row_fp8 = panels_row_scaled<Avx512Vector, Fp8Bytes>;
   set.panel_i8 = panel_scaled<Avx512Vector, Int8Bytes>;
   set.panels_row_i8 = panels_row_scaled<Avx512Vector, Int8Bytes>;
+  set.panel_i4 = panel_scaled<Avx512Vector, Int4Bytes>;
+  set.panels_row_i4 = panels_row_scaled<Avx512Vector, Int4Bytes>;
   set.rows_per_block = 8;  // 8 accumulators of 16 lanes (and 16 for bf16 products' two chains) of 32 registers
   return set;
 }

@@ -8,6 +8,7 @@
 #include "kernels/ref/ops.h"
 #include "tensor/dtype.h"
 #include "tensor/fp8.h"
+#include "tensor/packed_int.h"
 
 namespace canrun::cpu {
 namespace {
@@ -86,28 +87,30 @@ void panels_row(const float* x, int64_t n, const W* panels, int64_t count, int64
     panel(x, 1, n, panels + q * 16 * n, std::min<int64_t>(16, outputs - q * 16), y + q * 16, 0, 1);
 }
 
-float fp8_value(uint8_t byte) { return fp8_e4m3_to_f32(byte); }
-float int8_value(uint8_t byte) { return static_cast<float>(static_cast<int8_t>(byte)); }
+// Weight j of a panel's column of 16 at `column`.
+float fp8_value(const uint8_t* column, int64_t j) { return fp8_e4m3_to_f32(column[j]); }
+float int8_value(const uint8_t* column, int64_t j) { return static_cast<float>(static_cast<int8_t>(column[j])); }
+float int4_value_at(const uint8_t* column, int64_t j) { return static_cast<float>(int4_value(column, j)); }
 
-template <float (*value)(uint8_t)>
+template <float (*value)(const uint8_t*, int64_t), int64_t kColumnBytes>
 void panel_scaled(const float* x, int64_t x_rows, int64_t n, const uint8_t* w, const float* scales,
                   int64_t block_cols, int64_t width, float* y, int64_t ldy, int) {
   for (int64_t r = 0; r < x_rows; ++r) {
     float acc[16] = {};
     for (int64_t k = 0; k < n; ++k)
       for (int64_t j = 0; j < 16; ++j)
-        acc[j] += x[r * n + k] * (value(w[k * 16 + j]) * scales[k / block_cols * 16 + j]);
+        acc[j] += x[r * n + k] * (value(w + k * kColumnBytes, j) * scales[k / block_cols * 16 + j]);
     for (int64_t j = 0; j < width; ++j) y[r * ldy + j] = acc[j];
   }
 }
 
-template <float (*value)(uint8_t)>
+template <float (*value)(const uint8_t*, int64_t), int64_t kColumnBytes>
 void panels_row_scaled(const float* x, int64_t n, const uint8_t* panels, const float* scales, int64_t block_cols,
                        int64_t count, int64_t outputs, float* y) {
   const int64_t panel_scales = (n + block_cols - 1) / block_cols * 16;
   for (int64_t q = 0; q < count; ++q)
-    panel_scaled<value>(x, 1, n, panels + q * 16 * n, scales + q * panel_scales, block_cols,
-                        std::min<int64_t>(16, outputs - q * 16), y + q * 16, 0, 1);
+    panel_scaled<value, kColumnBytes>(x, 1, n, panels + q * kColumnBytes * n, scales + q * panel_scales, block_cols,
+                                      std::min<int64_t>(16, outputs - q * 16), y + q * 16, 0, 1);
 }
 
 void gated_silu(const float* gate, const float* up, int64_t n, float* y) {
@@ -122,8 +125,9 @@ const Primitives& portable_primitives() {
   static const Primitives primitives{widen_bf16, dot_f32, dot_bf16, dot_rows, ref::kSoftmaxLoops, gated_silu,
                                      gelu, weighted_sum, tile,
                                      panel<float>, panel<uint16_t>, panels_row<float>, panels_row<uint16_t>,
-                                     panel_scaled<fp8_value>, panels_row_scaled<fp8_value>,
-                                     panel_scaled<int8_value>, panels_row_scaled<int8_value>};
+                                     panel_scaled<fp8_value, 16>, panels_row_scaled<fp8_value, 16>,
+                                     panel_scaled<int8_value, 16>, panels_row_scaled<int8_value, 16>,
+                                     panel_scaled<int4_value_at, 8>, panels_row_scaled<int4_value_at, 8>};
   return primitives;
 }
 

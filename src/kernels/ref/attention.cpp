@@ -19,7 +19,8 @@ float cached_value(const CachedRows& rows, int64_t position, int64_t d) {
     case DType::kBF16: return bf16_to_f32(static_cast<const uint16_t*>(rows.data)[i]);
     case DType::kF16: return f16_to_f32(static_cast<const uint16_t*>(rows.data)[i]);
     case DType::kF8E4M3:
-    case DType::kI8: break;  // weight formats, never a cache's
+    case DType::kI8:
+    case DType::kI4: break;  // weight formats, never a cache's
   }
   return 0;
 }
