@@ -39,8 +39,8 @@ void pack_scales(const WeightMatrix& m, float* dst) {
       }
 }
 
-// int4 panels [first, end): for each input, the panel's 16 nibbles in 8 bytes, row 2i low and
-// 2i + 1 high, padding rows 0 (stored as 8).
+// int4 panels [first, end): for each input, the panel's 16 nibbles in 8 bytes, row i low and
+// i + 8 high, padding rows 0 (stored as 8).
 void pack_int4(const WeightMatrix& m, int64_t first, int64_t end, uint8_t* dst) {
   constexpr int64_t width = WeightMatrix::kPanelWidth;
   const int64_t cols = m.cols(), row_bytes = scaled_bytes_for(DType::kI4, cols);
@@ -48,11 +48,11 @@ void pack_int4(const WeightMatrix& m, int64_t first, int64_t end, uint8_t* dst) 
   for (int64_t q = first; q < end; ++q) {
     uint8_t* panel = dst + q * width / 2 * cols;
     for (int64_t k = 0; k < cols; ++k)
-      for (int64_t j = 0; j < width; j += 2) {
+      for (int64_t j = 0; j < width / 2; ++j) {
         const auto stored = [&](int64_t row) -> uint8_t {
           return row < m.rows() ? static_cast<uint8_t>(int4_value(m.byte_data() + row * row_bytes, k) + 8) : 8;
         };
-        panel[k * width / 2 + j / 2] = static_cast<uint8_t>(stored(q * width + j) | stored(q * width + j + 1) << 4);
+        panel[k * width / 2 + j] = static_cast<uint8_t>(stored(q * width + j) | stored(q * width + j + width / 2) << 4);
       }
   }
 }

@@ -10,8 +10,8 @@
 // backend's kernels: the rows in groups of kPanelWidth, each group stored column by column
 // (for every input k, the group's kPanelWidth weights side by side), the last group padded
 // with zero rows. A kernel then reads one contiguous stream per group and each loaded vector
-// of weights serves several rows of input (int4: 8 bytes per input, row 2i in the low nibble
-// and 2i + 1 in the high). Scaled-byte panels are followed, from the next 64-byte boundary, by
+// of weights serves several rows of input (int4: 8 bytes per input, row i in the low nibble
+// and i + 8 in the high). Scaled-byte panels are followed, from the next 64-byte boundary, by
 // their scales: for each panel and each block of inputs, its 16 rows' scales.
 #pragma once
 

@@ -8,8 +8,8 @@
 //   F splat(float);  F mul(F, F);  F fma(F a, F b, F acc);  void store(float*, F) (any alignment);
 //   F load_fp8(const uint8_t*) (E4M3 values times 2^-8, exactly: their bits read as f16)
 //   F load_i8(const int8_t*) (int8 values, exactly)
-//   F load_i4(const uint8_t*) (kLanes int4 values from kLanes / 2 bytes, each nibble value + 8, the
-//   first in the low nibble, exactly)
+//   F load_i4(const uint8_t* column, int v) (an int4 panel column's rows v * kLanes onwards:
+//   rows 0-7 are the low nibbles of its 8 bytes, rows 8-15 the high ones, each value + 8; exactly)
 // Every output is one FMA chain over
 // k in order, so the bits are the same for every width, block shape and row count.
 #pragma once
@@ -65,25 +65,28 @@ struct StoredPanel {
   }
 };
 
-// How a scaled-byte panel's bytes become floats: load(p) gives kLanes values from
-// kLanes / kWeightsPerByte bytes, each the stored value times kScaleFactor^-1, exactly.
+// How a scaled-byte panel's bytes become floats: load(column, v) gives the kLanes values of
+// rows v * kLanes onwards of a column of kColumnBytes bytes, each the stored value times
+// kScaleFactor^-1, exactly.
 template <typename V>
 struct Fp8Bytes {
   static constexpr float kScaleFactor = 256.0f;  // the 2^8 that load_fp8 leaves out
-  static constexpr int64_t kWeightsPerByte = 1;
-  CANRUN_TARGET static typename V::F load(const uint8_t* p) { return V::load_fp8(p); }
+  static constexpr int64_t kColumnBytes = 16;
+  CANRUN_TARGET static typename V::F load(const uint8_t* column, int v) { return V::load_fp8(column + v * V::kLanes); }
 };
 template <typename V>
 struct Int8Bytes {
   static constexpr float kScaleFactor = 1.0f;
-  static constexpr int64_t kWeightsPerByte = 1;
-  CANRUN_TARGET static typename V::F load(const uint8_t* p) { return V::load_i8(reinterpret_cast<const int8_t*>(p)); }
+  static constexpr int64_t kColumnBytes = 16;
+  CANRUN_TARGET static typename V::F load(const uint8_t* column, int v) {
+    return V::load_i8(reinterpret_cast<const int8_t*>(column) + v * V::kLanes);
+  }
 };
 template <typename V>
 struct Int4Bytes {
   static constexpr float kScaleFactor = 1.0f;
-  static constexpr int64_t kWeightsPerByte = 2;
-  CANRUN_TARGET static typename V::F load(const uint8_t* p) { return V::load_i4(p); }
+  static constexpr int64_t kColumnBytes = 8;
+  CANRUN_TARGET static typename V::F load(const uint8_t* column, int v) { return V::load_i4(column, v); }
 };
 
 // FP8, int8 or int4 values times their rows' scales for the block, each product rounded once.
@@ -96,7 +99,7 @@ struct ScaledBytePanel {
   int64_t block;
   F scale[kVectorsPerPanel<V>];
   int64_t block_cols(int64_t) const { return block; }
-  static constexpr int64_t kColumnBytes = 16 / Bytes::kWeightsPerByte;
+  static constexpr int64_t kColumnBytes = Bytes::kColumnBytes;
   ScaledBytePanel following(int64_t index, int64_t n) const {
     const int64_t blocks = (n + block - 1) / block;
     return {weights + index * kColumnBytes * n, scales + index * blocks * 16, block, {}};
@@ -111,7 +114,7 @@ struct ScaledBytePanel {
   }
   CANRUN_TARGET void column(int64_t k, F (&w)[kVectorsPerPanel<V>]) const {
     CANRUN_UNROLLED for (int v = 0; v < kVectorsPerPanel<V>; ++v)
-      w[v] = V::mul(Bytes::load(weights + (k * 16 + v * V::kLanes) / Bytes::kWeightsPerByte), scale[v]);
+      w[v] = V::mul(Bytes::load(weights + k * kColumnBytes, v), scale[v]);
   }
 };
 

@@ -4,7 +4,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "kernels/cpu/primitives.h"
 #include "kernels/ref/ops.h"
@@ -340,15 +339,12 @@ struct Avx2Vector {
   CANRUN_AVX2 static F load_i8(const int8_t* p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
   }
-  // 4 bytes' nibbles, low then high of each byte, less the 8 they are stored with.
-  CANRUN_AVX2 static F load_i4(const uint8_t* p) {
-    int32_t word;
-    std::memcpy(&word, p, sizeof word);
-    const __m128i bytes = _mm_cvtsi32_si128(word);
-    const __m128i low = _mm_and_si128(bytes, _mm_set1_epi8(0x0f));
-    const __m128i high = _mm_and_si128(_mm_srli_epi16(bytes, 4), _mm_set1_epi8(0x0f));
-    const __m256i values = _mm256_cvtepu8_epi32(_mm_unpacklo_epi8(low, high));
-    return _mm256_cvtepi32_ps(_mm256_sub_epi32(values, _mm256_set1_epi32(8)));
+  // Rows 0-7: the 8 bytes' low nibbles; rows 8-15 (v = 1): their high ones; less the 8 they
+  // are stored with.
+  CANRUN_AVX2 static F load_i4(const uint8_t* column, int v) {
+    const __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(column)));
+    const __m256i nibbles = _mm256_and_si256(_mm256_srli_epi32(bytes, 4 * v), _mm256_set1_epi32(0x0f));
+    return _mm256_cvtepi32_ps(_mm256_sub_epi32(nibbles, _mm256_set1_epi32(8)));
   }
   CANRUN_AVX2 static F fma(F a, F b, F acc) { return _mm256_fmadd_ps(a, b, acc); }
   CANRUN_AVX2 static void store(float* p, F v) { _mm256_storeu_ps(p, v); }

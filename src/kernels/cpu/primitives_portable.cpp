@@ -90,7 +90,9 @@ void panels_row(const float* x, int64_t n, const W* panels, int64_t count, int64
 // Weight j of a panel's column of 16 at `column`.
 float fp8_value(const uint8_t* column, int64_t j) { return fp8_e4m3_to_f32(column[j]); }
 float int8_value(const uint8_t* column, int64_t j) { return static_cast<float>(static_cast<int8_t>(column[j])); }
-float int4_value_at(const uint8_t* column, int64_t j) { return static_cast<float>(int4_value(column, j)); }
+float int4_value_at(const uint8_t* column, int64_t j) {
+  return static_cast<float>(((column[j % 8] >> (4 * (j / 8))) & 0xf) - 8);
+}
 
 template <float (*value)(const uint8_t*, int64_t), int64_t kColumnBytes>
 void panel_scaled(const float* x, int64_t x_rows, int64_t n, const uint8_t* w, const float* scales,
