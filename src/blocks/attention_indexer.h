@@ -24,6 +24,7 @@ class IndexerState : public BlockState {
   const uint8_t* keep() const { return keep_.data(); }
   int64_t capacity() const { return capacity_; }
   int64_t bytes() const override { return static_cast<int64_t>(keys_.size() * sizeof(float)); }
+  bool rows_by_position() const override { return true; }
 
  private:
   int64_t key_dim_, capacity_;

@@ -27,6 +27,7 @@ class KvState : public BlockState {
   CachedRows keys() const { return {keys_.data(), dtype_, key_dim_}; }
   CachedRows values() const { return {values_.data(), dtype_, value_dim_}; }
   int64_t bytes() const override { return static_cast<int64_t>(keys_.size() + values_.size()); }
+  bool rows_by_position() const override { return true; }
   static int64_t bytes_for(int64_t kv_heads, int64_t key_dim, int64_t value_dim, const StateShape& shape) {
     return kv_heads * shape.capacity * (key_dim + value_dim) * static_cast<int64_t>(dtype_size(shape.kv_dtype));
   }

@@ -149,8 +149,9 @@ void CopyColumnsStep::run(StepContext& c) const {
 }
 
 void LastRowStep::run(StepContext& c) const {
-  const ValueId in = inputs()[0];
-  std::memcpy(c.value(outputs()[0]), c.value(in) + (c.rows(in) - 1) * c.width(in), sizeof(float) * c.width(in));
+  const ValueId in = inputs()[0], out = outputs()[0];
+  const int64_t rows = c.rows(out);
+  std::memcpy(c.value(out), c.value(in) + (c.rows(in) - rows) * c.width(in), sizeof(float) * rows * c.width(in));
 }
 
 void ScaleColumnsStep::run(StepContext& c) const {

@@ -151,7 +151,8 @@ class GroupedLinearStep : public Step {
   const std::vector<WeightMatrix>& groups_;
 };
 
-// out (one row) = the last row of in: what the logits are computed from.
+// out = the last row of in: what the logits are computed from (the last rows(out) rows when a run
+// asks for several, as speculative decoding's check of drafted tokens does).
 class LastRowStep : public Step {
  public:
   using Step::Step;

@@ -19,6 +19,7 @@
 #include "cli/kv_dtype_option.h"
 #include "cli/model_argument.h"
 #include "cli/option_checks.h"
+#include "cli/prompt_lookup_flags.h"
 #include "cli/sampling_flags.h"
 #include "runtime/activation_dump.h"
 #include "runtime/session.h"
@@ -46,6 +47,7 @@ struct GenerateArgs {
   std::string backend = "cpu";
   CompileFlags compile;
   SamplingFlags sampling;
+  PromptLookup prompt_lookup;
   int cores = 1;
   bool json = false;
   std::string dump_dir;
@@ -135,6 +137,7 @@ void run_generate(const GenerateArgs& args) {
   request.sampling = sampling_params(args.sampling, session.generation());
   request.prefill_observer = dump ? &*dump : nullptr;
   request.visual = visual;
+  request.prompt_lookup = args.prompt_lookup;
   TextStream stream(tokenizer);
   const bool streams = prints && !args.json;
   if (streams)
@@ -184,6 +187,12 @@ void run_generate(const GenerateArgs& args) {
           {"prefill_tokens_per_s", per_second(prompt_count, result.prefill_seconds)},
           {"decode_s", result.decode_seconds},
           {"decode_tokens_per_s", per_second(decode_steps, result.decode_seconds)}}},
+        {"prompt_lookup", args.prompt_lookup.draft_tokens == 0
+                              ? Json(nullptr)
+                              : Json{{"draft_tokens", args.prompt_lookup.draft_tokens},
+                                     {"max_ngram", args.prompt_lookup.max_ngram},
+                                     {"drafted_tokens", result.drafted_tokens},
+                                     {"accepted_tokens", result.accepted_tokens}}},
         {"plan", compiled ? compiled->stats_json() : Json(nullptr)},
         {"kv_cache_bytes", result.kv_cache_bytes},
         {"activation_bytes", result.activation_bytes},
@@ -208,6 +217,7 @@ void run_generate(const GenerateArgs& args) {
                  plan.seconds, static_cast<long long>(plan.cache_hits), static_cast<long long>(plan.compilations));
   }
   if (visual) std::fprintf(stderr, "vision %zu images %.3f s | ", image_paths.size(), vision_seconds);
+  if (args.prompt_lookup.draft_tokens > 0) std::fprintf(stderr, "%s | ", prompt_lookup_summary(result).c_str());
   std::fprintf(stderr,
                "load %.2f s | prefill %zu tokens %.3f s (%.1f tok/s) | decode %zu tokens %.3f s (%.2f tok/s) | "
                "peak RSS %.0f MiB%s%s\n",
@@ -271,6 +281,7 @@ void add_generate_command(CLI::App& app) {
       ->check(CLI::IsMember({"ref", "cpu"}));
   add_compile_flags(command, args->compile);
   add_sampling_flags(command, args->sampling);
+  add_prompt_lookup_flags(*command, args->prompt_lookup);
   add_cores_option(*command, args->cores);
   command->add_flag("--json", args->json, "Print text, token ids and timings as JSON");
   command->add_option("--dump", args->dump_dir,

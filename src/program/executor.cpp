@@ -9,19 +9,31 @@ namespace canrun {
 
 std::vector<float> Executor::run(std::span<const int32_t> tokens, int64_t start, const ExecutionPlan& plan,
                                  SequenceState& state, Arena& arena, StepObserver* observer) const {
+  return forward(tokens, start, plan, state, arena, observer, 1);
+}
+
+std::vector<float> Executor::run_every_row(std::span<const int32_t> tokens, int64_t start, const ExecutionPlan& plan,
+                                           SequenceState& state, Arena& arena) const {
+  return forward(tokens, start, plan, state, arena, nullptr, static_cast<int64_t>(tokens.size()));
+}
+
+std::vector<float> Executor::forward(std::span<const int32_t> tokens, int64_t start, const ExecutionPlan& plan,
+                                     SequenceState& state, Arena& arena, StepObserver* observer,
+                                     int64_t output_rows) const {
   const int64_t count = static_cast<int64_t>(tokens.size());
   if (count == 0) fail(ErrorKind::kRuntime, "forward: no tokens to run");
   if (start < 0 || start + count > state.capacity())
     fail(ErrorKind::kRuntime, "positions " + std::to_string(start) + ".." + std::to_string(start + count - 1) +
                                   " do not fit the KV cache of " + std::to_string(state.capacity()) + " tokens");
   const BufferPlan& buffers = plan.buffers;
-  if (count > buffers.tokens || buffers.offsets.size() != program_.values().size())
-    fail(ErrorKind::kRuntime, "forward: a buffer plan for " + std::to_string(buffers.tokens) +
-                                  " tokens cannot run " + std::to_string(count));
+  if (count > buffers.tokens || output_rows > buffers.last_rows || buffers.offsets.size() != program_.values().size())
+    fail(ErrorKind::kRuntime, "forward: a buffer plan for " + std::to_string(buffers.tokens) + " tokens and " +
+                                  std::to_string(buffers.last_rows) + " last rows cannot run " +
+                                  std::to_string(count) + " tokens with " + std::to_string(output_rows));
   std::byte* base = arena.reserve(buffers.arena_bytes, "activations");
   std::vector<float*> bound(program_.values().size());
   for (size_t v = 0; v < bound.size(); ++v) bound[v] = reinterpret_cast<float*>(base + buffers.offsets[v]);
-  StepContext context(program_, kernels_, plan.choices, comm_, state, tokens, start, std::move(bound));
+  StepContext context(program_, kernels_, plan.choices, comm_, state, tokens, start, std::move(bound), output_rows);
   for (const auto& step : program_.steps()) {
     step->run(context);
     if (observer != nullptr) observer->after_step(*step, context);

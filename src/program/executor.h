@@ -38,6 +38,12 @@ class Executor {
   std::vector<float> run(std::span<const int32_t> tokens, int64_t start, const ExecutionPlan& plan,
                          SequenceState& state, Arena& arena, StepObserver* observer = nullptr) const;
 
+  // As run, but returns the output of every token, one row after another: the logits after each
+  // of a sequence's drafted tokens, which speculative decoding checks at once. `plan` is made for
+  // as many last rows as tokens.
+  std::vector<float> run_every_row(std::span<const int32_t> tokens, int64_t start, const ExecutionPlan& plan,
+                                   SequenceState& state, Arena& arena) const;
+
   // One decode step of a batch: sequence i runs tokens[i] at positions[i] on *states[i]. Row-wise
   // steps run once over every row; the others sequence by sequence. Returns each sequence's
   // logits, one row after another. `plan` is made for at least that many tokens and last rows.
@@ -55,6 +61,10 @@ class Executor {
                                    Arena& arena) const;
 
  private:
+  // run and run_every_row: the output of the last `output_rows` tokens.
+  std::vector<float> forward(std::span<const int32_t> tokens, int64_t start, const ExecutionPlan& plan,
+                             SequenceState& state, Arena& arena, StepObserver* observer, int64_t output_rows) const;
+
   // run_batch and run_sequences: sequence i's tokens are the next lengths[i], at positions from starts[i] on.
   // With `threads_over_sequences`, the steps that are not row-wise run for several sequences at once.
   std::vector<float> run_rows(std::span<const int32_t> tokens, std::span<const int64_t> starts,

@@ -8,6 +8,12 @@ int64_t SequenceState::bytes() const {
   return total;
 }
 
+int SequenceState::first_folding_slot() const {
+  for (size_t slot = 0; slot < slots_.size(); ++slot)
+    if (!slots_[slot]->rows_by_position()) return static_cast<int>(slot);
+  return -1;
+}
+
 SequenceState Program::make_state(const StateShape& shape) const {
   std::vector<std::unique_ptr<BlockState>> slots;
   for (const StateSlot& slot : state_) slots.push_back(slot.make(shape));

@@ -18,6 +18,11 @@ class BlockState {
  public:
   virtual ~BlockState() = default;
   virtual int64_t bytes() const = 0;
+  // True when the state is a row per position, and a run reads only the rows of positions before
+  // its own and its own: rows written for positions that run again later (speculative decoding's
+  // rejected tokens) are written over before anything reads them. A state that folds every token
+  // into a summary (a recurrent or convolution state) cannot take a token back.
+  virtual bool rows_by_position() const { return false; }
 };
 
 // What a sequence's state is made for.
@@ -40,6 +45,9 @@ class SequenceState {
   int64_t capacity() const { return shape_.capacity; }
   const StateShape& shape() const { return shape_; }
   int64_t bytes() const;
+  // The first slot whose state is not rows_by_position (-1: none): the sequence cannot take
+  // tokens back when it has one.
+  int first_folding_slot() const;
   // The prompt's images, for the steps that read them; null when it has none.
   const VisualInputs* visual() const { return visual_.get(); }
   void set_visual(std::shared_ptr<const VisualInputs> visual) { visual_ = std::move(visual); }

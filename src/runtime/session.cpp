@@ -12,6 +12,7 @@
 #include "models/stored_names.h"
 #include "parallel/shard_layout.h"
 #include "program/checkpoint_loader.h"
+#include "runtime/prompt_lookup.h"
 #include "util/error.h"
 #include "util/stopwatch.h"
 #include "vision/multimodal_prompt.h"
@@ -171,6 +172,19 @@ SequenceRun::SequenceRun(Session& session, std::span<const int32_t> prompt, cons
            "the images' tokens lie past the prompt of " + std::to_string(prompt_length_) + " tokens");
     state_->set_visual(request.visual);
   }
+  if (request.prompt_lookup.draft_tokens < 0) fail(ErrorKind::kUsage, "--prompt-lookup must not be negative");
+  if (request.prompt_lookup.draft_tokens > 0) {
+    if (request.prompt_lookup.max_ngram < 1) fail(ErrorKind::kUsage, "--prompt-lookup-ngram must be at least 1");
+    const int folding = state_->first_folding_slot();
+    if (folding >= 0)
+      fail(ErrorKind::kUsage, "--prompt-lookup: " + spec.model_type + "'s " +
+                                  session.program_.state_slots()[static_cast<size_t>(folding)].name +
+                                  " folds every token into its state and cannot take rejected drafts back; "
+                                  "speculative decoding needs layers that keep a row per position (attention)");
+    if (rotary_follows_length(spec))
+      fail(ErrorKind::kUsage, "--prompt-lookup: " + spec.model_type +
+                                  "'s longrope recomputes the sequence as it grows; it runs one token per step");
+  }
   result_.kv_cache_bytes = state_->bytes();
   eos_ = request.eos_token_ids ? *request.eos_token_ids : session.config_.generation.eos_token_ids;
   result_.seed = sampler_.seed();
@@ -222,6 +236,12 @@ void SequenceRun::choose(std::span<const float> logits) {
   }
 }
 
+std::vector<int32_t> SequenceRun::draft() const {
+  const int64_t room = request_.max_new_tokens - static_cast<int64_t>(result_.tokens.size()) - 1;
+  return prompt_lookup_draft(ids_, request_.prompt_lookup.max_ngram,
+                             std::min(request_.prompt_lookup.draft_tokens, room));
+}
+
 std::shared_ptr<const VisualInputs> Session::encode_images(std::span<const int32_t> prompt,
                                                            const PixelValues& pixels) const {
   if (!vision_)
@@ -241,11 +261,38 @@ void Session::step(SequenceRun& run) {
   if (recompute_before(config_.spec, position)) {
     ExecutionPlan whole{plan_buffers(program_, static_cast<int64_t>(run.ids_.size())), run.prefill_->choices};
     logits = executor_->run(run.ids_, 0, whole, *run.state_, run.arena_);
+  } else if (const std::vector<int32_t> drafts = run.draft(); !drafts.empty()) {
+    return check_drafts(run, drafts);
   } else {
     const int32_t token = run.last_token();
     logits = executor_->run({&token, 1}, position, *run.decode_, *run.state_, run.arena_);
   }
   run.choose(logits);
+}
+
+void Session::check_drafts(SequenceRun& run, std::span<const int32_t> drafts) {
+  std::vector<int32_t> tokens{run.last_token()};
+  tokens.insert(tokens.end(), drafts.begin(), drafts.end());
+  const int64_t count = static_cast<int64_t>(tokens.size());
+  const ExecutionPlan& plan = rows_plan(count, run.decode_->choices);
+  // The rows of rejected tokens stay in the state, past the sequence's end, until the positions
+  // run again and write over them.
+  const std::vector<float> logits = executor_->run_every_row(tokens, run.position(), plan, *run.state_, run.arena_);
+  const size_t vocab = logits.size() / tokens.size();
+  run.result_.drafted_tokens += static_cast<int64_t>(drafts.size());
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    run.choose(std::span<const float>(logits).subspan(i * vocab, vocab));
+    const bool stands = i < drafts.size() && run.last_token() == drafts[i];
+    if (stands) ++run.result_.accepted_tokens;
+    if (!stands || run.ended()) return;
+  }
+}
+
+const ExecutionPlan& Session::rows_plan(int64_t rows, const KernelChoices& choices) {
+  const std::lock_guard lock(compile_mutex_);
+  auto [it, made] = rows_plans_.try_emplace(rows);
+  if (made) it->second = {plan_buffers(program_, rows, rows), choices};
+  return it->second;
 }
 
 void Session::step_batch(std::span<SequenceRun* const> runs) {
@@ -272,15 +319,9 @@ void Session::step_batch(std::span<SequenceRun* const> runs) {
     positions.push_back(run->position());
     states.push_back(&*run->state_);
   }
-  const ExecutionPlan* plan = nullptr;
-  {
-    const std::lock_guard lock(compile_mutex_);
-    auto [it, made] = batch_plans_.try_emplace(count);
-    // The decode plan's kernel choices; buffers for a row per sequence.
-    if (made) it->second = {plan_buffers(program_, count, count), together.front()->decode_->choices};
-    plan = &it->second;
-  }
-  const std::vector<float> logits = executor_->run_batch(tokens, positions, states, *plan, batch_arena_);
+  // The decode plan's kernel choices; buffers for a row per sequence.
+  const ExecutionPlan& plan = rows_plan(count, together.front()->decode_->choices);
+  const std::vector<float> logits = executor_->run_batch(tokens, positions, states, plan, batch_arena_);
   const size_t vocab = logits.size() / together.size();
   for (size_t i = 0; i < together.size(); ++i)
     together[i]->choose(std::span<const float>(logits).subspan(i * vocab, vocab));

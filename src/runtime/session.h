@@ -42,6 +42,19 @@ struct SessionOptions {
 // An uncompiled run on `backend`: the ref yardstick, or cpu --no-compile.
 SessionOptions uncompiled(Backend backend, std::shared_ptr<Communicator> comm = single_process_communicator());
 
+// Speculative decoding by prompt lookup (runtime/prompt_lookup.h): each decode step drafts up to
+// `draft_tokens` tokens from an earlier occurrence of the sequence's last `max_ngram` (or fewer)
+// tokens and runs them in one forward pass; a drafted token stands while it is the token the
+// model chooses after the ones before it, and the first that is not gives way to the model's
+// choice. Every token is chosen from the logits that plain decoding would have, with the same
+// draws, so greedy and seeded output is plain decoding's. For models whose state keeps a row per
+// position (attention caches), a sequence decoding alone or by Session::step (in a batch of
+// several, one token per step).
+struct PromptLookup {
+  int64_t draft_tokens = 0;  // 0: off
+  int64_t max_ngram = 3;
+};
+
 struct GenerateRequest {
   int64_t max_new_tokens = 32;
   std::optional<std::vector<int32_t>> eos_token_ids;  // none: the model's; empty: never stop early
@@ -60,6 +73,7 @@ struct GenerateRequest {
   int64_t prefill_chunk = 0;
   // The prompt's images as the text model reads them (Session::encode_images); null: none.
   std::shared_ptr<const VisualInputs> visual;
+  PromptLookup prompt_lookup;
 };
 
 struct GenerationResult {
@@ -72,6 +86,9 @@ struct GenerationResult {
   double decode_seconds = 0;   // for tokens after the first
   int64_t kv_cache_bytes = 0;
   int64_t activation_bytes = 0;  // the largest arena a forward pass used
+  // Speculative decoding: the tokens drafted, and of those the ones that stood.
+  int64_t drafted_tokens = 0;
+  int64_t accepted_tokens = 0;
 };
 
 // One input of an encoder: its token ids and, for a sentence pair, each token's type (empty: 0).
@@ -107,6 +124,9 @@ class SequenceRun {
   // Chooses the next token after `logits`, tells on_token and ends at eos, max_new_tokens or
   // should_stop; the decode time runs from the first token to the last.
   void choose(std::span<const float> logits);
+  // The tokens prompt lookup drafts to follow last_token(), no more than the generation has room
+  // for beyond the token the check adds; empty without prompt lookup.
+  std::vector<int32_t> draft() const;
 
   Session& session_;
   GenerateRequest request_;
@@ -184,6 +204,13 @@ class Session {
   void step_batch(std::span<SequenceRun* const> runs);
 
  private:
+  // Buffers for `rows` tokens, each with its own last row, with `choices`: a batch's decode step,
+  // or a sequence's check of its drafted tokens. Made on first use.
+  const ExecutionPlan& rows_plan(int64_t rows, const KernelChoices& choices);
+  // Runs last_token() and `drafts` in one forward pass and chooses after each in turn while the
+  // drafted token is the one chosen before it.
+  void check_drafts(SequenceRun& run, std::span<const int32_t> drafts);
+
   std::string model_dir_;
   SessionOptions options_;
   ModelConfig config_;
@@ -196,7 +223,7 @@ class Session {
   ExecutionPlan decode_plan_;  // uncompiled: one token, default choices
   double load_seconds_ = 0;
   std::mutex compile_mutex_;
-  std::map<int64_t, ExecutionPlan> batch_plans_;  // per batch size, made on first use (under compile_mutex_)
+  std::map<int64_t, ExecutionPlan> rows_plans_;  // per rows, made on first use (under compile_mutex_)
   // An encoder's, per (tokens, inputs): its bucket's kernel choices, buffers for that many inputs.
   std::map<std::pair<int64_t, int64_t>, ExecutionPlan> encode_plans_;
   // An encoder's activations, kept from one encode to the next (one at a time: encode_mutex_).

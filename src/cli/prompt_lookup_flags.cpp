@@ -1,0 +1,31 @@
+#include "cli/prompt_lookup_flags.h"
+
+#include <cstdio>
+
+namespace canrun {
+
+void add_prompt_lookup_flags(CLI::App& command, PromptLookup& lookup) {
+  command
+      .add_option("--prompt-lookup", lookup.draft_tokens,
+                  "Speculative decoding: draft up to N tokens per step from where the sequence's latest tokens "
+                  "occurred before (in the prompt or the output) and check them in one forward pass; the output "
+                  "is that of plain decoding (default 0: off; models whose layers keep a row per position)")
+      ->check(CLI::Range(int64_t{0}, int64_t{64}));
+  command
+      .add_option("--prompt-lookup-ngram", lookup.max_ngram,
+                  "With --prompt-lookup: look up the last M tokens, or fewer when they never occurred (default 3)")
+      ->check(CLI::Range(int64_t{1}, int64_t{64}));
+}
+
+std::string prompt_lookup_summary(const GenerationResult& result) {
+  char text[128];
+  const double percent = result.drafted_tokens > 0 ? 100.0 * static_cast<double>(result.accepted_tokens) /
+                                                         static_cast<double>(result.drafted_tokens)
+                                                   : 0.0;
+  std::snprintf(text, sizeof(text), "prompt lookup: %lld of %lld drafted tokens accepted (%.0f%%)",
+                static_cast<long long>(result.accepted_tokens), static_cast<long long>(result.drafted_tokens),
+                percent);
+  return text;
+}
+
+}  // namespace canrun
