@@ -24,7 +24,7 @@ struct InFlight {
 
 // Starts `request` (its prefill and first token); null when it ended there or failed.
 std::unique_ptr<InFlight> start_request(Session& session, const BenchRequest& request, int64_t prefill_chunk,
-                                        RequestMeasurement& measurement) {
+                                        const PromptLookup& prompt_lookup, RequestMeasurement& measurement) {
   auto flight = std::make_unique<InFlight>();
   InFlight& f = *flight;
   f.measurement = &measurement;
@@ -33,6 +33,7 @@ std::unique_ptr<InFlight> start_request(Session& session, const BenchRequest& re
   options.max_new_tokens = request.output_tokens;
   options.kv_dtype = request.kv_dtype;
   options.prefill_chunk = prefill_chunk;
+  options.prompt_lookup = prompt_lookup;
   options.eos_token_ids = std::vector<int32_t>{};  // always the full length
   options.on_token = [&f](int32_t) {
     const Clock::time_point now = Clock::now();
@@ -60,6 +61,8 @@ void record_end(InFlight& flight) {
   const GenerationResult& result = flight.run->result();
   flight.measurement->prefill_s = result.prefill_seconds;
   flight.measurement->decode_s = result.decode_seconds;
+  flight.measurement->drafted_tokens = result.drafted_tokens;
+  flight.measurement->accepted_tokens = result.accepted_tokens;
 }
 
 // Runs requests [first, last), up to `concurrency` decoding together (Session::step_batch): the
@@ -75,7 +78,7 @@ std::vector<RequestMeasurement> run_requests(Session& session, const std::vector
   for (size_t next = first; next < last || !flying.empty();) {
     for (; next < last && static_cast<int64_t>(flying.size()) < concurrency; ++next) {
       std::unique_ptr<InFlight> flight =
-          start_request(session, requests[next], prefill_chunk, measurements[next - first]);
+          start_request(session, requests[next], prefill_chunk, workload.prompt_lookup, measurements[next - first]);
       if (flight && !flight->run->ended()) {
         flying.push_back(std::move(flight));
         continue;
@@ -142,6 +145,8 @@ BenchResults summarize_run(const BenchRun& run) {
     }
     results.prompt_tokens += request.prompt_tokens;
     results.generated_tokens += request.generated_tokens;
+    results.drafted_tokens += request.drafted_tokens;
+    results.accepted_tokens += request.accepted_tokens;
     first_tokens.push_back(request.first_token_s);
     if (request.vision_s) visions.push_back(*request.vision_s);
     latencies.insert(latencies.end(), request.token_latencies_s.begin(), request.token_latencies_s.end());

@@ -23,6 +23,7 @@ struct RequestMeasurement {
   double prefill_s = 0;
   double decode_s = 0;                    // the tokens after the first
   std::vector<double> token_latencies_s;  // between consecutive generated tokens
+  int64_t drafted_tokens = 0, accepted_tokens = 0;  // speculative decoding's
   std::string error;                      // empty: it ran
 };
 
@@ -46,6 +47,7 @@ struct BenchResults {
   double throughput_tokens_per_s = 0;  // generated tokens of all measured requests / wall time
   int64_t prompt_tokens = 0;  // image tokens included
   int64_t generated_tokens = 0;
+  int64_t drafted_tokens = 0, accepted_tokens = 0;  // speculative decoding's, over the measured requests
   int64_t failures = 0;
   std::vector<std::string> errors;  // distinct messages, first seen first
 };

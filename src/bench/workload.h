@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/prompt_lookup.h"
 #include "tensor/dtype.h"
 
 namespace canrun {
@@ -36,10 +37,11 @@ struct Workload {
   int64_t prefill_chunk = 256;
   uint64_t seed = 0;
   DType kv_dtype = DType::kF32;  // what each request's KV cache stores
+  PromptLookup prompt_lookup;     // speculative decoding (off by default)
 };
 
 struct BenchRequest {
-  std::vector<int32_t> prompt;  // token ids drawn uniformly from the vocabulary
+  std::vector<int32_t> prompt;  // token ids drawn uniformly from the vocabulary, or a given text's
   int64_t output_tokens = 0;    // generated exactly: no eos stops a bench request
   DType kv_dtype = DType::kF32;
   // The images of an image-text-to-text prompt, whose image tokens it holds; null: text only.

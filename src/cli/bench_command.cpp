@@ -22,11 +22,13 @@
 #include "cli/kv_dtype_option.h"
 #include "cli/model_argument.h"
 #include "cli/option_checks.h"
+#include "cli/prompt_lookup_flags.h"
 #include "cli/table.h"
 #include "kernels/cpu/instruction_set.h"
 #include "lab/software_stack.h"
 #include "runtime/model_config.h"
 #include "runtime/session.h"
+#include "tokenizer/tokenizer.h"
 #include "util/error.h"
 #include "util/json.h"
 #include "util/process_stats.h"
@@ -39,6 +41,7 @@ namespace {
 struct BenchArgs {
   std::string model_dir;
   std::string prompt_tokens = "128";
+  std::string prompt_file;  // every prompt this text's tokens instead of random ids
   std::string output_tokens = "32";
   std::string backend = "cpu";
   CompileFlags compile;
@@ -123,6 +126,7 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
             {"seed", args.workload.seed},
             {"images", args.images.files},
             {"image_tokens", args.image_tokens},
+            {"prompt_file", args.prompt_file.empty() ? Json(nullptr) : Json(args.prompt_file)},
             {"kv_dtype", kv_dtype_name(args.workload.kv_dtype)}}},
           {"cores", args.cores},
           {"threads", args.threads},
@@ -148,6 +152,12 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
           {"wall_s", measured.run.wall_s},
           {"prompt_tokens", results.prompt_tokens},
           {"generated_tokens", results.generated_tokens},
+          {"prompt_lookup", args.workload.prompt_lookup.draft_tokens == 0
+                                ? Json(nullptr)
+                                : Json{{"draft_tokens", args.workload.prompt_lookup.draft_tokens},
+                                       {"max_ngram", args.workload.prompt_lookup.max_ngram},
+                                       {"drafted_tokens", results.drafted_tokens},
+                                       {"accepted_tokens", results.accepted_tokens}}},
           {"peak_rss_bytes", measured.peak_rss_bytes},
           {"failures", results.failures},
           {"errors", results.errors},
@@ -166,7 +176,8 @@ void print_report(const BenchArgs& args, const Measured& measured) {
                                           : std::to_string(args.images.files.size()) +
                                                 (args.images.files.size() == 1 ? " image (" : " images (") +
                                                 std::to_string(args.image_tokens) + " tokens) then ")
-            << workload.prompt.text() << " tokens, output " << workload.output.text()
+            << workload.prompt.text() << (args.prompt_file.empty() ? "" : " (" + args.prompt_file + ")")
+            << " tokens, output " << workload.output.text()
             << " tokens, " << workload.requests << " requests after " << workload.warmup << " warm-up, concurrency "
             << workload.concurrency
             << (workload.concurrency == 1    ? ""
@@ -200,6 +211,13 @@ void print_report(const BenchArgs& args, const Measured& measured) {
   rows.push_back({"prefill", fixed(results.prefill_tokens_per_s, 1) + " tokens/s" +
                                  (args.images.files.empty() ? "" : " (image tokens included)")});
   rows.push_back({"decode", fixed(results.decode_tokens_per_s, 1) + " tokens/s per request"});
+  if (workload.prompt_lookup.draft_tokens > 0) {
+    GenerationResult counts;
+    counts.drafted_tokens = results.drafted_tokens;
+    counts.accepted_tokens = results.accepted_tokens;
+    rows.push_back({"speculation", prompt_lookup_summary(counts) + ", up to " +
+                                       std::to_string(workload.prompt_lookup.draft_tokens) + " a step"});
+  }
   rows.push_back({"per-token latency", "p50 " + duration(results.token_latency_s.p50) + ", p95 " +
                                            duration(results.token_latency_s.p95)});
   rows.push_back({"throughput", fixed(results.throughput_tokens_per_s, 1) + " generated tokens/s (" +
@@ -289,7 +307,8 @@ void run_endpoint_embeddings(const BenchArgs& args, const CLI::App& command) {
 // With --endpoint the server runs the model: options about canrun's own run make no sense.
 void run_endpoint(BenchArgs& args, const CLI::App& command) {
   for (const char* local : {"--backend", "--threads", "--cores", "--kv-dtype", "--no-compile", "--buckets",
-                            "--products", "--prefill-chunk", "--image", "--max-image-pixels"})
+                            "--products", "--prefill-chunk", "--image", "--max-image-pixels", "--prompt-file",
+                            "--prompt-lookup", "--prompt-lookup-ngram"})
     if (command.get_option_no_throw(local) && command.get_option(local)->count() > 0)
       fail(ErrorKind::kUsage, std::string(local) + " sets how canrun runs a model; with --endpoint the server runs it");
   if (!args.texts.empty()) return run_endpoint_embeddings(args, command);
@@ -307,7 +326,8 @@ void run_endpoint(BenchArgs& args, const CLI::App& command) {
 // An encoder's bench: batches of --texts through the sentence-transformers pipeline.
 void run_encoder(const BenchArgs& args, const CLI::App& command, const SessionOptions& options) {
   for (const char* generation : {"--prompt-tokens", "--output-tokens", "--concurrency", "--prefill-chunk",
-                                 "--image", "--max-image-pixels", "--cores", "--kv-dtype", "--seed"})
+                                 "--image", "--max-image-pixels", "--cores", "--kv-dtype", "--seed", "--prompt-file",
+                                 "--prompt-lookup", "--prompt-lookup-ngram"})
     if (command.get_option_no_throw(generation) && command.get_option(generation)->count() > 0)
       fail(ErrorKind::kUsage, std::string(generation) + " applies to a model that generates text; " + args.model_dir +
                                   " is an encoder (give --texts FILE and --batch N)");
@@ -361,6 +381,17 @@ void run(BenchArgs& args, const CLI::App& command) {
       images ? image_prompt_prefix(model.image_token_id, images->token_counts, model.vocab_size)
              : std::vector<int32_t>{};
   args.image_tokens = static_cast<int64_t>(image_prefix.size());
+  std::vector<int32_t> file_prompt;
+  if (!args.prompt_file.empty()) {
+    if (command.get_option("--prompt-tokens")->count() > 0)
+      fail(ErrorKind::kUsage, "--prompt-tokens: with --prompt-file the prompt is the file's tokens");
+    const Tokenizer tokenizer =
+        Tokenizer::from_file((std::filesystem::path(args.model_dir) / "tokenizer.json").string());
+    file_prompt = tokenizer.encode(read_text_file(args.prompt_file)).ids;
+    if (file_prompt.empty()) fail(ErrorKind::kUsage, "--prompt-file " + args.prompt_file + ": the text has no tokens");
+    const int64_t length = static_cast<int64_t>(file_prompt.size());
+    args.workload.prompt = {length, length};
+  }
   check_fits(args, model);
   std::shared_ptr<Communicator> comm = communicator_for(args.cores, args.model_dir);
   const bool reports = comm->rank() == 0;
@@ -388,6 +419,8 @@ void run(BenchArgs& args, const CLI::App& command) {
   measured.weights_dtype = std::string(dtype_name(session->stored_dtype()));
 
   std::vector<BenchRequest> requests = make_requests(args.workload, spec.vocab_size);
+  if (!file_prompt.empty())
+    for (BenchRequest& request : requests) request.prompt = file_prompt;
   if (images)
     add_images(requests, image_prefix, std::make_shared<const PixelValues>(images->pixels), spec.image_token_id,
                spec.vocab_size);
@@ -427,6 +460,10 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::ExistingPath);
   command->add_option("--prompt-tokens", args->prompt_tokens,
                       "Prompt length: N or LOW-HIGH (default 128); with --image, the text after the images");
+  command->add_option("--prompt-file", args->prompt_file,
+                      "Every prompt this file's text (its tokens, special ones added as generate --prompt adds "
+                      "them) instead of random ids: a workload that repeats itself, for --prompt-lookup")
+      ->check(regular_file_check());
   command->add_option("--output-tokens", args->output_tokens, "Generated tokens: N or LOW-HIGH (default 32)");
   command->add_option("--backend", args->backend,
                       "Kernels: cpu (default; compiled: measured cold and from a warm plan cache; bf16 kept "
@@ -456,6 +493,7 @@ void add_bench_command(CLI::App& app) {
                     "--concurrency, a newcomer's vision tower runs whole while the others wait)");
   command->add_option("--seed", args->workload.seed, "Seed of the prompts' token ids and lengths (default 0)");
   add_kv_dtype_option(*command, args->workload.kv_dtype);
+  add_prompt_lookup_flags(*command, args->workload.prompt_lookup);
   command->add_option("--price-per-hour", args->price_per_hour,
                       "The machine's price per hour (e.g. in USD): adds the cost per million tokens")
       ->check(CLI::NonNegativeNumber)

@@ -4,17 +4,20 @@
 
 namespace canrun {
 
-void add_prompt_lookup_flags(CLI::App& command, PromptLookup& lookup) {
-  command
-      .add_option("--prompt-lookup", lookup.draft_tokens,
+std::vector<CLI::Option*> add_prompt_lookup_flags(CLI::App& command, PromptLookup& lookup) {
+  CLI::Option* draft_tokens =
+      command
+          .add_option("--prompt-lookup", lookup.draft_tokens,
                   "Speculative decoding: draft up to N tokens per step from where the sequence's latest tokens "
                   "occurred before (in the prompt or the output) and check them in one forward pass; the output "
                   "is that of plain decoding (default 0: off; models whose layers keep a row per position)")
       ->check(CLI::Range(int64_t{0}, int64_t{64}));
-  command
-      .add_option("--prompt-lookup-ngram", lookup.max_ngram,
+  CLI::Option* max_ngram =
+      command
+          .add_option("--prompt-lookup-ngram", lookup.max_ngram,
                   "With --prompt-lookup: look up the last M tokens, or fewer when they never occurred (default 3)")
       ->check(CLI::Range(int64_t{1}, int64_t{64}));
+  return {draft_tokens, max_ngram};
 }
 
 std::string prompt_lookup_summary(const GenerationResult& result) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -10,7 +11,8 @@
 
 namespace canrun {
 
-void add_prompt_lookup_flags(CLI::App& command, PromptLookup& lookup);
+// Returns the two options, for a caller that groups them.
+std::vector<CLI::Option*> add_prompt_lookup_flags(CLI::App& command, PromptLookup& lookup);
 // "prompt lookup: A of D drafted tokens accepted (P%)", for a summary line.
 std::string prompt_lookup_summary(const GenerationResult& result);
 

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/compile_flags.h"
 #include "cli/option_checks.h"
+#include "cli/prompt_lookup_flags.h"
 #include "hub/model_folder.h"
 #include "openai/model_server.h"
 #include "serve/server.h"
@@ -130,6 +131,7 @@ void add_serve_command(CLI::App& app) {
                       "others' decode steps, so a long prompt does not stall them (default 256; 0: all at once)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
       ->group(group);
+  for (CLI::Option* option : add_prompt_lookup_flags(*command, model->server.prompt_lookup)) option->group(group);
   command->add_option("--max-queue", model->server.max_queue,
                       "Requests that may wait for a slot (default 16); past it 429 with Retry-After")
       ->check(CLI::Range(int64_t{0}, int64_t{100000}))

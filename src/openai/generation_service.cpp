@@ -65,9 +65,10 @@ struct GenerationService::Sequence {
 };
 
 GenerationService::GenerationService(Session& session, const Tokenizer& tokenizer, ServerMetrics& metrics, int slots,
-                                     int64_t max_queue, int64_t prefill_chunk, int threads)
+                                     int64_t max_queue, int64_t prefill_chunk, PromptLookup prompt_lookup,
+                                     int threads)
     : session_(session), tokenizer_(tokenizer), metrics_(metrics), slots_(slots), max_queue_(max_queue),
-      prefill_chunk_(slots > 1 ? prefill_chunk : 0), threads_(threads) {}
+      prefill_chunk_(slots > 1 ? prefill_chunk : 0), prompt_lookup_(prompt_lookup), threads_(threads) {}
 
 void GenerationService::stop() {
   std::deque<std::shared_ptr<Job>> waiting;
@@ -153,6 +154,7 @@ std::unique_ptr<GenerationService::Sequence> GenerationService::start(std::share
   request.max_new_tokens = spec.max_tokens;
   request.sampling = spec.sampling;
   request.prefill_chunk = prefill_chunk_;
+  request.prompt_lookup = prompt_lookup_;
   if (spec.ignore_eos) request.eos_token_ids = std::vector<int32_t>{};
   request.on_token = [this, &s](int32_t id) {
     const ServerClock::time_point now = ServerClock::now();

@@ -72,8 +72,9 @@ class GenerationService {
  public:
   // `slots` sequences decode together on `threads` threads; at most `max_queue` jobs wait. With
   // more than one slot a newcomer's prompt runs `prefill_chunk` tokens per step (0: all at once).
+  // `prompt_lookup` drafts tokens for a sequence while it decodes alone.
   GenerationService(Session& session, const Tokenizer& tokenizer, ServerMetrics& metrics, int slots,
-                    int64_t max_queue, int64_t prefill_chunk, int threads);
+                    int64_t max_queue, int64_t prefill_chunk, PromptLookup prompt_lookup, int threads);
   ~GenerationService() { stop(); }
 
   // The engine: runs jobs on the calling thread until stop() and the running ones are done. Call
@@ -100,6 +101,7 @@ class GenerationService {
   const int64_t slots_;
   const int64_t max_queue_;
   const int64_t prefill_chunk_;
+  const PromptLookup prompt_lookup_;
   const int threads_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -26,6 +26,7 @@ struct ModelServerOptions {
   std::optional<std::string> chat_template;  // a named template of the folder
   int slots = 1;                  // sequences decoded together
   int64_t prefill_chunk = 256;    // with slots > 1: a prompt's tokens per step between the others' (0: at once)
+  PromptLookup prompt_lookup;     // speculative decoding of a sequence decoding alone (off by default)
   int64_t max_queue = 16;         // requests waiting for a slot (an encoder's: for a batch)
   int64_t batch_tokens = 8192;    // an encoder's: tokens per batch of requests
   int threads = 0;                // 0: every core

@@ -82,6 +82,22 @@ Session::Session(std::string model_dir, SessionOptions options)
   }
 }
 
+void Session::check_prompt_lookup(const PromptLookup& lookup) const {
+  const DecoderSpec& spec = config_.spec;
+  if (lookup.draft_tokens < 0) fail(ErrorKind::kUsage, "--prompt-lookup must not be negative");
+  if (lookup.draft_tokens == 0) return;
+  if (lookup.max_ngram < 1) fail(ErrorKind::kUsage, "--prompt-lookup-ngram must be at least 1");
+  const int folding = program_.make_state({1, DType::kF32}).first_folding_slot();
+  if (folding >= 0)
+    fail(ErrorKind::kUsage, "--prompt-lookup: " + spec.model_type + "'s " +
+                                program_.state_slots()[static_cast<size_t>(folding)].name +
+                                " folds every token into its state and cannot take rejected drafts back; "
+                                "speculative decoding needs layers that keep a row per position (attention)");
+  if (rotary_follows_length(spec))
+    fail(ErrorKind::kUsage, "--prompt-lookup: " + spec.model_type +
+                                "'s longrope recomputes the sequence as it grows; it runs one token per step");
+}
+
 CompiledModel::Shape Session::prepare(int64_t prompt_length, int64_t new_tokens) {
   if (!compiled_) return {prompt_length, prompt_length + new_tokens};
   const std::lock_guard lock(compile_mutex_);
@@ -172,19 +188,7 @@ SequenceRun::SequenceRun(Session& session, std::span<const int32_t> prompt, cons
            "the images' tokens lie past the prompt of " + std::to_string(prompt_length_) + " tokens");
     state_->set_visual(request.visual);
   }
-  if (request.prompt_lookup.draft_tokens < 0) fail(ErrorKind::kUsage, "--prompt-lookup must not be negative");
-  if (request.prompt_lookup.draft_tokens > 0) {
-    if (request.prompt_lookup.max_ngram < 1) fail(ErrorKind::kUsage, "--prompt-lookup-ngram must be at least 1");
-    const int folding = state_->first_folding_slot();
-    if (folding >= 0)
-      fail(ErrorKind::kUsage, "--prompt-lookup: " + spec.model_type + "'s " +
-                                  session.program_.state_slots()[static_cast<size_t>(folding)].name +
-                                  " folds every token into its state and cannot take rejected drafts back; "
-                                  "speculative decoding needs layers that keep a row per position (attention)");
-    if (rotary_follows_length(spec))
-      fail(ErrorKind::kUsage, "--prompt-lookup: " + spec.model_type +
-                                  "'s longrope recomputes the sequence as it grows; it runs one token per step");
-  }
+  session.check_prompt_lookup(request.prompt_lookup);
   result_.kv_cache_bytes = state_->bytes();
   eos_ = request.eos_token_ids ? *request.eos_token_ids : session.config_.generation.eos_token_ids;
   result_.seed = sampler_.seed();

@@ -21,6 +21,7 @@
 #include "parallel/communicator.h"
 #include "program/executor.h"
 #include "runtime/model_config.h"
+#include "runtime/prompt_lookup.h"
 #include "runtime/sampling.h"
 #include "vision/qwen_vision.h"
 
@@ -41,19 +42,6 @@ struct SessionOptions {
 
 // An uncompiled run on `backend`: the ref yardstick, or cpu --no-compile.
 SessionOptions uncompiled(Backend backend, std::shared_ptr<Communicator> comm = single_process_communicator());
-
-// Speculative decoding by prompt lookup (runtime/prompt_lookup.h): each decode step drafts up to
-// `draft_tokens` tokens from an earlier occurrence of the sequence's last `max_ngram` (or fewer)
-// tokens and runs them in one forward pass; a drafted token stands while it is the token the
-// model chooses after the ones before it, and the first that is not gives way to the model's
-// choice. Every token is chosen from the logits that plain decoding would have, with the same
-// draws, so greedy and seeded output is plain decoding's. For models whose state keeps a row per
-// position (attention caches), a sequence decoding alone or by Session::step (in a batch of
-// several, one token per step).
-struct PromptLookup {
-  int64_t draft_tokens = 0;  // 0: off
-  int64_t max_ngram = 3;
-};
 
 struct GenerateRequest {
   int64_t max_new_tokens = 32;
@@ -179,6 +167,10 @@ class Session {
   // through the vision tower on this session's backend. Throws Error(kUsage) for a text model,
   // or when the prompt's image tokens do not match the images.
   std::shared_ptr<const VisualInputs> encode_images(std::span<const int32_t> prompt, const PixelValues& pixels) const;
+
+  // Throws Error(kUsage) naming the option when generations cannot use `lookup`: a model whose
+  // state folds tokens in (a recurrent or convolution layer), or longrope that recomputes.
+  void check_prompt_lookup(const PromptLookup& lookup) const;
 
   // Compiles the prompt bucket of `prompt_length` for `new_tokens` more, as generate does on first
   // use, and returns that shape (uncompiled: the prompt itself and exactly the cache it needs).

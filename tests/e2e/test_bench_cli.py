@@ -23,7 +23,7 @@ def test_json_measures_every_request_of_the_workload(run_canrun):
                         "--prefill-chunk", "5", "--price-per-hour", "3.6")
     assert report["architecture"] == "llama" and report["weights_dtype"] == "F32"
     assert report["workload"] == {"prompt_tokens": "8-16", "output_tokens": "5", "requests": 3, "warmup": 1,
-                                  "concurrency": 2, "prefill_chunk": 5, "seed": 0, "kv_dtype": "f32",
+                                  "concurrency": 2, "prefill_chunk": 5, "seed": 0, "kv_dtype": "f32", "prompt_file": None,
                                   "images": [], "image_tokens": 0}
     assert report["vision_s"] is None
     assert report["threads"] == 2 and "threads_per_request" not in report
@@ -165,3 +165,39 @@ def test_missing_model_folder(run_canrun, tmp_path):
     assert result.returncode == 2 and "nowhere" in result.stderr
     empty = run_canrun("bench", tmp_path)
     assert empty.returncode != 0 and "config.json" in empty.stderr
+
+
+def test_prompt_file_and_prompt_lookup(run_canrun, tmp_path):
+    text = tmp_path / "prompt.txt"
+    text.write_text("one two three one two three one two three")
+    out = bench_json(run_canrun, "--prompt-file", text, "--output-tokens", "12", "--requests", "2",
+                     "--prompt-lookup", "3")
+    # Every prompt is the file's tokens; the repeated words give the first step a draft.
+    assert out["workload"]["prompt_file"] == str(text)
+    prompt_length = int(out["workload"]["prompt_tokens"])
+    assert out["prompt_tokens"] == 2 * prompt_length
+    lookup = out["prompt_lookup"]
+    assert lookup["draft_tokens"] == 3 and lookup["max_ngram"] == 3
+    assert lookup["drafted_tokens"] >= 2 and 0 <= lookup["accepted_tokens"] <= lookup["drafted_tokens"]
+    assert out["generated_tokens"] == 24 and out["failures"] == 0
+    assert bench_json(run_canrun, "--requests", "1", "--prompt-tokens", "8", "--output-tokens", "2")["prompt_lookup"] is None
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--prompt-tokens", "8"], "--prompt-tokens: with --prompt-file the prompt is the file's tokens"),
+    (["--prompt-lookup", "-1"], "--prompt-lookup"),
+    (["--prompt-lookup", "2", "--prompt-lookup-ngram", "0"], "--prompt-lookup-ngram"),
+])
+def test_prompt_file_and_lookup_bad_input(run_canrun, tmp_path, args, words):
+    text = tmp_path / "prompt.txt"
+    text.write_text("a b a b")
+    result = run_canrun("bench", MODEL, "--prompt-file", text, *args)
+    assert result.returncode == 2, result.stderr
+    assert words in result.stderr
+
+
+def test_prompt_lookup_on_a_recurrent_model_names_the_state(run_canrun):
+    result = run_canrun("bench", REPO_ROOT / "tests" / "fixtures" / "models" / "qwen3_next", "--prompt-tokens", "8",
+                        "--output-tokens", "4", "--requests", "1", "--prompt-lookup", "2")
+    assert result.returncode != 0
+    assert "--prompt-lookup: qwen3_next's layers.0.conv_state folds every token into its state" in result.stderr

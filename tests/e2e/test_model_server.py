@@ -356,3 +356,26 @@ def test_sigterm_while_the_model_loads_ends_the_process(canrun_bin):
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def test_prompt_lookup_serves_what_generate_says(canrun_bin, run_canrun):
+    prompt = "one two three four one two three four one two"
+    expected = generated_text(run_canrun, TINY, "--prompt", prompt, "--max-new-tokens", 16)["text"]
+    server = Server(canrun_bin, TINY, "--prompt-lookup", "4", "--served-model-name", "tiny")
+    try:
+        # Stop strings are looked for after every token, drafted or not.
+        whole = server.client.completions.create(model="tiny", prompt=prompt, max_tokens=16, temperature=0)
+        assert whole.choices[0].text == expected
+        cut = expected[4:6]
+        stopped = server.client.completions.create(model="tiny", prompt=prompt, max_tokens=16, temperature=0,
+                                                   stop=[cut])
+        assert stopped.choices[0].text == expected[:expected.index(cut)]
+    finally:
+        server.stop()
+
+
+def test_prompt_lookup_on_a_recurrent_model_is_refused_at_start(run_canrun):
+    result = run_canrun("serve", REPO_ROOT / "tests" / "fixtures" / "models" / "lfm2", "--port", "0",
+                        "--prompt-lookup", "2")
+    assert result.returncode == 2
+    assert "--prompt-lookup: lfm2's " in result.stderr and "folds every token into its state" in result.stderr

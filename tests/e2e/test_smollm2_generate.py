@@ -52,3 +52,21 @@ def test_story_is_readable_english(outputs):
     assert len(words) >= 15
     assert sum(ch.isascii() for ch in text) / len(text) > 0.95
     assert len(COMMON_WORDS & set(words)) >= 3, text
+
+
+def test_prompt_lookup_generates_the_same_tokens_faster_per_pass(run_canrun):
+    # A chat that asks for code back: the answer repeats the prompt's lines, which prompt lookup drafts.
+    code = ("def average(values):\n    total = 0\n    count = 0\n    for value in values:\n"
+            "        total += value\n        count += 1\n    if count == 0:\n        return 0\n"
+            "    return total / count\n")
+    user = "Rename the variable total to sum in this Python function and return the whole function.\n\n" + code
+    runs = {}
+    for lookup in ("0", "5"):
+        result = run_canrun("generate", MODEL, "--user", user, "--max-new-tokens", 96, "--greedy", "--json",
+                            "--prompt-lookup", lookup)
+        assert result.returncode == 0, result.stderr
+        runs[lookup] = json.loads(result.stdout)
+    assert runs["5"]["generated_ids"] == runs["0"]["generated_ids"]
+    assert runs["0"]["prompt_lookup"] is None
+    lookup = runs["5"]["prompt_lookup"]
+    assert lookup["accepted_tokens"] >= 10 and lookup["drafted_tokens"] >= lookup["accepted_tokens"]
