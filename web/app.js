@@ -171,9 +171,11 @@ function compileNote(row) {
   return null;
 }
 
-// Under the model id: its architecture and the weights' licence (the weights' own terms, apart from canrun's).
+// Under the model id: its architecture, its quantization and the weights' licence (the weights' own terms, apart
+// from canrun's).
 function modelNote(row) {
-  const parts = [row.yours ? "yours" : null, row.architecture, row.license ? `licence ${row.license}` : null]
+  const parts = [row.yours ? "yours" : null, row.architecture, row.quantization,
+                 row.license ? `licence ${row.license}` : null]
     .filter(Boolean);
   return parts.length ? el("span", { class: "sub model-note", text: parts.join(" · ") }) : null;
 }
@@ -468,6 +470,7 @@ function detailContent(detail) {
     fact("Task", row.task);
     fact("Architecture", row.architecture);
     fact("Weights", didRun ? row.weights ?? DASH : unknown, "detail-weights");
+    fact("Quantization", row.quantization, "detail-quantization");
     fact("Cores", didRun ? row.cores ?? DASH : unknown, "detail-cores");
     fact("Wall time (compilation included)", didRun ? seconds(row.wall_time_s) ?? DASH : unknown, "detail-wall-time");
     if (didRun) {

@@ -149,6 +149,19 @@ PlannerOptions check_planner_options(const ModelSource& source, const CheckOptio
   return planner;
 }
 
+// The quantization column: how the checkpoint stores its weights, when not as floats.
+std::optional<std::string> quantization_label(const DecoderSpec& spec) {
+  if (spec.packed_int.present()) {
+    const std::string bits = std::to_string(spec.packed_int.bits);
+    return "compressed-tensors int" + bits + " (W" + bits + "A16), " +
+           (spec.packed_int.group_size > 0 ? "group " + std::to_string(spec.packed_int.group_size) : "per channel");
+  }
+  if (spec.fp8.present())
+    return "fp8 e4m3, blocks " + std::to_string(spec.fp8.rows) + "x" + std::to_string(spec.fp8.cols);
+  if (spec.moe.mxfp4) return "mxfp4 experts";
+  return std::nullopt;
+}
+
 // The protocol after resolution; `stage` tells the caller where an exception came from.
 void run_protocol(const ModelSource& source, const CheckOptions& options, const DeviceProfile& profile, ResultRow& row,
                   CheckStage& stage) {
@@ -160,6 +173,7 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
   // An unknown family ends here, before any planning or weights.
   const Architecture& architecture = architecture_of(ConfigReader(config, "config.json"));
   const DecoderSpec spec = architecture.read_spec(ConfigReader(config, "config.json"));
+  row.quantization = quantization_label(spec);
   // A model that reads images is checked on the image-text-to-text task, with the check image.
   if (spec.vision) row.task = "image-text-to-text";
   // An encoder is checked on its catalog task, else on the one its head says (encoder_check.h).

@@ -282,6 +282,7 @@ const std::vector<Column>& columns() {
       added_later(column("min_cosine", &ResultRow::min_cosine)),
       added_later(column("max_score_difference", &ResultRow::max_score_difference)),
       added_later(column("sentences_per_s", &ResultRow::sentences_per_s)),
+      added_later(column("quantization", &ResultRow::quantization)),
   };
   return kColumns;
 }

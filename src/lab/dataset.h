@@ -26,8 +26,9 @@ struct StackComponent {
 using Timestamp = std::chrono::sys_time<std::chrono::microseconds>;
 
 // The layout the writer produces: 2 added schema_version and the columns after it, 3
-// warm_compile_time_s, 4 the encoder checks' min_cosine, max_score_difference and sentences_per_s.
-inline constexpr int32_t kDatasetSchemaVersion = 4;
+// warm_compile_time_s, 4 the encoder checks' min_cosine, max_score_difference and sentences_per_s,
+// 5 quantization.
+inline constexpr int32_t kDatasetSchemaVersion = 5;
 
 // The codes of reason_code, each with its meaning, for the dataset card.
 struct ReasonCode {
@@ -102,6 +103,10 @@ struct ResultRow {
   // An encoder check's throughput: texts (sentences, or query-document pairs) the tested run
   // encoded per second, timed after a first pass that compiled.
   std::optional<double> sentences_per_s;
+  // How the checkpoint stores its weights when quantized ("compressed-tensors int4 (W4A16), group
+  // 128", "fp8 e4m3, blocks 128x128", "mxfp4 experts"); null for weights stored as floats, or
+  // when the check stopped before reading the config.
+  std::optional<std::string> quantization;
   bool operator==(const ResultRow&) const = default;
 };
 

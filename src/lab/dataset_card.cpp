@@ -71,7 +71,7 @@ const std::map<std::string, std::string>& descriptions() {
       {"compiler_version", "First half of the version pair that names the file (for canrun: canrun-<version>; for "
                            "the torch runner: torch-<version>+<compile backend or eager>-<device>)."},
       {"schema_version", "The row's layout: " + std::to_string(kDatasetSchemaVersion) +
-                             " for rows written now (3: before min_cosine, max_score_difference and sentences_per_s; 2: before "
+                             " for rows written now (4: before quantization; 3: before min_cosine, max_score_difference and sentences_per_s; 2: before "
                              "warm_compile_time_s; 1: files from before this column)."},
       {"reason_code", "Why nothing ran, as a code (see Reason codes above); null when the check ran."},
       {"license", "The weights' licence as the catalog records it from the Hub (check the weights' rights apart "
@@ -104,6 +104,10 @@ const std::map<std::string, std::string>& descriptions() {
       {"sentences_per_s", "An encoder check: the texts (sentences, or query-document pairs for text-ranking) the "
                           "tested run encoded per second, timed on a second pass after the first compiled; null for "
                           "other tasks. One small batch on the check's cores: a sanity figure, not a benchmark."},
+      {"quantization", "How the checkpoint stores its weights when it is quantized, as its config.json's "
+                       "quantization_config says: `compressed-tensors int4 (W4A16), group 128`, `compressed-tensors "
+                       "int8 (W8A16), per channel`, `fp8 e4m3, blocks 128x128` or `mxfp4 experts`; null for "
+                       "weights stored as floats or when the check stopped before reading the config."},
       {"run_command", "The `canrun check` command that repeats the row from a clone built with the README's set-up "
                       "command."},
       {"library_version", "Second half of the version pair (for canrun: <tested backend>-<ISA its kernels ran with>, "

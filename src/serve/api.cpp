@@ -122,6 +122,7 @@ Json item_json(const DatasetSnapshot& snapshot, ListItem item, const PairRows* p
                  {"min_cosine", nullptr},
                  {"max_score_difference", nullptr},
                  {"sentences_per_s", nullptr},
+                 {"quantization", nullptr},
                  {"architecture", item.entry && !item.entry->model_type.empty() ? Json(item.entry->model_type)
                                                                                : Json(nullptr)}});
     return json;
@@ -144,6 +145,7 @@ Json item_json(const DatasetSnapshot& snapshot, ListItem item, const PairRows* p
                {"min_cosine", or_null(row.min_cosine)},
                {"max_score_difference", or_null(row.max_score_difference)},
                {"sentences_per_s", or_null(row.sentences_per_s)},
+               {"quantization", or_null(row.quantization)},
                {"architecture", row.architecture}});
   return json;
 }

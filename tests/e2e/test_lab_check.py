@@ -56,7 +56,7 @@ def test_fixture_folder_passes(canrun_bin, lab_env):
     assert row["compiler_version"] == "canrun-" + stack["canrun"].split()[0]
     assert f"build/canrun check {FIXTURES / 'llama_bf16'} --profile local --json" in row["reproduce_script"]
     assert row["run_command"] == f"build/canrun check {FIXTURES / 'llama_bf16'} --profile local"
-    assert row["schema_version"] == 4 and row["reason_code"] is None and row["license"] is None
+    assert row["schema_version"] == 5 and row["reason_code"] is None and row["license"] is None
     assert row["tokens_match"] is True and row["first_divergence_step"] is None and row["judged_fluent"] is None
     assert row["plan_source"] == "built"
     assert 0 < row["warm_compile_time_s"]  # the plan taken from the cache by a second session
@@ -67,6 +67,18 @@ def test_fixture_folder_passes(canrun_bin, lab_env):
 # per-layer inputs.
 ESTIMATED = ["llama_bf16", "llama_f16", "llama_f32", "deepseek_v3_fp8", "gpt_oss_mxfp4", "qwen2_5_vl", "qwen3_next",
              "gemma4_text_ple"]
+
+
+@pytest.mark.parametrize("name, quantization", [
+    ("llama_w4a16", "compressed-tensors int4 (W4A16), group 32"),
+    ("qwen2_w8a16", "compressed-tensors int8 (W8A16), per channel"),
+    ("deepseek_v3_fp8", "fp8 e4m3, blocks 8x8"),
+    ("gpt_oss_mxfp4", "mxfp4 experts"),
+    ("llama_bf16", None),
+])
+def test_the_row_names_the_checkpoints_quantization(canrun_bin, lab_env, name, quantization):
+    row = check_json(canrun_bin, lab_env, FIXTURES / name, "--no-record")
+    assert row["result"] == "PASS" and row["quantization"] == quantization
 
 
 @pytest.mark.parametrize("name", ESTIMATED)
@@ -369,7 +381,7 @@ def test_embedding_model_is_checked_by_the_cosine_of_its_embeddings(canrun_bin, 
     assert row["max_score_difference"] is None and row["sentences_per_s"] > 0
     assert row["generated_token_ids"] is None and row["tokens_match"] is None
     assert row["prompt"].startswith("8 fixed sentences")
-    assert row["plan_source"] == "built" and row["compile_time_s"] > 0 and row["schema_version"] == 4
+    assert row["plan_source"] == "built" and row["compile_time_s"] > 0 and row["schema_version"] == 5
 
 
 def test_cross_encoder_is_checked_by_its_ranking(canrun_bin, lab_env, tmp_path):

@@ -248,7 +248,7 @@ TEST(LabDatasetColumns, ListTheIssuesColumns) {
                            "matching_prefix_length", "software_stack", "reproduce_script", "timestamp", "host",
                            "schema_version", "reason_code", "license", "memory_capacity_bytes",
                            "planned_memory_bytes", "tokens_match", "judged_fluent", "first_divergence_step",
-                           "plan_source", "run_command"})
+                           "plan_source", "run_command", "quantization"})
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
 }
 
