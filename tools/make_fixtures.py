@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import compressed_tensors
+import gptqmodel
 import numpy as np
 import torch
 import transformers
@@ -34,6 +35,7 @@ from transformers.models.auto.tokenization_auto import MODELS_WITH_INCORRECT_HUB
 
 from compressed_tensors_checkpoint import pack_compressed
 from fp8_checkpoint import pack_fp8
+from gptq_checkpoint import pack_gptq
 from tokenizer_styles import build_tokenizer, special_token_ids
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +45,9 @@ MAX_NEW_TOKENS = 32
 # Reordered float32 sums move these logits (magnitude ~10) by ~1e-5; a 5e-3 gap leaves a wide
 # margin before a different but correct implementation could pick another token.
 MIN_TOP2_GAP = 5e-3
+# GPTQ fixtures: the logits of an exact and an f16-rounded dequantisation differed by up to 2.5e-2.
+GPTQ_LOGIT_TOLERANCE = 5e-2
+GPTQ_MIN_TOP2_GAP = 2e-2
 # A sparse attention indexer keeps each query's top-k keys by its scores (magnitude ~1); a gap
 # this wide between the k-th and the next keeps reordered sums from changing the choice.
 MIN_INDEX_GAP = 1e-4
@@ -288,6 +293,12 @@ class Fixture:
     # W4A16 / W8A16 checkpoint (see compressed_tensors_checkpoint.py); the golden is transformers'
     # own loading of that folder, which decompresses on the CPU.
     packed_int: tuple | None = None
+    # (bits, group size or None): stores every Linear but lm_head as a GPTQ checkpoint (v1 layout,
+    # packed by GPTQModel; see gptq_checkpoint.py); the golden is transformers' own loading of that
+    # folder, whose GPTQ kernels round each dequantised weight to the f16 scales' type where canrun
+    # keeps the exact product: logits agree within GPTQ_LOGIT_TOLERANCE, written into the golden,
+    # and the top-1/top-2 gap must be GPTQ_MIN_TOP2_GAP so that the tokens cannot depend on it.
+    gptq: tuple | None = None
 
 
 FIXTURES = [
@@ -448,6 +459,14 @@ FIXTURES = [
             "qwen2 (q/k/v biases kept in float) as a W8A16 checkpoint: symmetric int8 weights packed four to "
             "an int32 word, one f32 scale per row (strategy channel)",
             QWEN2, "gpt2", seed=3603, packed_int=(8, None)),
+    Fixture("llama_gptq_int4",
+            "llama_f32 as a GPTQ checkpoint (v1 layout, as AutoGPTQ and GPTQModel publish it): every layer "
+            "projection symmetric int4 in groups of 32 inputs, packed by GPTQModel; the golden is transformers' "
+            "own GPTQ loading (GPTQModel's CPU kernel)",
+            LLAMA, "llama3", seed=3624, gptq=(4, 32)),
+    Fixture("llama_gptq_int8",
+            "llama_f32 as a GPTQ int8 checkpoint with one scale per output (group_size -1)",
+            LLAMA, "sentencepiece", seed=3645, gptq=(8, None)),
     Fixture("deepseek_v4",
             "DeepSeek-V4: 4 query heads of 32 over one key=value head (rope on the last 8 dims in pairs, "
             "undone on the output; sinks; grouped output projection), sliding window 8, windows of 4 "
@@ -794,6 +813,8 @@ def make_fixture(fx, folder, eos_ids):
         pack_fp8(folder, FP8_BLOCK)
     if fx.packed_int:
         pack_compressed(folder, *fx.packed_int)
+    if fx.gptq:
+        pack_gptq(folder, *fx.gptq)
     return tok
 
 
@@ -963,8 +984,9 @@ def build(fx):
                  if len(c["generated_ids"]) < MAX_NEW_TOKENS]
         assert any(s in eos_ids[1:] for s in stops), f"{fx.name}: no case stopped on a later eos"
     min_gap = min(c["min_top2_gap"] for c in golden_cases)
-    if min_gap < MIN_TOP2_GAP:
-        raise RuntimeError(f"{fx.name}: top-1/top-2 logit gap {min_gap:.2e} < {MIN_TOP2_GAP}; "
+    required_gap = GPTQ_MIN_TOP2_GAP if fx.gptq else MIN_TOP2_GAP
+    if min_gap < required_gap:
+        raise RuntimeError(f"{fx.name}: top-1/top-2 logit gap {min_gap:.2e} < {required_gap}; "
                            "change its seed")
     golden = {
         "transformers_version": transformers.__version__,
@@ -975,6 +997,9 @@ def build(fx):
     }
     if fx.packed_int:
         golden["compressed_tensors_version"] = compressed_tensors.__version__
+    if fx.gptq:
+        golden["gptqmodel_version"] = gptqmodel.__version__
+        golden["logit_tolerance"] = GPTQ_LOGIT_TOLERANCE
     (GOLDENS_DIR / f"{fx.name}.json").write_text(golden_json(golden), encoding="utf-8")
     size = sum(f.stat().st_size for f in folder.iterdir())
     print(f"{fx.name:18} {size / 1024:7.0f} KiB  min_top2_gap {min_gap:.4f}  "

@@ -153,7 +153,8 @@ PlannerOptions check_planner_options(const ModelSource& source, const CheckOptio
 std::optional<std::string> quantization_label(const DecoderSpec& spec) {
   if (spec.packed_int.present()) {
     const std::string bits = std::to_string(spec.packed_int.bits);
-    return "compressed-tensors int" + bits + " (W" + bits + "A16), " +
+    return std::string(spec.packed_int.packing == IntPacking::kGptq ? "gptq" : "compressed-tensors") + " int" + bits +
+           " (W" + bits + "A16), " +
            (spec.packed_int.group_size > 0 ? "group " + std::to_string(spec.packed_int.group_size) : "per channel");
   }
   if (spec.fp8.present())

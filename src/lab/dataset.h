@@ -104,8 +104,8 @@ struct ResultRow {
   // encoded per second, timed after a first pass that compiled.
   std::optional<double> sentences_per_s;
   // How the checkpoint stores its weights when quantized ("compressed-tensors int4 (W4A16), group
-  // 128", "fp8 e4m3, blocks 128x128", "mxfp4 experts"); null for weights stored as floats, or
-  // when the check stopped before reading the config.
+  // 128", "gptq int8 (W8A16), per channel", "fp8 e4m3, blocks 128x128", "mxfp4 experts"); null
+  // for weights stored as floats, or when the check stopped before reading the config.
   std::optional<std::string> quantization;
   bool operator==(const ResultRow&) const = default;
 };

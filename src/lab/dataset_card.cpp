@@ -105,8 +105,8 @@ const std::map<std::string, std::string>& descriptions() {
                           "tested run encoded per second, timed on a second pass after the first compiled; null for "
                           "other tasks. One small batch on the check's cores: a sanity figure, not a benchmark."},
       {"quantization", "How the checkpoint stores its weights when it is quantized, as its config.json's "
-                       "quantization_config says: `compressed-tensors int4 (W4A16), group 128`, `compressed-tensors "
-                       "int8 (W8A16), per channel`, `fp8 e4m3, blocks 128x128` or `mxfp4 experts`; null for "
+                       "quantization_config says: `compressed-tensors int4 (W4A16), group 128`, `gptq int8 (W8A16), "
+                       "per channel`, `fp8 e4m3, blocks 128x128` or `mxfp4 experts`; null for "
                        "weights stored as floats or when the check stopped before reading the config."},
       {"run_command", "The `canrun check` command that repeats the row from a clone built with the README's set-up "
                       "command."},

@@ -98,6 +98,31 @@ void read_compressed_tensors(const ConfigReader& quant, DecoderSpec& spec,
   spec.packed_int = scheme;
 }
 
+// GPTQ as AutoGPTQ and GPTQModel publish it: symmetric int4 or int8 weights, inputs in order (no
+// desc_act), a scale per group of inputs or per output; the v1 (`gptq`) or v2 (`gptq_v2`) layout.
+void read_gptq(const ConfigReader& quant, DecoderSpec& spec, const std::function<void(const std::string&)>& refuse) {
+  PackedIntScheme scheme;
+  scheme.packing = IntPacking::kGptq;
+  scheme.bits = static_cast<int>(quant.integer("bits", std::nullopt, 1, 64));
+  if (scheme.bits != 4 && scheme.bits != 8) refuse("bits " + std::to_string(scheme.bits));
+  const int64_t group_size = quant.integer("group_size", int64_t{128}, -1, int64_t{1} << 20);
+  if (group_size == 0) quant.reject("group_size", "must be -1 (one scale per output) or positive");
+  scheme.group_size = group_size < 0 ? 0 : group_size;
+  if (quant.boolean("desc_act", false)) refuse("desc_act true (inputs permuted by g_idx)");
+  if (!quant.boolean("sym", true)) refuse("sym false (zero points)");
+  if (quant.boolean("lm_head", false)) refuse("lm_head true (a quantized output head)");
+  if (quant.has("dynamic") && !(quant.json()["dynamic"].is_object() && quant.json()["dynamic"].empty()) &&
+      !quant.json()["dynamic"].is_null())
+    refuse("dynamic (per-module overrides)");
+  if (quant.string("pack_dtype", std::string("int32")) != "int32")
+    refuse("pack_dtype '" + quant.string("pack_dtype", std::nullopt) + "'");
+  const std::string layout_key = quant.has("checkpoint_format") ? "checkpoint_format" : "format";
+  const std::string layout = quant.string(layout_key, std::string("gptq"));
+  if (layout != "gptq" && layout != "gptq_v2") refuse(layout_key + " '" + layout + "'");
+  scheme.stored_zero = (1 << (scheme.bits - 1)) - (layout == "gptq" ? 1 : 0);
+  spec.packed_int = scheme;
+}
+
 }  // namespace
 
 void read_quantization(const ConfigReader& config, DecoderSpec& spec) {
@@ -109,12 +134,14 @@ void read_quantization(const ConfigReader& config, DecoderSpec& spec) {
          config.path() + ": field 'quantization_config': " + what + " is not supported for " + spec.model_type +
              " (supported: none; quant_method fp8 with e4m3 weights, weight_block_size and dynamic activations; "
              "quant_method compressed-tensors, format pack-quantized, symmetric int4 or int8 weights in "
-             "groups or per channel)");
+             "groups or per channel; quant_method gptq, symmetric int4 or int8 without desc_act)");
   };
   if (method == "fp8")
     read_fp8(quant, spec, refuse);
   else if (method == "compressed-tensors")
     read_compressed_tensors(quant, spec, refuse);
+  else if (method == "gptq")
+    read_gptq(quant, spec, refuse);
   else
     refuse("quant_method '" + method + "'");
 }

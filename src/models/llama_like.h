@@ -51,8 +51,8 @@ std::vector<int64_t> read_layer_type_windows(const ConfigReader& config, int64_t
 
 // quantization_config: none; quant_method fp8 (E4M3 weights, a scale per weight_block_size
 // block, dynamic activation scaling), which sets spec.fp8; or quant_method compressed-tensors
-// with packed symmetric int4/int8 weights, which sets spec.packed_int. Any other method or
-// option is refused by name.
+// or gptq with packed symmetric int4/int8 weights, which sets spec.packed_int. Any other method
+// or option is refused by name.
 void read_quantization(const ConfigReader& config, DecoderSpec& spec);
 
 // Norm settings for the whole model.

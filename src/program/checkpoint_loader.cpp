@@ -26,6 +26,8 @@ WeightMatrix CheckpointLoader::plain_part(const std::string& name, int64_t out, 
     return fp8_part(name, out, in, part);
   if (const std::string_view suffix = ".weight"; packed_int_.present() && name.ends_with(suffix)) {
     const std::string stem = name.substr(0, name.size() - suffix.size());
+    if (packed_int_.packing == IntPacking::kGptq && store_.contains(stem + ".qweight"))
+      return gptq_part(stem, out, in, part);
     if (store_.contains(stem + ".weight_packed")) return packed_int_part(stem, out, in, part);
   }
   const TensorRecord& record = store_.get(name, {out, in});
@@ -163,6 +165,85 @@ WeightMatrix CheckpointLoader::int_part(const TensorRecord& words, const TensorR
   release_pages(words.data);
   return WeightMatrix::scaled_bytes_owning(dtype, std::move(values), FloatBuffer::owning(std::move(row_scales)), block,
                                            rows, cols);
+}
+
+// Symmetric weights in order only: every qzeros value is the scheme's stored zero and g_idx (when
+// present) puts input i in group i / group_size, else the tensor is named. The part's codes are
+// laid out as WeightMatrix's int8 (value) or int4 (value + 8, two to a byte) rows.
+WeightMatrix CheckpointLoader::gptq_part(const std::string& stem, int64_t out, int64_t in, MatrixPart part) {
+  const int bits = packed_int_.bits;
+  const int64_t per_word = 32 / bits, groups = packed_int_.groups(in);
+  const uint32_t mask = (1u << bits) - 1;
+  const TensorRecord& qweight = store_.get_raw(stem + ".qweight", {(in + per_word - 1) / per_word, out}, "I32");
+  const TensorRecord& qzeros = store_.get_raw(stem + ".qzeros", {groups, (out + per_word - 1) / per_word}, "I32");
+  const TensorRecord& scale_record = store_.get(stem + ".scales", {groups, out});
+  for (const TensorRecord* words : {&qweight, &qzeros})
+    if (reinterpret_cast<uintptr_t>(words->data.data()) % alignof(uint32_t) != 0)
+      fail(ErrorKind::kCheckpoint, "tensor '" + stem + (words == &qweight ? ".qweight" : ".qzeros") + "' in " +
+                                       words->file + " is not aligned to its 4-byte words");
+  const auto* zero_words = reinterpret_cast<const uint32_t*>(qzeros.data.data());
+  const int64_t zero_row_words = (out + per_word - 1) / per_word;
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t c = 0; c < out; ++c)
+      if (const uint32_t zero = (zero_words[g * zero_row_words + c / per_word] >> (c % per_word * bits)) & mask;
+          zero != static_cast<uint32_t>(packed_int_.stored_zero))
+        fail(ErrorKind::kUnsupportedOption,
+             "tensor '" + stem + ".qzeros' in " + qzeros.file + " holds " + std::to_string(zero) + " for group " +
+                 std::to_string(g) + ", output " + std::to_string(c) + ": canrun reads symmetric GPTQ weights (every "
+                 "stored zero point " + std::to_string(packed_int_.stored_zero) + ")");
+  if (store_.contains(stem + ".g_idx")) {
+    const TensorRecord& g_idx = store_.get_raw(stem + ".g_idx", {in}, "I32");
+    for (int64_t i = 0; i < in; ++i) {
+      int32_t group = 0;
+      std::memcpy(&group, g_idx.data.data() + i * 4, 4);
+      const int64_t expected = packed_int_.group_size > 0 ? i / packed_int_.group_size : 0;
+      if (group != expected)
+        fail(ErrorKind::kUnsupportedOption, "tensor '" + stem + ".g_idx' in " + g_idx.file + " puts input " +
+                                                std::to_string(i) + " in group " + std::to_string(group) +
+                                                ": canrun reads GPTQ inputs in order (no desc_act)");
+    }
+  }
+  std::vector<float> scales(static_cast<size_t>(scale_record.numel()));  // [groups, out]
+  widen_to_f32(*scale_record.dtype, scale_record.data.data(), scales.size(), scales.data());
+  const auto* words = reinterpret_cast<const uint32_t*>(qweight.data.data());
+  const auto code = [&](int64_t input, int64_t output) {
+    return static_cast<int32_t>((words[input / per_word * out + output] >> (input % per_word * bits)) & mask);
+  };
+  const int32_t zero = 1 << (bits - 1);
+  const int64_t rows = part.rows.count, cols = part.cols.count;
+  const int64_t block = packed_int_.group_size > 0 ? packed_int_.group_size : in;
+  const auto group_of = [&](int64_t input) { return packed_int_.group_size > 0 ? input / block : 0; };
+  const bool whole_groups = packed_int_.group_size == 0 || part.cols.first % block == 0;
+  if (!whole_groups || (bits == 4 && part.cols.first % 2 != 0)) {
+    std::vector<float> values(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < cols; ++j) {
+        const int64_t input = part.cols.first + j, output = part.rows.first + r;
+        values[r * cols + j] = static_cast<float>(code(input, output) - zero) * scales[group_of(input) * out + output];
+      }
+    release_pages(qweight.data);
+    return WeightMatrix::f32(FloatBuffer::owning(std::move(values)), rows, cols);
+  }
+  const DType dtype = bits == 8 ? DType::kI8 : DType::kI4;
+  const int64_t row_bytes = scaled_bytes_for(dtype, cols);
+  const int64_t part_block = packed_int_.group_size > 0 ? block : std::max<int64_t>(cols, 1);
+  const int64_t part_groups = (cols + part_block - 1) / part_block, first_group = group_of(part.cols.first);
+  std::vector<uint8_t> bytes(static_cast<size_t>(rows * row_bytes), 0);
+  std::vector<float> row_scales(static_cast<size_t>(rows * part_groups));
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t output = part.rows.first + r;
+    uint8_t* row = bytes.data() + r * row_bytes;
+    for (int64_t j = 0; j < cols; ++j) {
+      const int32_t stored = code(part.cols.first + j, output);
+      // int8: the value itself (stored - 128); int4: the value + 8, which is the stored code.
+      if (bits == 8) row[j] = static_cast<uint8_t>(stored ^ 0x80);
+      else row[j / 2] |= static_cast<uint8_t>(stored << (4 * (j % 2)));
+    }
+    for (int64_t g = 0; g < part_groups; ++g) row_scales[r * part_groups + g] = scales[(first_group + g) * out + output];
+  }
+  release_pages(qweight.data);
+  return WeightMatrix::scaled_bytes_owning(dtype, std::move(bytes), FloatBuffer::owning(std::move(row_scales)),
+                                           part_block, rows, cols);
 }
 
 WeightMatrix CheckpointLoader::embeddings(const std::string& name, int64_t rows, int64_t cols) {

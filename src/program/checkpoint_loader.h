@@ -6,7 +6,9 @@
 // the mapped pages it copied from. FP8 parts whose blocks of inputs are not the checkpoint's
 // are dequantised with their block scales to f32. Packed int8 and int4 matrices
 // (compressed-tensors) stay int8 and int4 with f32 scales per row and group, like FP8; parts
-// whose columns start inside a group (or a byte) are dequantised to their scales' type.
+// whose columns start inside a group (or a byte) are dequantised to their scales' type. GPTQ
+// matrices are laid out again as the same int8 and int4 rows (or dequantised to f32 in a part
+// whose columns start inside a group or a byte).
 // Vectors and other tensors are read as f32.
 #pragma once
 
@@ -20,7 +22,7 @@ namespace canrun {
 class CheckpointLoader : public TensorVisitor {
  public:
   // `conv1d`: the family stores projections [in, out] (gpt2); `fp8`: an FP8 checkpoint's block
-  // size; `packed_int`: a compressed-tensors checkpoint's packing.
+  // size; `packed_int`: a compressed-tensors or GPTQ checkpoint's packing.
   CheckpointLoader(const WeightStore& store, bool conv1d, Fp8Block fp8, PackedIntScheme packed_int)
       : store_(store), conv1d_(conv1d), fp8_(fp8), packed_int_(packed_int) {}
 
@@ -39,6 +41,7 @@ class CheckpointLoader : public TensorVisitor {
   WeightMatrix fp8_part(const std::string& name, int64_t out, int64_t in, MatrixPart part);
   WeightMatrix packed_int_part(const std::string& stem, int64_t out, int64_t in, MatrixPart part);
   WeightMatrix int_part(const TensorRecord& words, const TensorRecord& scales, int64_t in, MatrixPart part);
+  WeightMatrix gptq_part(const std::string& stem, int64_t out, int64_t in, MatrixPart part);
   const WeightStore& store_;
   bool conv1d_;
   Fp8Block fp8_;

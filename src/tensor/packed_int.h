@@ -4,6 +4,12 @@
 // offset by 2^(bits - 1); "<name>.weight_scale" holds a scale per row and group of group_size
 // inputs (one group per row for per-channel scales). weight = (value - offset) * scale, the
 // product rounded to the scale's type, as compressed-tensors dequantises it.
+//
+// GPTQ checkpoints (AutoGPTQ, GPTQModel) pack the other way round: "<name>.qweight" holds each
+// input row's values for every output, 32 / bits inputs to an int32 word (input i of a word at
+// bits [(i % per word) * bits, ...)), "<name>.scales" a scale per group of inputs and output
+// ([groups, out]), "<name>.qzeros" each zero point packed along the outputs (minus one in the v1
+// layout), "<name>.g_idx" each input's group. weight = (value - zero) * scale.
 #pragma once
 
 #include <cstddef>
@@ -13,9 +19,16 @@
 
 namespace canrun {
 
+// Which of the two layouts above a checkpoint's matrices have.
+enum class IntPacking { kCompressedTensors, kGptq };
+
 struct PackedIntScheme {
   int bits = 0;             // 0: the checkpoint's matrices are not packed integers
   int64_t group_size = 0;   // 0: one scale per row (strategy channel)
+  IntPacking packing = IntPacking::kCompressedTensors;
+  // GPTQ: what every stored qzeros value is for symmetric weights (2^(bits-1), minus one in the
+  // v1 layout).
+  int32_t stored_zero = 0;
   bool present() const { return bits > 0; }
   int64_t groups(int64_t in) const { return group_size > 0 ? (in + group_size - 1) / group_size : 1; }
   int64_t words_per_row(int64_t in) const { return (in * bits + 31) / 32; }

@@ -138,3 +138,30 @@ def test_truncated_weights(run_canrun, tmp_path):
     result = run_canrun("generate", _broken_copy(tmp_path, edit), "--prompt", "hi")
     assert result.returncode == 1
     assert "model.safetensors" in result.stderr
+
+
+def _gptq_copy(tmp_path, edit):
+    """The GPTQ fixture with one tensor of layer 0's q_proj changed by `edit(tensors)`."""
+    from safetensors.numpy import load_file, save_file
+    target = tmp_path / "gptq"
+    shutil.copytree(FIXTURES / "llama_gptq_int4", target)
+    tensors = load_file(target / "model.safetensors")
+    edit(tensors)
+    save_file(tensors, target / "model.safetensors", metadata={"format": "pt"})
+    return target
+
+
+@pytest.mark.parametrize("tensor, edit, words", [
+    # A zero point of 6 in the v1 layout (stored 5): asymmetric weights.
+    ("qzeros", lambda t: t.__setitem__((0, 0), t[0, 0] - 2), "holds 5 for group 0, output 0: canrun reads "
+                                                              "symmetric GPTQ weights (every stored zero point 7)"),
+    # Inputs 0 and 32 trade groups: desc_act's permutation.
+    ("g_idx", lambda t: t.__setitem__(slice(0, 33, 32), t[[32, 0]]), "puts input 0 in group 1: canrun reads "
+                                                                        "GPTQ inputs in order (no desc_act)"),
+])
+def test_gptq_tensors_canrun_cannot_run_are_named(run_canrun, tmp_path, tensor, edit, words):
+    name = f"model.layers.0.self_attn.q_proj.{tensor}"
+    model = _gptq_copy(tmp_path, lambda tensors: edit(tensors[name]))
+    result = run_canrun("generate", model, "--prompt", "hi")
+    assert result.returncode != 0
+    assert f"tensor '{name}' in " in result.stderr and words in result.stderr, result.stderr

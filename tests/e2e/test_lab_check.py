@@ -72,6 +72,7 @@ ESTIMATED = ["llama_bf16", "llama_f16", "llama_f32", "deepseek_v3_fp8", "gpt_oss
 @pytest.mark.parametrize("name, quantization", [
     ("llama_w4a16", "compressed-tensors int4 (W4A16), group 32"),
     ("qwen2_w8a16", "compressed-tensors int8 (W8A16), per channel"),
+    ("llama_gptq_int8", "gptq int8 (W8A16), per channel"),
     ("deepseek_v3_fp8", "fp8 e4m3, blocks 8x8"),
     ("gpt_oss_mxfp4", "mxfp4 experts"),
     ("llama_bf16", None),

@@ -110,6 +110,33 @@ TEST_F(ArchitectureOptions, CompressedTensorsOptionsCanrunCannotRunAreNamed) {
   }
 }
 
+TEST_F(ArchitectureOptions, GptqOptionsCanrunCannotRunAreNamed) {
+  const Json fixture = read_json_file(
+      (fs::path(CANRUN_SOURCE_DIR) / "tests/fixtures/models/llama_gptq_int4/config.json").string(), ErrorKind::kIo);
+  const auto expect_refused = [&](const std::string& key, const Json& value,
+                                  std::initializer_list<std::string> fragments) {
+    SCOPED_TRACE(key);
+    Json config = fixture;
+    config["quantization_config"][key] = value;
+    expect_load_error(config, ErrorKind::kUnsupportedOption, fragments);
+  };
+  expect_refused("sym", false, {"quantization_config", "sym false (zero points)", "llama"});
+  expect_refused("desc_act", true, {"desc_act true (inputs permuted by g_idx)"});
+  expect_refused("bits", 3, {"bits 3", "quant_method gptq, symmetric int4 or int8 without desc_act"});
+  expect_refused("checkpoint_format", "marlin", {"checkpoint_format 'marlin'"});
+  expect_refused("lm_head", true, {"lm_head true"});
+  expect_refused("dynamic", {{"-:model.layers.0.*", Json::object()}}, {"dynamic (per-module overrides)"});
+  Json no_groups = fixture;
+  no_groups["quantization_config"]["group_size"] = 0;
+  std::ofstream(dir_ / "config.json") << no_groups.dump();
+  try {
+    Session(dir_.string(), uncompiled(Backend::kRef));
+    FAIL() << "group_size 0 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'group_size': must be -1"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(ArchitectureOptions, GptOssReadsMxfp4ButNoOtherQuantization) {
   Json config = tiny("gpt_oss");
   config["quantization_config"] = {{"quant_method", "awq"}};

@@ -29,8 +29,13 @@ std::string engine_name(Engine engine) {
 }
 
 // The largest logit difference allowed. Measured on these fixtures: ref (double sums) at most
-// 5.1e-5, cpu (f32 sums in another order) at most 6.3e-5, both on starcoder2.
-float logit_tolerance(Engine engine) { return engine == Engine::kRef ? 1e-4f : 2e-4f; }
+// 5.1e-5, cpu (f32 sums in another order) at most 6.3e-5, both on starcoder2. A golden whose
+// reference computes with other weight values (GPTQ's f16-rounded dequantisation) carries its
+// own, larger "logit_tolerance" (tools/make_fixtures.py says why).
+float logit_tolerance(Engine engine, const Json& golden) {
+  const float backend = engine == Engine::kRef ? 1e-4f : 2e-4f;
+  return std::max(backend, golden.value("logit_tolerance", 0.0f));
+}
 
 class GoldenParity : public testing::TestWithParam<std::tuple<Engine, std::string>> {};
 
@@ -64,7 +69,7 @@ TEST_P(GoldenParity, GreedyTokensAndLogitsMatchTransformers) {
     float max_diff = 0;
     for (size_t i = 0; i < expected_logits.size(); ++i)
       max_diff = std::max(max_diff, std::abs(result.prompt_logits[i] - expected_logits[i]));
-    EXPECT_LT(max_diff, logit_tolerance(engine));
+    EXPECT_LT(max_diff, logit_tolerance(engine, golden));
     worst = std::max(worst, max_diff);
   }
   // What was measured, for reports: --gtest_output=json keeps it.

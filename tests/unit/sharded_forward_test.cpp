@@ -113,7 +113,8 @@ TEST_P(ShardedForwardTest, LogitsMatchTheUnshardedModel) {
 // softmax score bias, kv heads and sinks that differ by layer, Mamba-2 beside attention, head
 // widths and kv heads that differ by layer with keys as values, experts beside the dense MLP,
 // per-layer inputs and caches shared across layers, one key head on the first rank beside
-// hyper-connected streams, packed int4 and int8 matrices cut inside their groups of inputs.
+// hyper-connected streams, packed int4 and int8 matrices (compressed-tensors and GPTQ) cut inside
+// their groups of inputs.
 INSTANTIATE_TEST_SUITE_P(Fixtures, ShardedForwardTest,
                          testing::Combine(testing::Values("qwen2", "llama_f32", "gpt_neox", "phi3", "gpt2", "phi",
                                                           "gpt_oss", "qwen2_moe", "qwen3_moe", "deepseek_v2",
@@ -122,7 +123,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ShardedForwardTest,
                                                           "qwen3_next", "llama4_text", "hunyuan_v1_dense", "apertus", "ernie4_5_moe",
                                                           "mimo_v2_flash", "glm4_moe", "falcon_h1",
                                                           "gemma4_text", "gemma4_text_moe", "gemma4_text_ple",
-                                                          "deepseek_v4", "llama_w4a16", "qwen2_w8a16"),
+                                                          "deepseek_v4", "llama_w4a16", "qwen2_w8a16", "llama_gptq_int4",
+                                                          "llama_gptq_int8"),
                                           testing::Values(2, 3, 4)),
                          [](const testing::TestParamInfo<std::tuple<std::string, int>>& info) {
                            return std::get<0>(info.param) + "_cores" + std::to_string(std::get<1>(info.param));
