@@ -156,8 +156,16 @@ int64_t held_element_bytes(const TensorInfo& tensor, const DecoderSpec& spec, co
 }
 
 // The resident bytes of `tensor`: all it holds, but of a table read in place only the pages of
-// the rows the planned run's tokens look up (each row may straddle one more page).
+// the rows the planned run's tokens look up (each row may straddle one more page). A packed
+// integer checkpoint's projections stay packed where the engine keeps weights as stored: bits / 8
+// bytes a weight and an f32 scale per row and group of inputs.
 int64_t resident_bytes(const TensorInfo& tensor, const DecoderSpec& spec, const PlannerOptions& options) {
+  if (tensor.role == TensorRole::kProjection && spec.packed_int.present() && options.weight_dtype != DType::kF32 &&
+      !tensor.shape.empty()) {
+    const int64_t inputs = tensor.shape.back();
+    const int64_t group = spec.packed_int.group_size > 0 ? spec.packed_int.group_size : inputs;
+    return tensor.held * spec.packed_int.bits / 8 + (tensor.held + group - 1) / group * 4;
+  }
   const int64_t bytes = tensor.held * held_element_bytes(tensor, spec, options);
   if (tensor.role != TensorRole::kTable || !options.tables_in_place || tensor.shape.size() != 2) return bytes;
   constexpr int64_t kPageBytes = 4096;

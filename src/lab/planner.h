@@ -47,7 +47,8 @@ ModelShape shape_from_config(const Json& config, std::optional<int64_t> known_pa
 ModelShape model_shape(const Json& config, std::optional<int64_t> known_parameters);
 
 struct PlannerOptions {
-  // The engine's planned compute stores weights in bf16, FP8 ones as FP8; kF32: everything widened.
+  // The engine's planned compute stores weights in bf16, FP8 ones as FP8 and packed integer ones
+  // packed; kF32: everything widened.
   DType weight_dtype = DType::kBF16;
   DType kv_dtype = DType::kBF16;
   DType activation_dtype = DType::kF32;  // accumulations and norms stay in f32

@@ -63,10 +63,10 @@ def test_fixture_folder_passes(canrun_bin, lab_env):
     assert row["planned_memory_bytes"] > 0 and row["memory_capacity_bytes"] > row["planned_memory_bytes"]
 
 
-# Families with bf16, f16, f32 and FP8 weights, MXFP4 experts, a vision tower, recurrent state and
+# Families with bf16, f16, f32, FP8 and packed int4/int8 weights, MXFP4 experts, a vision tower, recurrent state and
 # per-layer inputs.
 ESTIMATED = ["llama_bf16", "llama_f16", "llama_f32", "deepseek_v3_fp8", "gpt_oss_mxfp4", "qwen2_5_vl", "qwen3_next",
-             "gemma4_text_ple"]
+             "gemma4_text_ple", "llama_w4a16", "llama_gptq_int8"]
 
 
 @pytest.mark.parametrize("name, quantization", [

@@ -232,6 +232,37 @@ TEST(LabPlanner, Fp8CheckpointsCountTheirProjectionsAtOneByte) {
   EXPECT_EQ(generic.fp8_parameters, generic.parameters - 151936LL * 1024);
 }
 
+TEST(LabPlanner, PackedIntCheckpointsCountTheirProjectionsPacked) {
+  // Qwen3-0.6B's config as a W4A16 (groups of 128) and a GPTQ int8 (per output) checkpoint: the
+  // layers' projections take bits / 8 bytes a weight and an f32 scale per row and group; the
+  // embeddings stay bf16 and the norms f32.
+  CatalogEntry entry;
+  for (const CatalogEntry& e : load_catalog(kCatalog))
+    if (e.id == "Qwen/Qwen3-0.6B") entry = e;
+  const int64_t projections = 28 * (1024LL * 2048 + 2 * 1024 * 1024 + 2048 * 1024 + 3 * 1024 * 3072);
+  // Rows of each layer's projections: q 2048, k and v 1024 each, o 1024, gate and up 3072, down 1024.
+  const int64_t rows = 28 * (2048 + 2 * 1024 + 1024 + 2 * 3072 + 1024);
+  const int64_t norms = 28 * 2'304 + 1'024;
+  const int64_t rest = 2 * (596'049'920LL - projections - norms) + 4 * norms;
+  Json w4a16 = hf_config(entry);
+  w4a16["quantization_config"] = {
+      {"quant_method", "compressed-tensors"},
+      {"format", "pack-quantized"},
+      {"config_groups",
+       {{"group_0",
+         {{"targets", {"Linear"}},
+          {"weights", {{"num_bits", 4}, {"type", "int"}, {"symmetric", true}, {"strategy", "group"}, {"group_size", 128}}}}}}}};
+  EXPECT_EQ(estimate_memory(model_shape(w4a16, std::nullopt), PlannerOptions{}).weight_bytes,
+            projections / 2 + projections / 128 * 4 + rest);
+  Json gptq = hf_config(entry);
+  gptq["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 8}, {"group_size", -1}, {"sym", true}};
+  const ModelShape gptq_shape = model_shape(gptq, std::nullopt);
+  EXPECT_EQ(estimate_memory(gptq_shape, PlannerOptions{}).weight_bytes, projections + rows * 4 + rest);
+  PlannerOptions f32;
+  f32.weight_dtype = DType::kF32;
+  EXPECT_EQ(estimate_memory(gptq_shape, f32).weight_bytes, 4 * 596'049'920LL);
+}
+
 TEST(LabPlanner, GenericCountWithoutPublishedParameters) {
   const Json config = {{"model_type", "new_family"}, {"hidden_size", 64},       {"num_hidden_layers", 2},
                        {"num_attention_heads", 4},  {"num_key_value_heads", 2}, {"head_dim", 16},
