@@ -33,8 +33,10 @@ def symmetric_scales(weight, bits, group_size):
 
 def pack_gptq(folder, bits, group_size):
     folder = Path(folder)
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype="auto").eval()
     tensors = {name: t.detach().contiguous() for name, t in model.state_dict().items()}
+    if model.config.get_text_config().tie_word_embeddings:
+        tensors.pop("lm_head.weight", None)  # the embeddings, saved once
     for name, module in model.named_modules():
         if not isinstance(module, torch.nn.Linear) or name.split(".")[-1] == "lm_head":
             continue
@@ -53,9 +55,12 @@ def pack_gptq(folder, bits, group_size):
         # The v1 layout stores each zero point minus one.
         tensors[name + ".qzeros"] = tensors[name + ".qzeros"] - int(
             sum(1 << (bits * i) for i in range(32 // bits)))
+    written = folder / "model.safetensors.partial"
+    save_file(tensors, written, metadata={"format": "pt"})
     for stale in folder.glob("model*.safetensors*"):
-        stale.unlink()
-    save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+        if stale != written:
+            stale.unlink()
+    written.rename(folder / "model.safetensors")
     config = json.loads((folder / "config.json").read_text())
     config["quantization_config"] = {"quant_method": "gptq", "bits": bits, "group_size": group_size or -1,
                                      "desc_act": False, "sym": True, "checkpoint_format": "gptq",
