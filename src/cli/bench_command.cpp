@@ -152,12 +152,8 @@ Json report_json(const BenchArgs& args, const Measured& measured) {
           {"wall_s", measured.run.wall_s},
           {"prompt_tokens", results.prompt_tokens},
           {"generated_tokens", results.generated_tokens},
-          {"prompt_lookup", args.workload.prompt_lookup.draft_tokens == 0
-                                ? Json(nullptr)
-                                : Json{{"draft_tokens", args.workload.prompt_lookup.draft_tokens},
-                                       {"max_ngram", args.workload.prompt_lookup.max_ngram},
-                                       {"drafted_tokens", results.drafted_tokens},
-                                       {"accepted_tokens", results.accepted_tokens}}},
+          {"prompt_lookup",
+           prompt_lookup_json(args.workload.prompt_lookup, results.drafted_tokens, results.accepted_tokens)},
           {"peak_rss_bytes", measured.peak_rss_bytes},
           {"failures", results.failures},
           {"errors", results.errors},
@@ -211,13 +207,9 @@ void print_report(const BenchArgs& args, const Measured& measured) {
   rows.push_back({"prefill", fixed(results.prefill_tokens_per_s, 1) + " tokens/s" +
                                  (args.images.files.empty() ? "" : " (image tokens included)")});
   rows.push_back({"decode", fixed(results.decode_tokens_per_s, 1) + " tokens/s per request"});
-  if (workload.prompt_lookup.draft_tokens > 0) {
-    GenerationResult counts;
-    counts.drafted_tokens = results.drafted_tokens;
-    counts.accepted_tokens = results.accepted_tokens;
-    rows.push_back({"speculation", prompt_lookup_summary(counts) + ", up to " +
-                                       std::to_string(workload.prompt_lookup.draft_tokens) + " a step"});
-  }
+  if (workload.prompt_lookup.draft_tokens > 0)
+    rows.push_back({"speculation", prompt_lookup_summary(results.drafted_tokens, results.accepted_tokens) +
+                                       ", up to " + std::to_string(workload.prompt_lookup.draft_tokens) + " a step"});
   rows.push_back({"per-token latency", "p50 " + duration(results.token_latency_s.p50) + ", p95 " +
                                            duration(results.token_latency_s.p95)});
   rows.push_back({"throughput", fixed(results.throughput_tokens_per_s, 1) + " generated tokens/s (" +

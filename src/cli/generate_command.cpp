@@ -187,12 +187,7 @@ void run_generate(const GenerateArgs& args) {
           {"prefill_tokens_per_s", per_second(prompt_count, result.prefill_seconds)},
           {"decode_s", result.decode_seconds},
           {"decode_tokens_per_s", per_second(decode_steps, result.decode_seconds)}}},
-        {"prompt_lookup", args.prompt_lookup.draft_tokens == 0
-                              ? Json(nullptr)
-                              : Json{{"draft_tokens", args.prompt_lookup.draft_tokens},
-                                     {"max_ngram", args.prompt_lookup.max_ngram},
-                                     {"drafted_tokens", result.drafted_tokens},
-                                     {"accepted_tokens", result.accepted_tokens}}},
+        {"prompt_lookup", prompt_lookup_json(args.prompt_lookup, result.drafted_tokens, result.accepted_tokens)},
         {"plan", compiled ? compiled->stats_json() : Json(nullptr)},
         {"kv_cache_bytes", result.kv_cache_bytes},
         {"activation_bytes", result.activation_bytes},
@@ -217,7 +212,7 @@ void run_generate(const GenerateArgs& args) {
                  plan.seconds, static_cast<long long>(plan.cache_hits), static_cast<long long>(plan.compilations));
   }
   if (visual) std::fprintf(stderr, "vision %zu images %.3f s | ", image_paths.size(), vision_seconds);
-  if (args.prompt_lookup.draft_tokens > 0) std::fprintf(stderr, "%s | ", prompt_lookup_summary(result).c_str());
+  if (args.prompt_lookup.draft_tokens > 0) std::fprintf(stderr, "%s | ", prompt_lookup_summary(result.drafted_tokens, result.accepted_tokens).c_str());
   std::fprintf(stderr,
                "load %.2f s | prefill %zu tokens %.3f s (%.1f tok/s) | decode %zu tokens %.3f s (%.2f tok/s) | "
                "peak RSS %.0f MiB%s%s\n",

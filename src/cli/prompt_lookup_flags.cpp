@@ -20,15 +20,21 @@ std::vector<CLI::Option*> add_prompt_lookup_flags(CLI::App& command, PromptLooku
   return {draft_tokens, max_ngram};
 }
 
-std::string prompt_lookup_summary(const GenerationResult& result) {
+std::string prompt_lookup_summary(int64_t drafted_tokens, int64_t accepted_tokens) {
   char text[128];
-  const double percent = result.drafted_tokens > 0 ? 100.0 * static_cast<double>(result.accepted_tokens) /
-                                                         static_cast<double>(result.drafted_tokens)
-                                                   : 0.0;
+  const double percent =
+      drafted_tokens > 0 ? 100.0 * static_cast<double>(accepted_tokens) / static_cast<double>(drafted_tokens) : 0.0;
   std::snprintf(text, sizeof(text), "prompt lookup: %lld of %lld drafted tokens accepted (%.0f%%)",
-                static_cast<long long>(result.accepted_tokens), static_cast<long long>(result.drafted_tokens),
-                percent);
+                static_cast<long long>(accepted_tokens), static_cast<long long>(drafted_tokens), percent);
   return text;
+}
+
+Json prompt_lookup_json(const PromptLookup& lookup, int64_t drafted_tokens, int64_t accepted_tokens) {
+  if (lookup.draft_tokens == 0) return nullptr;
+  return {{"draft_tokens", lookup.draft_tokens},
+          {"max_ngram", lookup.max_ngram},
+          {"drafted_tokens", drafted_tokens},
+          {"accepted_tokens", accepted_tokens}};
 }
 
 }  // namespace canrun

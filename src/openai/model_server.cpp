@@ -68,8 +68,6 @@ class ModelServer {
         created_(static_cast<int64_t>(std::time(nullptr))),
         service_(session_, tokenizer_, metrics_, options.slots, options.max_queue, options.prefill_chunk,
                  options.prompt_lookup, options.threads > 0 ? options.threads : omp_get_max_threads()) {
-    if (session_.encodes() && options.prompt_lookup.draft_tokens > 0)
-      fail(ErrorKind::kUsage, "--prompt-lookup: " + model_dir + " is an encoder; it generates no tokens to draft");
     session_.check_prompt_lookup(options.prompt_lookup);
     if (session_.encodes()) {
       // A cross-encoder ranks pairs (/rerank); any other encoder embeds texts.

@@ -87,6 +87,8 @@ void Session::check_prompt_lookup(const PromptLookup& lookup) const {
   if (lookup.draft_tokens < 0) fail(ErrorKind::kUsage, "--prompt-lookup must not be negative");
   if (lookup.draft_tokens == 0) return;
   if (lookup.max_ngram < 1) fail(ErrorKind::kUsage, "--prompt-lookup-ngram must be at least 1");
+  if (encodes())
+    fail(ErrorKind::kUsage, "--prompt-lookup: " + model_dir_ + " is an encoder; it generates no tokens to draft");
   const int folding = program_.make_state({1, DType::kF32}).first_folding_slot();
   if (folding >= 0)
     fail(ErrorKind::kUsage, "--prompt-lookup: " + spec.model_type + "'s " +

@@ -168,8 +168,9 @@ class Session {
   // or when the prompt's image tokens do not match the images.
   std::shared_ptr<const VisualInputs> encode_images(std::span<const int32_t> prompt, const PixelValues& pixels) const;
 
-  // Throws Error(kUsage) naming the option when generations cannot use `lookup`: a model whose
-  // state folds tokens in (a recurrent or convolution layer), or longrope that recomputes.
+  // Throws Error(kUsage) naming the option when generations cannot use `lookup`: an encoder, a
+  // model whose state folds tokens in (a recurrent or convolution layer), or longrope that
+  // recomputes.
   void check_prompt_lookup(const PromptLookup& lookup) const;
 
   // Compiles the prompt bucket of `prompt_length` for `new_tokens` more, as generate does on first
