@@ -294,6 +294,23 @@ void Session::check_drafts(SequenceRun& run, std::span<const int32_t> drafts) {
   }
 }
 
+std::vector<float> Session::logits_after_each(std::span<const int32_t> ids) {
+  if (encodes()) fail(ErrorKind::kUsage, model_dir_ + ": " + config_.spec.model_type + " is an encoder; it gives no logits");
+  const int64_t count = static_cast<int64_t>(ids.size());
+  if (count == 0) fail(ErrorKind::kUsage, "no tokens to take the logits after");
+  if (count > config_.spec.max_positions)
+    fail(ErrorKind::kUsage, std::to_string(count) + " tokens exceed the model's max_position_embeddings of " +
+                                std::to_string(config_.spec.max_positions));
+  KernelChoices choices = decode_plan_.choices;
+  if (compiled_) {
+    const std::lock_guard lock(compile_mutex_);
+    choices = compiled_->prepare(count, 0).decode.choices;
+  }
+  SequenceState state = program_.make_state({count, DType::kF32});
+  Arena arena;
+  return executor_->run_every_row(ids, 0, rows_plan(count, choices), state, arena);
+}
+
 const ExecutionPlan& Session::rows_plan(int64_t rows, const KernelChoices& choices) {
   const std::lock_guard lock(compile_mutex_);
   auto [it, made] = rows_plans_.try_emplace(rows);

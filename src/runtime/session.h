@@ -183,6 +183,11 @@ class Session {
   // Safe to call from several threads at once; each request has its own cache and activations.
   GenerationResult generate(std::span<const int32_t> prompt, const GenerateRequest& request);
 
+  // The logits after every token of `ids` (ids.size() rows of vocabulary size), from position 0
+  // in one forward pass, as a prompt's prefill computes them: what a training step's loss is
+  // taken over. Throws Error(kUsage) for an encoder, no tokens, or more than the model's positions.
+  std::vector<float> logits_after_each(std::span<const int32_t> ids);
+
   // generate in steps: `start` checks the request as generate does, runs the prompt and chooses
   // the first token (ended at once when max_new_tokens is 0 or that token ends it); a prompt in
   // pieces (request.prefill_chunk) runs in the steps instead, the first token after the last piece.
