@@ -1,4 +1,5 @@
 // canrun check MODEL: the lab's protocol on one model, printed as a row (--json) or a summary.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -33,6 +34,31 @@ std::string ids_text(const std::optional<std::vector<int32_t>>& ids) {
   return text;
 }
 
+std::string values_text(const std::optional<std::vector<double>>& values) {
+  if (!values) return "-";
+  std::string text;
+  char number[32];
+  for (double value : *values) {
+    std::snprintf(number, sizeof(number), "%.4f", value);
+    text += (text.empty() ? "" : " ") + std::string(number);
+  }
+  return text;
+}
+
+void print_training_summary(const ResultRow& row) {
+  if (!row.train_losses) return;
+  std::cout << "  losses:           " << values_text(row.train_losses) << "\n"
+            << "  reference losses: " << values_text(row.reference_losses) << "\n";
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "  step 0 on canrun's engine %.6f; restart after step %d: %s\n"
+                "  first step %.3f s, steady steps p50 %.3f s, p95 %.3f s, %.1f tokens/s\n",
+                row.native_step0_loss.value_or(NAN), row.restart_step.value_or(0),
+                row.restart_check.value_or("-").c_str(), row.first_step_time_s.value_or(NAN),
+                row.step_time_p50_s.value_or(NAN), row.step_time_p95_s.value_or(NAN), row.train_tokens_per_s.value_or(NAN));
+  std::cout << line;
+}
+
 void print_summary(const ResultRow& row) {
   std::cout << row.model_id << ": " << row.result << "\n";
   if (row.error_message) std::cout << "  " << *row.error_message << "\n";
@@ -51,12 +77,17 @@ void print_summary(const ResultRow& row) {
               << (row.cores ? "planned cores" : "most cores tried") << " hold "
               << format_bytes(*row.memory_capacity_bytes) << (row.reason_code ? " (" + *row.reason_code + ")" : "")
               << "\n";
+  if (row.workload == "train") {
+    print_training_summary(row);
+    return;
+  }
   if (row.generated_text) std::cout << "  text: " << *row.generated_text << "\n";
   std::cout << "  tokens: " << ids_text(row.generated_token_ids) << "\n";
 }
 
 void run(CheckArgs& args) {
   check_runner_options(*args.command, args.options.runner, args.options.torch);
+  check_workload_options(*args.command, args.options.workload);
   args.options.plan_cache = !args.no_plan_cache;
   if (!args.shard_worker_dir.empty()) {
     run_check_worker(args.options, args.shard_worker_dir);
@@ -115,6 +146,7 @@ void add_check_command(CLI::App& app) {
   command->add_flag("--no-plan-cache", args->no_plan_cache,
                     "Compile without reading or writing the plan cache (plan_cache_hit is then null)");
   add_runner_options(*command, args->options.runner, args->options.torch);
+  add_workload_options(*command, args->options.workload, args->options.train);
   command->add_flag("--json", args->json, "Print the row as one line of JSON");
   command->add_option("--out", args->out_dir,
                       "Dataset folder the row is added to (default: $CANRUN_RESULTS, else results/), replacing "

@@ -96,6 +96,10 @@ void add_query_command(CLI::App& app) {
   command->add_option("--model", args->filter.model, "Only model ids containing this text (any case)");
   command->add_option("--task", args->filter.task, "Only this task")->check(CLI::IsMember(catalog_tasks()));
   command->add_option("--result", args->filter.result, "Only this status, e.g. PASS or TIMEOUT");
+  command->add_option("--workload", args->filter.workload, "Only generation checks (inference) or training checks (train)")
+      ->check(CLI::IsMember({"inference", "train"}));
+  command->add_option("--dtype", args->filter.dtype, "Only training checks computing in this dtype")
+      ->check(CLI::IsMember({"float32", "bfloat16"}));
   command->add_option("--compiler", args->filter.compiler,
                       "Version pair: compiler version, e.g. canrun-0.1.0 (default: the newest pair present)");
   command->add_option("--library", args->filter.library, "Version pair: library version, e.g. cpu-x86_64-avx2-fma");

@@ -37,4 +37,33 @@ void check_runner_options(const CLI::App& command, Runner runner, const TorchOpt
     if (command.count(option) > 0) fail(ErrorKind::kUsage, std::string(option) + " needs --runner torch");
 }
 
+void add_workload_options(CLI::App& command, Workload& workload, TrainOptions& train) {
+  command
+      .add_option_function<std::string>(
+          "--workload", [&workload](const std::string& name) { workload = parse_workload(name); },
+          "inference (default: the generation check), or train: the training check with --runner torch "
+          "(fine-tuning steps on the committed instruction examples, a restart from a checkpoint half way, "
+          "verified against torch cpu float32 eager and canrun's own step-0 loss)")
+      ->type_name("inference|train");
+  command.add_option("--steps", train.steps, "With --workload train: optimizer steps (default 20)");
+  command.add_option("--batch-size", train.batch_size, "With --workload train: sequences per micro-batch (default 2)");
+  command.add_option("--seq-len", train.sequence_length,
+                     "With --workload train: tokens per sequence, padded or cut to it (default 64)");
+  command.add_option("--grad-accum", train.gradient_accumulation,
+                     "With --workload train: micro-batches whose gradients add up to one step (default 1)");
+  command.add_option("--dtype", train.dtype,
+                     "With --workload train: float32 (default) or bfloat16 (float32 weights, bfloat16 compute under "
+                     "torch.autocast)")
+      ->check(CLI::IsMember({"float32", "bfloat16"}));
+  command.add_flag("--lora", train.lora,
+                   "With --workload train: train LoRA adapters (peft, rank 8, every linear layer) instead of every "
+                   "weight");
+}
+
+void check_workload_options(const CLI::App& command, Workload workload) {
+  if (workload == Workload::kTrain) return;
+  for (const char* option : {"--steps", "--batch-size", "--seq-len", "--grad-accum", "--dtype", "--lora"})
+    if (command.count(option) > 0) fail(ErrorKind::kUsage, std::string(option) + " needs --workload train");
+}
+
 }  // namespace canrun

@@ -24,6 +24,7 @@ struct SweepArgs {
 
 void run(SweepArgs& args) {
   check_runner_options(*args.command, args.options.runner, args.options.torch);
+  check_workload_options(*args.command, args.options.workload);
   args.options.filter.selected_only = !args.all;
   if (!args.memory_limit.empty()) args.options.memory_limit_bytes = parse_byte_size(args.memory_limit);
   if (!args.shard.empty()) args.options.shard = parse_sweep_shard(args.shard);
@@ -51,7 +52,8 @@ void add_sweep_command(CLI::App& app) {
       "sweep",
       "Check every model of a catalog selection, each in its own process with a wall-time and memory limit,\n"
       "adding one row per model to the dataset as it finishes. A rerun skips models that already have a row\n"
-      "for this version pair, so an interrupted sweep resumes.");
+      "for this version pair and workload setup (--workload train: its training setup and dtype), so an\n"
+      "interrupted sweep resumes.");
   command->add_option("--task", options.filter.task, "Only this task")->check(CLI::IsMember(catalog_tasks()));
   CLI::Option* all =
       command->add_flag("--all", args->all, "Also the models the catalog does not select (recorded as EXCLUDED)");
@@ -89,6 +91,7 @@ void add_sweep_command(CLI::App& app) {
         return "unknown result " + name + " (one of: " + known + ")";
       });
   add_runner_options(*command, options.runner, options.torch);
+  add_workload_options(*command, options.workload, options.train);
   command->add_flag("--keep-synthetic", options.keep_synthetic,
                    "Keep the synthetic checkpoints made for the checks (by default each is removed after its\n"
                    "check; the same config and seed make the same bytes again)");

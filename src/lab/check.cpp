@@ -18,6 +18,7 @@
 #include "lab/synthetic_weights.h"
 #include "lab/tested_run.h"
 #include "lab/torch_check.h"
+#include "lab/training_check.h"
 #include "lab/verify.h"
 #include "models/registry.h"
 #include "runtime/model_config.h"
@@ -67,15 +68,20 @@ std::string script_for(const ModelSource& source, const CheckOptions& options, c
   if (source.synthetic()) inputs.folder = source.dir;
   if (options.runner == Runner::kTorch) {
     TorchReproduceInputs torch;
-    torch.run_py = torch_run_script({source.dir, options.torch, row.cores.value_or(1), row.task});
+    torch.run_py = options.workload == Workload::kTrain
+                       ? torch_train_script(source.dir, options.torch, options.train)
+                       : torch_run_script({source.dir, options.torch, row.cores.value_or(1), row.task});
     torch.packages = torch_requirements(probe_torch_stack(options.torch.python));
     torch.expected_tokens = row.generated_token_ids;
     torch.encoder_protocol = encoder_protocol(row.task);
     torch.min_cosine = torch_dtype(options.torch) == "float32" ? kMinCosineF32 : kMinCosineBf16;
+    torch.expected_losses = row.train_losses;
+    if (options.workload == Workload::kTrain) torch.loss_tolerance = loss_tolerance(options.train.dtype).later;
     // A run.py failure's message starts with its stage ("device: ..."); other failures have none.
     const std::string stage = row.error_message ? row.error_message->substr(0, row.error_message->find(':')) : "";
-    for (const char* known : {"import", "device", "load", "prompt", "compile", "generate", "reference"})
-      if (!row.generated_token_ids && stage == known) torch.expected_error = stage;
+    for (const char* known : {"import", "device", "load", "prompt", "compile", "generate", "reference", "data",
+                              "forward", "backward", "optimizer", "checkpoint", "restart"})
+      if (!row.generated_token_ids && !row.train_losses && stage == known) torch.expected_error = stage;
     return torch_reproduce_script(inputs, torch);
   }
   inputs.check_arguments = repeat_arguments(source, options);
@@ -98,6 +104,8 @@ std::string run_command(const ModelSource& source, const CheckOptions& options) 
   if (options.runner == Runner::kTorch)
     line += " --runner torch --device " + shell_quote(options.torch.device) + " --compile " +
             shell_quote(options.torch.compile);
+  if (options.workload == Workload::kTrain)
+    for (const std::string& arg : training_arguments(options.train)) line += " " + shell_quote(arg);
   return line;
 }
 
@@ -189,6 +197,11 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
     fail_row(row, Status::kNotTested, "not_tested", "the lab has no check protocol for " + row.task + " yet");
     return;
   }
+  if (options.workload == Workload::kTrain && row.task != "text-generation") {
+    row.reason_code = "no_protocol";
+    fail_row(row, Status::kNotTested, "not_tested", "the lab has no training check for " + row.task + " yet");
+    return;
+  }
 
   // An encoder's run reads no LM head (a causal LM's family in a sentence-transformers folder
   // included): the planner counts the tensors of the base model it holds.
@@ -196,12 +209,27 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
   if (encoder) planned.output = ModelOutput::kHiddenStates;
   const ModelShape shape = shape_from_spec(planned);
   row.parameter_count = shape.parameters;
-  const CorePlan plan = plan_cores(shape, profile, check_planner_options(source, options));
+  PlannerOptions planner = check_planner_options(source, options);
+  if (options.workload == Workload::kTrain) {
+    // Full fine-tuning adds a gradient and AdamW's two moments in f32 per weight; one micro-batch
+    // runs at a time (the activations the backward pass keeps per layer are not counted).
+    if (!options.train.lora) planner.overhead_bytes += 3 * int64_t{4} * shape.parameters;
+    planner.prompt_tokens = int64_t{options.train.batch_size} * options.train.sequence_length;
+    planner.new_tokens = 0;
+  }
+  const CorePlan plan = plan_cores(shape, profile, planner);
   row.planned_memory_bytes = plan.per_core_bytes;
   if (!plan.fits()) {
     row.memory_capacity_bytes = profile.memory_per_core_bytes * plan.largest_cores_tried;
     row.reason_code = plan.reason_code;
     fail_row(row, Status::kNotTested, "not_tested", plan.reason + " of " + profile.name + " (" + plan.detail + ")");
+    return;
+  }
+  if (options.workload == Workload::kTrain && plan.cores > 1) {
+    row.reason_code = "needs_sharding";
+    fail_row(row, Status::kNotTested, "not_tested",
+             "the training check runs in one process, and the planner puts this model on " +
+                 std::to_string(plan.cores) + " cores of " + profile.name);
     return;
   }
   row.cores = static_cast<int32_t>(plan.cores);
@@ -219,6 +247,11 @@ void run_protocol(const ModelSource& source, const CheckOptions& options, const 
   if (encoder && options.runner == Runner::kCanrun) {
     const bool bf16 = source.synthetic() || WeightStore::open_folder(source.dir, false).stored_dtype() == DType::kBF16;
     run_encoder_check(source, options, bf16, row, stage);
+    return;
+  }
+  if (options.workload == Workload::kTrain) {
+    stage = CheckStage::kGenerate;
+    run_training_check(source, options, row);
     return;
   }
   // What the runs are asked, where it is not the fixed prompt as it stands (the canrun runner
@@ -323,9 +356,15 @@ ResultRow initial_row(const ModelSource& source, const CheckOptions& options, co
   if (!source.weights().empty()) row.weights = source.weights();
   row.result = expected_result;
   row.prompt = kCheckPrompt;
-  row.software_stack = options.runner == Runner::kCanrun
-                           ? software_stack()
-                           : torch_software_stack(probe_torch_stack(options.torch.python), options.torch);
+  row.workload = workload_name(options.workload);
+  if (options.workload == Workload::kTrain)
+    row.prompt = "fine-tuning on the " + std::to_string(training_examples().size()) +
+                 " instruction examples of data/train_instructions.jsonl through the model's chat template";
+  row.software_stack =
+      options.runner == Runner::kCanrun ? software_stack()
+      : options.workload == Workload::kTrain
+          ? training_software_stack(probe_torch_stack(options.torch.python), options.torch, options.train)
+          : torch_software_stack(probe_torch_stack(options.torch.python), options.torch);
   const VersionPair pair = check_version_pair(options);
   row.compiler_version = pair.compiler;
   row.library_version = pair.library;
@@ -342,6 +381,7 @@ void report_check_step(const CheckOptions& options, const std::string& step) {
 ResultRow run_check(const CheckOptions& options) {
   const auto start = Clock::now();
   if (options.runner == Runner::kTorch) validate_torch_options(options.torch);
+  validate_workload(options.workload, options.runner, options.train);
   if (!options.plan_cache && !options.cache_dir.empty())
     fail(ErrorKind::kUsage, "--cache-dir has no effect with --no-plan-cache");
   const DeviceProfile profile = find_profile(available_profiles(options.profiles_file), options.profile);

@@ -11,6 +11,7 @@
 #include "lab/dataset.h"
 #include "lab/model_source.h"
 #include "lab/torch_runner.h"
+#include "lab/torch_training.h"
 #include "lab/verify.h"
 #include "util/progress_line.h"
 
@@ -38,6 +39,8 @@ struct CheckOptions {
   bool plan_cache = true;     // false: compile without reading or writing the plan cache
   Runner runner = Runner::kCanrun;  // the engine of the tested half
   TorchOptions torch;               // for Runner::kTorch
+  Workload workload = Workload::kInference;  // kTrain: the training check (torch runner only)
+  TrainOptions train;                        // for Workload::kTrain
   ProgressReport progress;          // the check's steps as they start, a cold compile's too; none: silent
 };
 

@@ -113,24 +113,31 @@ struct Cell<Timestamp> {
   static Timestamp from_json(const Json& json) { return parse_iso8601(json.get<std::string>()); }
 };
 
-template <>
-struct Cell<std::vector<int32_t>> {
+// A list of numbers: token ids, or a training run's values per step.
+template <typename T, typename ValueBuilder, typename ValueArray>
+struct ListCell {
   using Builder = arrow::ListBuilder;
   using Array = arrow::ListArray;
-  static std::shared_ptr<arrow::DataType> type() { return arrow::list(arrow::int32()); }
-  static arrow::Status append(Builder& builder, const std::vector<int32_t>& ids) {
+  static std::shared_ptr<arrow::DataType> type() { return arrow::list(arrow::CTypeTraits<T>::type_singleton()); }
+  static arrow::Status append(Builder& builder, const std::vector<T>& values) {
     ARROW_RETURN_NOT_OK(builder.Append());
-    if (ids.empty()) return arrow::Status::OK();  // an empty vector's data() may be null: no memcpy from it
-    return static_cast<arrow::Int32Builder*>(builder.value_builder())->AppendValues(ids.data(), ids.size());
+    if (values.empty()) return arrow::Status::OK();  // an empty vector's data() may be null: no memcpy from it
+    return static_cast<ValueBuilder*>(builder.value_builder())->AppendValues(values.data(), values.size());
   }
-  static std::vector<int32_t> get(const Array& array, int64_t i) {
-    const auto& values = static_cast<const arrow::Int32Array&>(*array.values());
-    const int32_t* first = values.raw_values() + array.value_offset(i);
+  static std::vector<T> get(const Array& array, int64_t i) {
+    const auto& values = static_cast<const ValueArray&>(*array.values());
+    const T* first = values.raw_values() + array.value_offset(i);
     return {first, first + array.value_length(i)};
   }
-  static Json to_json(const std::vector<int32_t>& ids) { return ids; }
-  static std::vector<int32_t> from_json(const Json& json) { return json.get<std::vector<int32_t>>(); }
+  static Json to_json(const std::vector<T>& values) { return values; }
+  static std::vector<T> from_json(const Json& json) { return json.get<std::vector<T>>(); }
 };
+
+template <>
+struct Cell<std::vector<int32_t>> : ListCell<int32_t, arrow::Int32Builder, arrow::Int32Array> {};
+
+template <>
+struct Cell<std::vector<double>> : ListCell<double, arrow::DoubleBuilder, arrow::DoubleArray> {};
 
 template <>
 struct Cell<std::vector<StackComponent>> {
@@ -230,6 +237,13 @@ Column schema_version_column() {
   return column;
 }
 
+// Files from before the column hold generation checks only.
+Column workload_column() {
+  Column column = added_later(canrun::column("workload", &ResultRow::workload));
+  column.when_absent = [](ResultRow& row) { row.workload = "inference"; };
+  return column;
+}
+
 const std::vector<Column>& columns() {
   static const std::vector<Column> kColumns = {
       column("model_id", &ResultRow::model_id),
@@ -283,6 +297,22 @@ const std::vector<Column>& columns() {
       added_later(column("max_score_difference", &ResultRow::max_score_difference)),
       added_later(column("sentences_per_s", &ResultRow::sentences_per_s)),
       added_later(column("quantization", &ResultRow::quantization)),
+      workload_column(),
+      added_later(column("train_steps", &ResultRow::train_steps)),
+      added_later(column("train_losses", &ResultRow::train_losses)),
+      added_later(column("reference_losses", &ResultRow::reference_losses)),
+      added_later(column("grad_norms", &ResultRow::grad_norms)),
+      added_later(column("reference_grad_norms", &ResultRow::reference_grad_norms)),
+      added_later(column("step_times_s", &ResultRow::step_times_s)),
+      added_later(column("loss_tolerance", &ResultRow::loss_tolerance)),
+      added_later(column("first_step_outside", &ResultRow::first_step_outside)),
+      added_later(column("native_step0_loss", &ResultRow::native_step0_loss)),
+      added_later(column("restart_step", &ResultRow::restart_step)),
+      added_later(column("restart_check", &ResultRow::restart_check)),
+      added_later(column("first_step_time_s", &ResultRow::first_step_time_s)),
+      added_later(column("step_time_p50_s", &ResultRow::step_time_p50_s)),
+      added_later(column("step_time_p95_s", &ResultRow::step_time_p95_s)),
+      added_later(column("train_tokens_per_s", &ResultRow::train_tokens_per_s)),
   };
   return kColumns;
 }
@@ -391,9 +421,20 @@ const std::vector<ReasonCode>& reason_codes() {
       {"unsupported_architecture", "canrun has no implementation of the model's family"},
       {"not_selected", "the catalog lists the model but does not select it (its reason is in error_message)"},
       {"weights_unavailable", "the real weights could not be had (not in the Hugging Face cache, no network)"},
-      {"no_protocol", "the lab has no check protocol for the model's task yet (text-classification)"},
+      {"no_protocol", "the lab has no check protocol for the model's task yet (text-classification), or no "
+                      "training check for it (workload train: text-generation only)"},
+      {"needs_sharding", "workload train: the model does not fit one core of the profile, and the training check "
+                         "runs in one process"},
   };
   return kCodes;
+}
+
+std::string workload_setup(const ResultRow& row) {
+  std::string setup = row.workload;
+  if (row.workload != "train") return setup;
+  for (const StackComponent& component : row.software_stack)
+    if (component.component == "training" || component.component == "dtype") setup += "; " + component.version;
+  return setup;
 }
 
 const std::vector<std::string>& dataset_columns() {

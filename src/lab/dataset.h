@@ -27,8 +27,8 @@ using Timestamp = std::chrono::sys_time<std::chrono::microseconds>;
 
 // The layout the writer produces: 2 added schema_version and the columns after it, 3
 // warm_compile_time_s, 4 the encoder checks' min_cosine, max_score_difference and sentences_per_s,
-// 5 quantization.
-inline constexpr int32_t kDatasetSchemaVersion = 5;
+// 5 quantization, 6 workload and the training check's columns.
+inline constexpr int32_t kDatasetSchemaVersion = 6;
 
 // The codes of reason_code, each with its meaning, for the dataset card.
 struct ReasonCode {
@@ -107,6 +107,33 @@ struct ResultRow {
   // 128", "gptq int8 (W8A16), per channel", "fp8 e4m3, blocks 128x128", "mxfp4 experts"); null
   // for weights stored as floats, or when the check stopped before reading the config.
   std::optional<std::string> quantization;
+  // What the check ran: "inference" (generation, or an encoder's forward pass) or "train" (the
+  // training check: fine-tuning steps on the torch runner, training_check.h).
+  std::string workload = "inference";
+  // A training check's, null on other rows: its steps; per step the tested run's loss and
+  // gradient norm (before clipping) and the reference's (torch cpu float32 eager).
+  std::optional<int32_t> train_steps;
+  std::optional<std::vector<double>> train_losses;
+  std::optional<std::vector<double>> reference_losses;
+  std::optional<std::vector<double>> grad_norms;
+  std::optional<std::vector<double>> reference_grad_norms;
+  std::optional<std::vector<double>> step_times_s;  // the tested run's seconds per step
+  // How far a loss after step 0 may lie from the reference's, relative to it; the first step
+  // whose loss lies outside its tolerance (null when none does).
+  std::optional<double> loss_tolerance;
+  std::optional<int32_t> first_step_outside;
+  // Step 0's loss as canrun's own engine computes it (ref backend, f32) from the same batch.
+  std::optional<double> native_step0_loss;
+  // The restart check: the step whose checkpoint a fresh process resumed from, and how its
+  // losses compare with the continuous run's: "bit-identical", "within tolerance (...)" or "differs".
+  std::optional<int32_t> restart_step;
+  std::optional<std::string> restart_check;
+  // The first step (compiling, warming up) apart from the steady steps' median and 95th
+  // percentile; the steady steps' tokens per second.
+  std::optional<double> first_step_time_s;
+  std::optional<double> step_time_p50_s;
+  std::optional<double> step_time_p95_s;
+  std::optional<double> train_tokens_per_s;
   bool operator==(const ResultRow&) const = default;
 };
 
@@ -114,6 +141,11 @@ struct VersionPair {
   std::string compiler;
   std::string library;
 };
+
+// What sets a row's workload apart within its version pair: "inference", or "train" with the
+// fine-tuning setup and the dtype its software_stack names. A pair holds one row per model and
+// workload setup: the newest.
+std::string workload_setup(const ResultRow& row);
 
 // The column names in file order.
 const std::vector<std::string>& dataset_columns();

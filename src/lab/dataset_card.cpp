@@ -71,7 +71,7 @@ const std::map<std::string, std::string>& descriptions() {
       {"compiler_version", "First half of the version pair that names the file (for canrun: canrun-<version>; for "
                            "the torch runner: torch-<version>+<compile backend or eager>-<device>)."},
       {"schema_version", "The row's layout: " + std::to_string(kDatasetSchemaVersion) +
-                             " for rows written now (4: before quantization; 3: before min_cosine, max_score_difference and sentences_per_s; 2: before "
+                             " for rows written now (5: before workload and the training columns; 4: before quantization; 3: before min_cosine, max_score_difference and sentences_per_s; 2: before "
                              "warm_compile_time_s; 1: files from before this column)."},
       {"reason_code", "Why nothing ran, as a code (see Reason codes above); null when the check ran."},
       {"license", "The weights' licence as the catalog records it from the Hub (check the weights' rights apart "
@@ -108,6 +108,36 @@ const std::map<std::string, std::string>& descriptions() {
                        "quantization_config says: `compressed-tensors int4 (W4A16), group 128`, `gptq int8 (W8A16), "
                        "per channel`, `fp8 e4m3, blocks 128x128` or `mxfp4 experts`; null for "
                        "weights stored as floats or when the check stopped before reading the config."},
+      {"workload", "What the check ran: `inference` (the generation check, or an encoder's forward pass) or `train` "
+                   "(the training check, `--runner torch --workload train`: fine-tuning steps on the committed "
+                   "instruction examples, verified against torch's cpu in float32, eager). A pair holds one row per "
+                   "model and workload setup (the training setup and dtype in software_stack)."},
+      {"train_steps", "A training check: its optimizer steps; null on other rows."},
+      {"train_losses", "A training check: the tested stack's loss at each step (the mean cross-entropy of the "
+                       "responses' tokens)."},
+      {"reference_losses", "A training check: the reference's loss at each step (the same steps on torch's cpu in "
+                           "float32, eager)."},
+      {"grad_norms", "A training check: the tested stack's gradient norm at each step, before clipping to 1."},
+      {"reference_grad_norms", "A training check: the reference's gradient norm at each step."},
+      {"step_times_s", "A training check: the tested stack's seconds for each step (forward, backward and "
+                       "optimizer step, the device synchronised)."},
+      {"loss_tolerance", "A training check: how far a loss after step 0 may lie from the reference's, relative to "
+                         "the larger of the reference's loss at that step and at step 0 (1e-3 for float32, 5e-2 "
+                         "for bfloat16); step 0's loss and gradient norm get 1e-4 and 1e-2, relative."},
+      {"first_step_outside", "A training check: the first step whose loss lies outside its tolerance; null when "
+                             "none does."},
+      {"native_step0_loss", "A training check: step 0's loss as canrun's own engine computes it (ref backend, f32) "
+                            "from the same batch, an independent check of the reference's."},
+      {"restart_step", "A training check: the step after which a checkpoint (model, optimizer, scheduler, random "
+                       "number generators) was saved and a fresh process resumed from it."},
+      {"restart_check", "A training check: how the resumed process's losses compare with the continuous run's: "
+                        "`bit-identical`, `within tolerance (the device is not deterministic)` (not on cpu) or "
+                        "`differs`."},
+      {"first_step_time_s", "A training check: the first step's seconds (torch.compile compiles in it)."},
+      {"step_time_p50_s", "A training check: the median of the steps after the first, in seconds."},
+      {"step_time_p95_s", "A training check: the 95th percentile of the steps after the first, in seconds."},
+      {"train_tokens_per_s", "A training check: the tokens of the steps after the first (padding not counted) per "
+                             "second."},
       {"run_command", "The `canrun check` command that repeats the row from a clone built with the README's set-up "
                       "command."},
       {"library_version", "Second half of the version pair (for canrun: <tested backend>-<ISA its kernels ran with>, "

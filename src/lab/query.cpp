@@ -46,9 +46,18 @@ QueryResult query_results(const std::vector<DatasetFolder>& folders, const Query
   const std::string needle = lowercase(filter.model);
   std::erase_if(chosen->rows, [&](const ResultRow& row) {
     return (!needle.empty() && lowercase(row.model_id).find(needle) == std::string::npos) ||
-           (!filter.task.empty() && row.task != filter.task) || (!filter.result.empty() && row.result != filter.result);
+           (!filter.task.empty() && row.task != filter.task) || (!filter.result.empty() && row.result != filter.result) ||
+           (!filter.workload.empty() && row.workload != filter.workload) ||
+           (!filter.dtype.empty() && !training_dtype(row).starts_with(filter.dtype));
   });
   return *chosen;
+}
+
+std::string training_dtype(const ResultRow& row) {
+  if (row.workload != "train") return "";
+  for (const StackComponent& component : row.software_stack)
+    if (component.component == "dtype") return component.version;
+  return "";
 }
 
 }  // namespace canrun

@@ -43,6 +43,9 @@ struct TorchReproduceInputs {
   // computes again from run.py's output and the row's threshold; "" for a generation.
   std::string encoder_protocol;
   double min_cosine = 0;  // the embedding check's threshold
+  // A training row's losses per step, each reproduced within loss_tolerance relative.
+  std::optional<std::vector<double>> expected_losses;
+  double loss_tolerance = 0;
 };
 
 // A torch row's script: a fresh venv with the row's packages, the row's weights, its run.py,

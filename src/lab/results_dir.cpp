@@ -159,31 +159,32 @@ std::vector<PairFiles> list_pairs(const std::vector<DatasetFolder>& folders) {
 }
 
 std::vector<ResultRow> read_pair(const PairFiles& files, std::set<std::string>* yours) {
-  std::map<std::string, std::pair<ResultRow, bool>> newest;  // by model: the row, and whether it is yours
+  // By model and workload setup: the row, and whether it is yours.
+  std::map<std::pair<std::string, std::string>, std::pair<ResultRow, bool>> newest;
   for (size_t i = 0; i < files.files.size(); ++i)
     for (ResultRow& row : read_pair(files.files[i])) {
-      auto [it, added] = newest.try_emplace(row.model_id, row, files.yours[i]);
+      auto [it, added] = newest.try_emplace({row.model_id, workload_setup(row)}, row, files.yours[i]);
       if (!added && it->second.first.timestamp <= row.timestamp) it->second = {std::move(row), files.yours[i]};
     }
   std::vector<ResultRow> rows;
-  for (auto& [model, kept] : newest) {
-    if (yours && kept.second) yours->insert(model);
+  for (auto& [key, kept] : newest) {
+    if (yours && kept.second) yours->insert(key.first);
     rows.push_back(std::move(kept.first));
   }
   return rows;
 }
 
 std::vector<ResultRow> read_pair(const DatasetFile& file) {
-  std::map<std::string, ResultRow> newest;  // by model
+  std::map<std::pair<std::string, std::string>, ResultRow> newest;  // by model and workload setup
   const auto keep = [&](ResultRow row) {
-    auto [it, added] = newest.try_emplace(row.model_id, row);
+    auto [it, added] = newest.try_emplace({row.model_id, workload_setup(row)}, row);
     if (!added && it->second.timestamp <= row.timestamp) it->second = std::move(row);
   };
   for (ResultRow& row : read_if_present(file.path)) keep(std::move(row));
   for (const std::string& part : file.parts)
     for (ResultRow& row : read_dataset(part)) keep(std::move(row));
   std::vector<ResultRow> rows;
-  for (auto& [model, row] : newest) rows.push_back(std::move(row));
+  for (auto& [key, row] : newest) rows.push_back(std::move(row));
   return rows;
 }
 
@@ -193,7 +194,9 @@ void record_row(const std::string& dir, const ResultRow& row, const std::string&
   const VersionPair pair{row.compiler_version, row.library_version};
   const std::string path = pair_path(dir, pair, part);
   std::vector<ResultRow> rows = read_if_present(path);
-  std::erase_if(rows, [&](const ResultRow& old) { return old.model_id == row.model_id; });
+  std::erase_if(rows, [&](const ResultRow& old) {
+    return old.model_id == row.model_id && workload_setup(old) == workload_setup(row);
+  });
   rows.push_back(row);
   fs::create_directories(fs::path(path).parent_path());
   write_dataset(path, rows);

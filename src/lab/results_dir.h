@@ -26,13 +26,14 @@ std::vector<DatasetFile> list_dataset_files(const std::string& dir);
 // `pair` in `dir`, whether or not it has a file or parts yet.
 DatasetFile find_dataset_pair(const std::string& dir, const VersionPair& pair);
 
-// The pair's rows, its file and parts combined: one row per model, the newest check winning (a
-// part's row on a tie, the later part before the earlier).
+// The pair's rows, its file and parts combined: one row per model and workload setup
+// (workload_setup), the newest check winning (a part's row on a tie, the later part before the
+// earlier).
 std::vector<ResultRow> read_pair(const DatasetFile& file);
 
 // Adds `row` to its pair's file in `dir` (creating both), or with `part` ("part-2-of-8") to that
-// part of the pair, and rewrites the dataset card; an earlier row of the same model there is
-// replaced.
+// part of the pair, and rewrites the dataset card; an earlier row of the same model and workload
+// setup there is replaced.
 // Atomic, and serialised with other writers on this machine by a lock file in `dir`.
 void record_row(const std::string& dir, const ResultRow& row, const std::string& part = "");
 
@@ -70,8 +71,8 @@ struct PairFiles {
 // The pairs any of `folders` holds, sorted by name.
 std::vector<PairFiles> list_pairs(const std::vector<DatasetFolder>& folders);
 
-// The pair's rows over its folders, one per model, the newest check winning (on a tie, the later
-// folder's); `yours` gets the models whose row came from a folder of the user's.
+// The pair's rows over its folders, one per model and workload setup, the newest check winning
+// (on a tie, the later folder's); `yours` gets the models whose row came from a folder of the user's.
 std::vector<ResultRow> read_pair(const PairFiles& files, std::set<std::string>* yours = nullptr);
 
 struct MergedPair {

@@ -18,6 +18,7 @@
 #include "lab/progress.h"
 #include "lab/results_dir.h"
 #include "lab/software_stack.h"
+#include "lab/training_check.h"
 #include "models/registry.h"
 
 namespace canrun {
@@ -43,13 +44,19 @@ class Sweep {
     if (options_.shard)
       std::erase_if(selection, [&](const CatalogEntry& entry) { return !options_.shard->holds(entry.id); });
     if (options_.limit > 0 && static_cast<int64_t>(selection.size()) > options_.limit) selection.resize(options_.limit);
-    // The newest row of each model, in the pair's file or a shard's part, says whether it is done.
+    // The newest row of each model with this workload's setup, in the pair's file or a shard's
+    // part, says whether it is done.
     std::set<std::string> recorded;
     CheckOptions stack;
     stack.runner = options_.runner;
     stack.torch = options_.torch;
+    ResultRow setup;
+    setup.workload = workload_name(options_.workload);
+    if (options_.workload == Workload::kTrain)
+      setup.software_stack = training_software_stack(probe_torch_stack(options_.torch.python), options_.torch, options_.train);
     for (const ResultRow& row : read_pair(find_dataset_pair(options_.out_dir, check_version_pair(stack))))
-      if (!options_.redo_results.count(row.result)) recorded.insert(row.model_id);
+      if (!options_.redo_results.count(row.result) && workload_setup(row) == workload_setup(setup))
+        recorded.insert(row.model_id);
 
     share_cores_between_jobs();
     std::deque<ModelSource> queue;
@@ -106,6 +113,8 @@ class Sweep {
     check.plan_cache = keeps_plans(source);
     check.runner = options_.runner;
     check.torch = options_.torch;
+    check.workload = options_.workload;
+    check.train = options_.train;
     if (check.plan_cache) check.cache_dir = options_.cache_dir;
     return check;
   }
@@ -141,6 +150,10 @@ class Sweep {
     if (options_.runner == Runner::kTorch)
       argv.insert(argv.end(), {"--runner", "torch", "--device", options_.torch.device, "--compile",
                                options_.torch.compile, "--python", options_.torch.python});
+    if (options_.workload == Workload::kTrain) {
+      const std::vector<std::string> train = training_arguments(options_.train);
+      argv.insert(argv.end(), train.begin(), train.end());
+    }
     if (!keeps_plans(source))
       argv.push_back("--no-plan-cache");
     else if (!options_.cache_dir.empty())
@@ -215,6 +228,7 @@ ChildVerdict classify_child_exit(const ChildOutcome& outcome, double timeout_s) 
 SweepSummary run_sweep(const SweepOptions& options) {
   if (options.jobs < 1) fail(ErrorKind::kUsage, "--jobs must be at least 1");
   if (options.runner == Runner::kTorch) validate_torch_options(options.torch);
+  validate_workload(options.workload, options.runner, options.train);
   if (options.timeout_s <= 0) fail(ErrorKind::kUsage, "--timeout must be positive");
   return Sweep(options).run();
 }

@@ -16,6 +16,7 @@
 #include "lab/status.h"
 #include "lab/sweep_shard.h"
 #include "lab/torch_runner.h"
+#include "lab/torch_training.h"
 
 namespace canrun {
 
@@ -36,6 +37,8 @@ struct SweepOptions {
   std::string canrun_binary;  // the binary to run checks with; empty: this one (/proc/self/exe)
   Runner runner = Runner::kCanrun;  // the engine each check tests, as canrun check --runner
   TorchOptions torch;
+  Workload workload = Workload::kInference;  // as canrun check --workload (train: torch runner only)
+  TrainOptions train;
 };
 
 struct SweepSummary {

@@ -16,10 +16,10 @@ const std::vector<std::string> kDevices = {"cpu", "cuda", "neuron"};
 const std::vector<std::string> kCompileBackends = {"none", "inductor", "neuron"};
 // What run.py imports, directly or through transformers (accelerate: for a sharded load;
 // torchvision and PIL: the image processors and the check image of image-text-to-text), by module.
-// sentence_transformers: an encoder's check.
-const std::vector<std::string> kProbedPackages = {"torch",           "transformers", "tokenizers",
-                                                  "safetensors",     "huggingface_hub", "accelerate",
-                                                  "torchvision",     "PIL",          "sentence_transformers"};
+// sentence_transformers: an encoder's check; peft: a training check's LoRA adapters.
+const std::vector<std::string> kProbedPackages = {"torch",       "transformers", "tokenizers",           "safetensors",
+                                                  "huggingface_hub", "accelerate", "torchvision", "PIL",
+                                                  "sentence_transformers", "peft"};
 
 std::string joined(const std::vector<std::string>& items) {
   std::string text;
@@ -65,16 +65,6 @@ TorchStack probe(const std::string& python) {
   return stack;
 }
 
-template <typename T>
-std::optional<T> optional_field(const Json& json, const std::string& key, const char* type_name) {
-  if (!json.contains(key) || json[key].is_null()) return std::nullopt;
-  try {
-    return json[key].get<T>();
-  } catch (const Json::exception&) {
-    fail(ErrorKind::kRuntime, "run.py output: field '" + key + "' is not " + type_name);
-  }
-}
-
 std::vector<int32_t> id_list(const Json& json, const std::string& key) {
   if (!json.contains(key)) fail(ErrorKind::kRuntime, "run.py output: field '" + key + "' is missing");
   try {
@@ -98,14 +88,17 @@ std::vector<std::vector<int32_t>> top_lists(const Json& json, const std::string&
   return lists;
 }
 
-template <typename T>
-T numbers(const Json& json, const std::string& key, const char* type_name) {
-  if (!json.contains(key)) fail(ErrorKind::kRuntime, "run.py output: field '" + key + "' is missing");
-  try {
-    return json[key].get<T>();
-  } catch (const Json::exception&) {
-    fail(ErrorKind::kRuntime, "run.py output: field '" + key + "' is not " + type_name);
-  }
+// `value` as a Python literal: JSON's strings and numbers as they are (ASCII escapes), true,
+// false and null as Python spells them.
+std::string python_literal(const Json& value) {
+  if (value.is_boolean()) return value.get<bool>() ? "True" : "False";
+  if (value.is_null()) return "None";
+  if (!value.is_structured()) return value.dump(-1, ' ', true);
+  std::string text = value.is_object() ? "{" : "[";
+  for (const auto& [key, item] : value.items())
+    text += (text.size() > 1 ? ", " : "") + (value.is_object() ? Json(key).dump(-1, ' ', true) + ": " : "") +
+            python_literal(item);
+  return text + (value.is_object() ? "}" : "]");
 }
 
 }  // namespace
@@ -165,33 +158,38 @@ std::vector<StackComponent> torch_software_stack(const TorchStack& stack, const 
   return components;
 }
 
-std::string torch_run_script(const TorchScriptParameters& parameters) {
-  const std::string template_path = std::string(CANRUN_RUNNERS_DIR) + "/torch_run.py";
+std::string runner_script(const std::string& template_name, const Json& parameters) {
+  const std::string template_path = std::string(CANRUN_RUNNERS_DIR) + "/" + template_name;
   std::string script = read_text_file(template_path);
   const std::string start_marker = "PARAMETERS = {\n";
   const size_t start = script.find(start_marker);
   const size_t end = start == std::string::npos ? start : script.find("\n}\n", start);
   if (end == std::string::npos) fail(ErrorKind::kIo, template_path + ": no PARAMETERS = {...} block to fill in");
-  const Json values = {
-      {"model_dir", parameters.model_dir},
-      {"device", parameters.options.device},
-      {"compile", parameters.options.compile},
-      {"dtype", torch_dtype(parameters.options)},
-      {"cores", parameters.cores},
-      {"task", parameters.task},
-      {"prompt", kCheckPrompt},
-      {"instruction", kCheckInstruction},
-      {"new_tokens", kCheckNewTokens},
-      {"top_k", kTopK},
-      {"sentences", check_sentences()},
-      {"query", kCheckQuery},
-      {"documents", check_documents()},
-  };
-  // JSON strings and numbers are Python literals too.
-  return script.substr(0, start) + "PARAMETERS = " + values.dump(4, ' ', true) + script.substr(end + 2);
+  std::string literal = "{\n";
+  for (const auto& [key, value] : parameters.items()) literal += "    " + Json(key).dump() + ": " + python_literal(value) + ",\n";
+  literal += "}";
+  return script.substr(0, start) + "PARAMETERS = " + literal + script.substr(end + 2);
 }
 
-TorchRunOutput parse_torch_output(const std::string& output) {
+std::string torch_run_script(const TorchScriptParameters& parameters) {
+  return runner_script("torch_run.py", {
+                                           {"model_dir", parameters.model_dir},
+                                           {"device", parameters.options.device},
+                                           {"compile", parameters.options.compile},
+                                           {"dtype", torch_dtype(parameters.options)},
+                                           {"cores", parameters.cores},
+                                           {"task", parameters.task},
+                                           {"prompt", kCheckPrompt},
+                                           {"instruction", kCheckInstruction},
+                                           {"new_tokens", kCheckNewTokens},
+                                           {"top_k", kTopK},
+                                           {"sentences", check_sentences()},
+                                           {"query", kCheckQuery},
+                                           {"documents", check_documents()},
+                                       });
+}
+
+Json run_py_result(const std::string& output) {
   const std::string line = last_line(output);
   if (line.empty()) fail(ErrorKind::kRuntime, "run.py printed no JSON result line");
   Json json;
@@ -201,31 +199,39 @@ TorchRunOutput parse_torch_output(const std::string& output) {
     fail(ErrorKind::kRuntime, "run.py's last line is not JSON: " + line.substr(0, 200));
   }
   if (!json.is_object()) fail(ErrorKind::kRuntime, "run.py's result is not a JSON object");
+  return json;
+}
+
+std::optional<TorchRunOutput::Failure> run_py_failure(const Json& result) {
+  if (!result.contains("error")) return std::nullopt;
+  const Json& error = result["error"];
+  if (!error.is_object() || !error.contains("stage") || !error.contains("message"))
+    fail(ErrorKind::kRuntime, "run.py output: field 'error' needs 'stage' and 'message'");
+  return TorchRunOutput::Failure{error.value("stage", ""), error.value("type", ""), error.value("message", "")};
+}
+
+TorchRunOutput parse_torch_output(const std::string& output) {
+  const Json json = run_py_result(output);
   TorchRunOutput run;
-  run.load_time_s = optional_field<double>(json, "load_time_s", "a number");
-  run.compile_time_s = optional_field<double>(json, "compile_time_s", "a number");
-  run.recompilations = optional_field<int32_t>(json, "recompilations", "an integer");
-  run.graph_breaks = optional_field<int32_t>(json, "graph_breaks", "an integer");
-  run.eager_fallback = optional_field<bool>(json, "eager_fallback", "true or false");
-  run.peak_device_memory_bytes = optional_field<int64_t>(json, "peak_device_memory_bytes", "an integer");
-  run.text = optional_field<std::string>(json, "text", "a string");
-  if (json.contains("error")) {
-    const Json& error = json["error"];
-    if (!error.is_object() || !error.contains("stage") || !error.contains("message"))
-      fail(ErrorKind::kRuntime, "run.py output: field 'error' needs 'stage' and 'message'");
-    run.failure = TorchRunOutput::Failure{error.value("stage", ""), error.value("type", ""), error.value("message", "")};
-    return run;
-  }
-  run.sentences_per_s = optional_field<double>(json, "sentences_per_s", "a number");
+  run.load_time_s = run_py_optional<double>(json, "load_time_s", "a number");
+  run.compile_time_s = run_py_optional<double>(json, "compile_time_s", "a number");
+  run.recompilations = run_py_optional<int32_t>(json, "recompilations", "an integer");
+  run.graph_breaks = run_py_optional<int32_t>(json, "graph_breaks", "an integer");
+  run.eager_fallback = run_py_optional<bool>(json, "eager_fallback", "true or false");
+  run.peak_device_memory_bytes = run_py_optional<int64_t>(json, "peak_device_memory_bytes", "an integer");
+  run.text = run_py_optional<std::string>(json, "text", "a string");
+  run.failure = run_py_failure(json);
+  if (run.failure) return run;
+  run.sentences_per_s = run_py_optional<double>(json, "sentences_per_s", "a number");
   if (json.contains("embeddings")) {
-    run.embeddings = numbers<std::vector<std::vector<double>>>(json, "embeddings", "a list of embeddings");
+    run.embeddings = run_py_field<std::vector<std::vector<double>>>(json, "embeddings", "a list of embeddings");
     run.reference_embeddings =
-        numbers<std::vector<std::vector<double>>>(json, "reference_embeddings", "a list of embeddings");
+        run_py_field<std::vector<std::vector<double>>>(json, "reference_embeddings", "a list of embeddings");
     return run;
   }
   if (json.contains("scores")) {
-    run.scores = numbers<std::vector<double>>(json, "scores", "a list of numbers");
-    run.reference_scores = numbers<std::vector<double>>(json, "reference_scores", "a list of numbers");
+    run.scores = run_py_field<std::vector<double>>(json, "scores", "a list of numbers");
+    run.reference_scores = run_py_field<std::vector<double>>(json, "reference_scores", "a list of numbers");
     return run;
   }
   run.tested.tokens = id_list(json, "tokens");

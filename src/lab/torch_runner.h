@@ -11,6 +11,8 @@
 
 #include "lab/dataset.h"
 #include "lab/verify.h"
+#include "util/error.h"
+#include "util/json.h"
 
 namespace canrun {
 
@@ -64,6 +66,10 @@ struct TorchScriptParameters {
   std::string task = "text-generation";  // image-text-to-text: the check image and instruction
 };
 
+// runners/TEMPLATE_NAME with its PARAMETERS = {...} block replaced by `parameters` (an object)
+// as a Python literal: the standalone run.py of one row.
+std::string runner_script(const std::string& template_name, const Json& parameters);
+
 // run.py for these parameters: runners/torch_run.py with its PARAMETERS filled in.
 std::string torch_run_script(const TorchScriptParameters& parameters);
 
@@ -90,6 +96,32 @@ struct TorchRunOutput {
   std::optional<std::vector<double>> scores, reference_scores;
   std::optional<double> sentences_per_s;
 };
+
+// The JSON object on the last line of a run.py's standard output; throws Error(kRuntime) when
+// there is none.
+Json run_py_result(const std::string& output);
+
+// A field of run.py's result: absent or null reads as nullopt; another type than T throws
+// Error(kRuntime) naming the field and `type_name`.
+template <typename T>
+std::optional<T> run_py_optional(const Json& json, const std::string& key, const char* type_name) {
+  if (!json.contains(key) || json[key].is_null()) return std::nullopt;
+  try {
+    return json[key].get<T>();
+  } catch (const Json::exception&) {
+    fail(ErrorKind::kRuntime, "run.py output: field '" + key + "' is not " + type_name);
+  }
+}
+
+// A field run.py's result must hold: absent throws too.
+template <typename T>
+T run_py_field(const Json& json, const std::string& key, const char* type_name) {
+  if (!json.contains(key)) fail(ErrorKind::kRuntime, "run.py output: field '" + key + "' is missing");
+  return *run_py_optional<T>(json, key, type_name);
+}
+
+// The failure the result's "error" field names; nullopt when it has none.
+std::optional<TorchRunOutput::Failure> run_py_failure(const Json& result);
 
 // Reads the last line of run.py's standard output (an encoder's: embeddings or scores instead of
 // tokens); throws Error(kRuntime) naming what is

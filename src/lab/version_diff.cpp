@@ -91,7 +91,8 @@ std::vector<ModelDiff> diff_rows(const std::vector<ResultRow>& from, const std::
   std::map<std::pair<std::string, std::string>, ModelDiff> models;
   for (const auto& [rows, newer] : {std::pair{&from, false}, std::pair{&to, true}})
     for (const ResultRow& row : *rows) {
-      ModelDiff& model = models[{row.model_id, row.task}];
+      // A training row pairs with the other pair's training row of the same setup.
+      ModelDiff& model = models[{row.model_id, row.task + "\n" + workload_setup(row)}];
       model.model_id = row.model_id;
       model.task = row.task;
       (newer ? model.to : model.from) = row;

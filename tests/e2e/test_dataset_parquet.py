@@ -63,11 +63,14 @@ def assert_rows_equal(actual, expected):
 
 def test_sample_covers_nulls_lists_and_unicode(sample):
     _, expected = sample
-    assert len(expected) == 4
+    assert len(expected) == 5
     assert expected[1]["cores"] is None and expected[1]["generated_token_ids"] is None
     assert expected[2]["generated_token_ids"] == []
     assert expected[3]["reason_code"] == "needs_memory" and expected[3]["wall_time_s"] is None
     assert "🎨" in expected[0]["generated_text"]
+    # A training check's per-step lists, an empty one among them.
+    assert expected[4]["workload"] == "train" and expected[4]["train_losses"] == [2.5, 2.25, 1.875]
+    assert expected[4]["reference_grad_norms"] == [] and expected[0]["workload"] == "inference"
 
 
 def test_pyarrow_reads_types_and_values(sample):
@@ -81,6 +84,7 @@ def test_pyarrow_reads_types_and_values(sample):
     assert schema.field("cores").type == pa.int32() and schema.field("cores").nullable
     assert not schema.field("model_id").nullable
     assert schema.field("plan_cache_hit").type == pa.bool_() and schema.field("recompilations").type == pa.int32()
+    assert schema.field("train_losses").type == pa.list_(pa.float64()) and schema.field("train_losses").nullable
     assert_rows_equal(table.to_pylist(), expected)
 
 
@@ -127,7 +131,7 @@ def test_duckdb_queries_by_status_and_file_name(sample):
     rows = duckdb.connect().execute(
         f"SELECT result, count(*), any_value(filename) FROM read_parquet('{path}', filename = true) "
         "GROUP BY result ORDER BY result").fetchall()
-    assert [(r[0], r[1]) for r in rows] == [("FAIL_LOAD", 1), ("NOT_TESTED", 1), ("PASS", 2)]
+    assert [(r[0], r[1]) for r in rows] == [("FAIL_LOAD", 1), ("NOT_TESTED", 1), ("PASS", 3)]
     assert all(Path(r[2]).name == FILE_NAME for r in rows)
 
 

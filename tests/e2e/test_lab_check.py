@@ -56,7 +56,7 @@ def test_fixture_folder_passes(canrun_bin, lab_env):
     assert row["compiler_version"] == "canrun-" + stack["canrun"].split()[0]
     assert f"build/canrun check {FIXTURES / 'llama_bf16'} --profile local --json" in row["reproduce_script"]
     assert row["run_command"] == f"build/canrun check {FIXTURES / 'llama_bf16'} --profile local"
-    assert row["schema_version"] == 5 and row["reason_code"] is None and row["license"] is None
+    assert row["schema_version"] == 6 and row["reason_code"] is None and row["license"] is None
     assert row["tokens_match"] is True and row["first_divergence_step"] is None and row["judged_fluent"] is None
     assert row["plan_source"] == "built"
     assert 0 < row["warm_compile_time_s"]  # the plan taken from the cache by a second session
@@ -382,7 +382,7 @@ def test_embedding_model_is_checked_by_the_cosine_of_its_embeddings(canrun_bin, 
     assert row["max_score_difference"] is None and row["sentences_per_s"] > 0
     assert row["generated_token_ids"] is None and row["tokens_match"] is None
     assert row["prompt"].startswith("8 fixed sentences")
-    assert row["plan_source"] == "built" and row["compile_time_s"] > 0 and row["schema_version"] == 5
+    assert row["plan_source"] == "built" and row["compile_time_s"] > 0 and row["schema_version"] == 6
 
 
 def test_cross_encoder_is_checked_by_its_ranking(canrun_bin, lab_env, tmp_path):

@@ -432,14 +432,16 @@ def test_each_pairs_parquet_file_downloads_with_its_rows(space, dataset, tmp_pat
         with urllib.request.urlopen(f"{space.url.rstrip('/')}/data/{path.name}", timeout=10) as response:
             (tmp_path / path.name).write_bytes(response.read())
             # In canrun's current schema: a file written before a column existed comes back with
-            # it null (schema_version: 1), every other value as stored.
+            # it null (schema_version: 1, workload: inference), every other value as stored.
             served, stored = read_pair(tmp_path, path.name), read_pair(results, path.name)
             assert served.keys() == stored.keys()
             for model, row in stored.items():
                 added = {name: value for name, value in served[model].items() if name not in row}
                 assert {name: value for name, value in served[model].items() if name in row} == row
-                assert all(value is None for name, value in added.items() if name != "schema_version"), added
-                assert added.get("schema_version", row.get("schema_version")) in (1, 2, 3, 4, 5)
+                assert all(value is None for name, value in added.items()
+                           if name not in ("schema_version", "workload")), added
+                assert added.get("workload", "inference") == "inference"
+                assert added.get("schema_version", row.get("schema_version")) in (1, 2, 3, 4, 5, 6)
             assert response.headers["Content-Type"] == "application/vnd.apache.parquet"
             assert response.headers["Content-Disposition"] == f'attachment; filename="{path.name}"'
     status, body, _ = space.get("/data/nothing.parquet")

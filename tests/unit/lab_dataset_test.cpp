@@ -95,7 +95,29 @@ std::vector<ResultRow> sample_rows() {
   not_tested.reason_code = "needs_memory";
   not_tested.memory_capacity_bytes = 25'276'194'816;
   not_tested.planned_memory_bytes = 145'412'407'296;
-  return {pass, failed, empty_lists, not_tested};
+  // A training check: its per-step lists and the restart check.
+  ResultRow trained = pass;
+  trained.model_id = "test/trained";
+  trained.workload = "train";
+  trained.generated_text.reset();
+  trained.generated_token_ids.reset();
+  trained.reference_token_ids.reset();
+  trained.train_steps = 3;
+  trained.train_losses = std::vector<double>{2.5, 2.25, 1.875};
+  trained.reference_losses = std::vector<double>{2.5, 2.25, 1.8750001};
+  trained.grad_norms = std::vector<double>{12.5, 3.0, 0.125};
+  trained.reference_grad_norms = std::vector<double>{};
+  trained.step_times_s = std::vector<double>{3.5, 0.25, 0.375};
+  trained.loss_tolerance = 1e-3;
+  trained.first_step_outside = 2;
+  trained.native_step0_loss = 2.5000001;
+  trained.restart_step = 1;
+  trained.restart_check = "bit-identical";
+  trained.first_step_time_s = 3.5;
+  trained.step_time_p50_s = 0.25;
+  trained.step_time_p95_s = 0.375;
+  trained.train_tokens_per_s = 512.0;
+  return {pass, failed, empty_lists, not_tested, trained};
 }
 
 class LabDataset : public testing::Test {
@@ -154,7 +176,7 @@ TEST_F(LabDataset, WritesReplaceTheFileAndLeaveNoTemporary) {
   write_dataset(path(), rows);
   rows.pop_back();
   write_dataset(path(), rows);
-  EXPECT_EQ(read_dataset(path()).size(), 3u);
+  EXPECT_EQ(read_dataset(path()).size(), sample_rows().size() - 1);
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
 }
 
@@ -167,7 +189,7 @@ TEST_F(LabDataset, RefusedWriteKeepsTheOldFile) {
   rows[2].library_version = "cpu-avx512";
   expect_error([&] { write_dataset(path(), rows); }, ErrorKind::kUsage,
                {"row 2", "canrun-0.1.0__cpu-avx512.parquet", "not canrun-0.1.0__cpu-x86_64-avx2-fma.parquet"});
-  EXPECT_EQ(read_dataset(path()).size(), 4u);
+  EXPECT_EQ(read_dataset(path()).size(), sample_rows().size());
   // A folder that does not exist: the temporary cannot be made, and the error names it.
   expect_error([&] { write_dataset((dir_ / "missing" / dataset_file_name(kPair)).string(), sample_rows()); },
                ErrorKind::kIo, {"missing", "cannot create"});
@@ -239,6 +261,14 @@ TEST_F(LabDataset, FilesWithoutTheSchemaVersionAreLayoutOne) {
   EXPECT_EQ(row_from_json(old).schema_version, 1);
 }
 
+// A file from before the workload column holds generation checks.
+TEST_F(LabDataset, FilesWithoutTheWorkloadHoldInference) {
+  Json old = row_to_json(sample_rows().back());
+  ASSERT_EQ(old["workload"], "train");
+  old.erase("workload");
+  EXPECT_EQ(row_from_json(old).workload, "inference");
+}
+
 TEST(LabDatasetColumns, ListTheIssuesColumns) {
   const std::vector<std::string>& names = dataset_columns();
   for (const char* name : {"model_id", "revision", "task", "architecture", "parameter_count", "weights", "result",
@@ -248,7 +278,11 @@ TEST(LabDatasetColumns, ListTheIssuesColumns) {
                            "matching_prefix_length", "software_stack", "reproduce_script", "timestamp", "host",
                            "schema_version", "reason_code", "license", "memory_capacity_bytes",
                            "planned_memory_bytes", "tokens_match", "judged_fluent", "first_divergence_step",
-                           "plan_source", "run_command", "quantization"})
+                           "plan_source", "run_command", "quantization", "workload", "train_steps",
+                           "train_losses", "reference_losses", "grad_norms", "reference_grad_norms", "step_times_s",
+                           "loss_tolerance", "first_step_outside", "native_step0_loss", "restart_step",
+                           "restart_check", "first_step_time_s", "step_time_p50_s", "step_time_p95_s",
+                           "train_tokens_per_s"})
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
 }
 
