@@ -7,7 +7,7 @@ const TASKS = ["text-generation", "image-text-to-text", "sentence-similarity", "
   "text-classification"];
 // Tasks of encoders: their checks compare embeddings or scores, not generated tokens.
 const ENCODER_TASKS = TASKS.slice(2);
-const VIEWS = ["selected", "trending", "downloads", "tested", "compare"];
+const VIEWS = ["selected", "trending", "downloads", "tested", "compare", "training"];
 const DEFAULTS = {
   view: "selected", task: TASKS[0], q: "", compiler: "", library: "", sort: "rank", order: "asc",
   from: "", to: "", all: "",
@@ -286,11 +286,19 @@ async function loadDiff() {
 
 async function loadRows() {
   const comparing = state.view === "compare";
+  const training = state.view === "training";
   $("compare").hidden = !comparing;
-  for (const id of ["controls", "results", "ranking", "status"]) $(id).hidden = comparing;
+  $("training").hidden = !training;
+  for (const id of ["results", "ranking", "status"]) $(id).hidden = comparing || training;
+  $("controls").hidden = comparing;
   if (comparing) {
     syncControls();
     return loadDiff();
+  }
+  if (training) {
+    writeHash();
+    syncControls();
+    return loadTraining(state.task);
   }
   writeHash();
   syncControls();

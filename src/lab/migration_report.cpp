@@ -11,41 +11,38 @@
 #include "util/html_escape.h"
 
 namespace canrun {
-namespace {
 
-enum class Kind { kTime, kFraction, kBytes, kRate, kCost };
-
-struct MetricInfo {
-  std::string name, label;
-  Kind kind;
-  bool lower_is_better;
-};
-
-const std::vector<MetricInfo>& metrics() {
-  static const std::vector<MetricInfo> list = {
-      {"throughput", "throughput (generated tokens/s)", Kind::kRate, false},
-      {"prefill_tps", "prefill (tokens/s)", Kind::kRate, false},
-      {"decode_tps", "decode (tokens/s per request)", Kind::kRate, false},
-      {"p50_ttft", "time to first token, p50", Kind::kTime, true},
-      {"p95_ttft", "time to first token, p95", Kind::kTime, true},
-      {"p50_tpot", "time per output token, p50", Kind::kTime, true},
-      {"p95_tpot", "time per output token, p95", Kind::kTime, true},
-      {"failure_rate", "failure rate", Kind::kFraction, true},
-      {"peak_memory", "peak memory (resident)", Kind::kBytes, true},
-      {"load_time", "load time", Kind::kTime, true},
-      {"compile_time", "compile time (cold)", Kind::kTime, true},
-      {"setup_share", "load and compile, share of the serving time", Kind::kFraction, true},
-      {"cost_per_mtok", "cost per million generated tokens", Kind::kCost, true},
-      {"amortised_cost_per_mtok", "the same with load and compile amortised", Kind::kCost, true},
+const std::vector<ReportMetric>& bench_metrics() {
+  static const std::vector<ReportMetric> list = {
+      {"throughput", "throughput (generated tokens/s)", MetricKind::kRate, false},
+      {"prefill_tps", "prefill (tokens/s)", MetricKind::kRate, false},
+      {"decode_tps", "decode (tokens/s per request)", MetricKind::kRate, false},
+      {"p50_ttft", "time to first token, p50", MetricKind::kTime, true},
+      {"p95_ttft", "time to first token, p95", MetricKind::kTime, true},
+      {"p50_tpot", "time per output token, p50", MetricKind::kTime, true},
+      {"p95_tpot", "time per output token, p95", MetricKind::kTime, true},
+      {"failure_rate", "failure rate", MetricKind::kFraction, true},
+      {"peak_memory", "peak memory (resident)", MetricKind::kBytes, true},
+      {"load_time", "load time", MetricKind::kTime, true},
+      {"compile_time", "compile time (cold)", MetricKind::kTime, true},
+      {"setup_share", "load and compile, share of the serving time", MetricKind::kFraction, true},
+      {"cost_per_mtok", "cost per million generated tokens", MetricKind::kCost, true},
+      {"amortised_cost_per_mtok", "the same with load and compile amortised", MetricKind::kCost, true},
   };
   return list;
 }
 
-const MetricInfo* find_metric(const std::string& name) {
-  for (const MetricInfo& metric : metrics())
+namespace {
+
+using Kind = MetricKind;
+
+const ReportMetric* find_metric(const std::vector<ReportMetric>& list, const std::string& name) {
+  for (const ReportMetric& metric : list)
     if (metric.name == name) return &metric;
   return nullptr;
 }
+
+const ReportMetric* find_metric(const std::string& name) { return find_metric(bench_metrics(), name); }
 
 std::string fixed(double value, const char* format) {
   char text[64];
@@ -53,7 +50,9 @@ std::string fixed(double value, const char* format) {
   return text;
 }
 
-std::string shown(std::optional<double> value, Kind kind) {
+}  // namespace
+
+std::string metric_text(std::optional<double> value, MetricKind kind) {
   if (!value) return "not measured";
   const double v = *value;
   switch (kind) {
@@ -65,6 +64,8 @@ std::string shown(std::optional<double> value, Kind kind) {
   }
   return "";
 }
+
+namespace {
 
 // `field` ("first_token_s.p95") of a bench result: a number, or a usage error naming it.
 double number_at(const Json& json, const std::string& path, const std::string& field) {
@@ -89,7 +90,7 @@ std::optional<double> optional_number(const Json& json, const std::string& key) 
 }
 
 // A condition's number with its unit, in the metric's base unit.
-double parse_value(const std::string& text, const MetricInfo& metric, const std::string& condition) {
+double parse_value(const std::string& text, const ReportMetric& metric, const std::string& condition) {
   std::string number = text;
   if (metric.kind == Kind::kCost && number.starts_with("$")) number.erase(0, 1);
   size_t used = 0;
@@ -102,14 +103,15 @@ double parse_value(const std::string& text, const MetricInfo& metric, const std:
   if (used == 0 || !std::isfinite(value))
     fail(ErrorKind::kUsage, "--stop '" + condition + "': '" + text + "' is not a number with a unit");
   const std::string unit = number.substr(used);
+  if (unit == "x") return value;  // a multiple of the current's value, in its unit
   const auto scale = [&](std::initializer_list<std::pair<const char*, double>> units) {
     std::string known;
     for (const auto& [name, factor] : units) {
       if (unit == name) return factor;
       known += std::string(known.empty() ? "" : ", ") + (*name ? name : "none");
     }
-    fail(ErrorKind::kUsage, "--stop '" + condition + "': " + metric.name + " takes the units " + known + ", not '" +
-                                unit + "'");
+    fail(ErrorKind::kUsage, "--stop '" + condition + "': " + metric.name + " takes the units " + known +
+                                " or x (a multiple of the current's), not '" + unit + "'");
   };
   switch (metric.kind) {
     case Kind::kTime: return value * scale({{"ms", 1e-3}, {"s", 1.0}, {"us", 1e-6}, {"min", 60.0}});
@@ -142,11 +144,11 @@ std::string workload_text(const BenchMeasures& m) {
 // The rows both formats show: metric label, current, candidate, candidate / current.
 std::vector<std::vector<std::string>> comparison_rows(const MigrationReport& report, double traffic_mtok) {
   std::vector<std::vector<std::string>> rows;
-  for (const MetricInfo& metric : metrics()) {
+  for (const ReportMetric& metric : bench_metrics()) {
     const std::optional<double> a = metric_value(report.current, metric.name, traffic_mtok);
     const std::optional<double> b = metric_value(report.candidate, metric.name, traffic_mtok);
     const std::string ratio = a && b && *a > 0 ? fixed(*b / *a, "%.3g") + "x" : "";
-    rows.push_back({metric.label + " (" + metric.name + ")", shown(a, metric.kind), shown(b, metric.kind), ratio});
+    rows.push_back({metric.label + " (" + metric.name + ")", metric_text(a, metric.kind), metric_text(b, metric.kind), ratio});
   }
   return rows;
 }
@@ -187,16 +189,52 @@ std::string verdict(const MigrationReport& report) {
   for (const ConditionResult& result : report.conditions) {
     if (result.met) continue;
     failed += (failed.empty() ? "" : "; ") + result.condition.text + " (candidate: " +
-              shown(result.value, find_metric(result.condition.metric)->kind) + ")";
+              metric_text(result.value, find_metric(result.condition.metric)->kind) + ")";
   }
   return "NO-GO: " + failed;
 }
 
 }  // namespace
 
+std::string measures_markdown(const std::vector<std::vector<std::string>>& measures,
+                              const std::vector<ConditionResult>& conditions, const std::vector<ReportMetric>& metrics) {
+  std::string out = "\n| metric | current | candidate | candidate / current |\n|---|---|---|---|\n";
+  for (const auto& row : measures) out += "| " + row[0] + " | " + row[1] + " | " + row[2] + " | " + row[3] + " |\n";
+  if (conditions.empty()) return out;
+  out += "\n## Stop conditions (candidate)\n\n| condition | candidate | met |\n|---|---|---|\n";
+  for (const ConditionResult& r : conditions)
+    out += "| `" + r.condition.text + "` | " + metric_text(r.value, find_metric(metrics, r.condition.metric)->kind) +
+           " | " + (r.met ? "yes" : "**no**") + " |\n";
+  return out;
+}
+
+std::string measures_html(const std::vector<std::vector<std::string>>& measures,
+                          const std::vector<ConditionResult>& conditions, const std::vector<ReportMetric>& metrics) {
+  std::string out = "<h2>Measures</h2>\n<table><tr><th>metric</th><th>current</th><th>candidate</th>"
+                    "<th>candidate / current</th></tr>\n";
+  for (const auto& cells : measures) {
+    out += "<tr>";
+    for (const std::string& cell : cells) out += "<td>" + html_escape(cell) + "</td>";
+    out += "</tr>\n";
+  }
+  out += "</table>\n";
+  if (conditions.empty()) return out;
+  out += "<h2>Stop conditions (candidate)</h2>\n<table><tr><th>condition</th><th>candidate</th><th>met</th></tr>\n";
+  for (const ConditionResult& r : conditions)
+    out += "<tr><td><code>" + html_escape(r.condition.text) + "</code></td><td>" +
+           html_escape(metric_text(r.value, find_metric(metrics, r.condition.metric)->kind)) + "</td><td>" +
+           (r.met ? "yes" : "<strong>no</strong>") + "</td></tr>\n";
+  return out + "</table>\n";
+}
+
+bool condition_holds(const StopCondition& condition, double candidate, std::optional<double> current) {
+  if (!condition.relative) return holds(candidate, condition.op, condition.value);
+  return current && holds(candidate, condition.op, condition.value * *current);
+}
+
 std::vector<std::string> report_metric_names() {
   std::vector<std::string> names;
-  for (const MetricInfo& metric : metrics()) names.push_back(metric.name);
+  for (const ReportMetric& metric : bench_metrics()) names.push_back(metric.name);
   return names;
 }
 
@@ -234,7 +272,7 @@ BenchMeasures read_bench_result(const std::string& path) {
   return m;
 }
 
-std::vector<StopCondition> parse_stop_conditions(const std::string& text) {
+std::vector<StopCondition> parse_stop_conditions(const std::string& text, const std::vector<ReportMetric>& metrics) {
   std::vector<StopCondition> conditions;
   size_t start = 0;
   while (start <= text.size()) {
@@ -254,14 +292,16 @@ std::vector<StopCondition> parse_stop_conditions(const std::string& text) {
     condition.text = item;
     condition.metric = item.substr(0, op_at);
     condition.op = item.substr(op_at, item.compare(op_at + 1, 1, "=") == 0 ? 2 : 1);
-    const MetricInfo* metric = find_metric(condition.metric);
+    const ReportMetric* metric = find_metric(metrics, condition.metric);
     if (!metric) {
       std::string known;
-      for (const std::string& name : report_metric_names()) known += (known.empty() ? "" : ", ") + name;
+      for (const ReportMetric& known_metric : metrics) known += (known.empty() ? "" : ", ") + known_metric.name;
       fail(ErrorKind::kUsage,
            "--stop '" + item + "': unknown metric '" + condition.metric + "' (known: " + known + ")");
     }
-    condition.value = parse_value(item.substr(op_at + condition.op.size()), *metric, item);
+    const std::string value = item.substr(op_at + condition.op.size());
+    condition.value = parse_value(value, *metric, item);
+    condition.relative = value.ends_with("x");
     conditions.push_back(condition);
   }
   return conditions;
@@ -306,7 +346,8 @@ MigrationReport make_report(BenchMeasures current, BenchMeasures candidate, cons
   MigrationReport report{std::move(current), std::move(candidate), {}, {}, {}};
   for (const StopCondition& condition : options.stop) {
     ConditionResult result{condition, metric_value(report.candidate, condition.metric, options.traffic_mtok), false};
-    result.met = result.value && holds(*result.value, condition.op, condition.value);
+    result.met = result.value &&
+                 condition_holds(condition, *result.value, metric_value(report.current, condition.metric, options.traffic_mtok));
     report.conditions.push_back(result);
   }
   const Json& a = report.current.workload;
@@ -331,15 +372,7 @@ std::string report_markdown(const MigrationReport& report, const ReportOptions& 
     for (const std::string& field : report.workload_differences) fields += (fields.empty() ? "" : ", ") + field;
     out += "- **The two runs' workloads differ** (" + fields + "): the comparison is not like for like\n";
   }
-  out += "\n| metric | current | candidate | candidate / current |\n|---|---|---|---|\n";
-  for (const auto& row : comparison_rows(report, options.traffic_mtok))
-    out += "| " + row[0] + " | " + row[1] + " | " + row[2] + " | " + row[3] + " |\n";
-  if (!report.conditions.empty()) {
-    out += "\n## Stop conditions (candidate)\n\n| condition | candidate | met |\n|---|---|---|\n";
-    for (const ConditionResult& r : report.conditions)
-      out += "| `" + r.condition.text + "` | " + shown(r.value, find_metric(r.condition.metric)->kind) + " | " +
-             (r.met ? "yes" : "**no**") + " |\n";
-  }
+  out += measures_markdown(comparison_rows(report, options.traffic_mtok), report.conditions, bench_metrics());
   if (report.lab) {
     out += "\n## The lab's rows\n\n" + lab_summary(*report.lab) +
            ".\n\n| model | current | candidate | changes |\n|---|---|---|---|\n";
@@ -375,7 +408,7 @@ std::string report_html(const MigrationReport& report, const ReportOptions& opti
     const std::optional<double> a = metric_value(report.current, name, options.traffic_mtok);
     const std::optional<double> b = metric_value(report.candidate, name, options.traffic_mtok);
     if (!a || !b || *a <= 0 || *b <= 0) continue;
-    const MetricInfo& metric = *find_metric(name);
+    const ReportMetric& metric = *find_metric(name);
     const double gain = metric.lower_is_better ? *a / *b : *b / *a;  // > 1: the candidate is better
     const double width = std::min(150.0, std::abs(std::log2(gain)) * 50);
     const double y = 10 + row++ * 28;
@@ -392,22 +425,7 @@ std::string report_html(const MigrationReport& report, const ReportOptions& opti
            "font-size=\"13\"><line x1=\"330\" y1=\"0\" x2=\"330\" y2=\"" + fixed(20 + row * 28, "%.0f") +
            "\" stroke=\"#57606a\"/>" + bars + "</svg>\n<p>Bars: log scale, 1 (the current) at the line; each "
            "doubling is 50 pixels.</p>\n";
-  out += "<h2>Measures</h2>\n<table><tr><th>metric</th><th>current</th><th>candidate</th><th>candidate / current</th>"
-         "</tr>\n";
-  for (const auto& cells : comparison_rows(report, options.traffic_mtok)) {
-    out += "<tr>";
-    for (const std::string& cell : cells) out += "<td>" + html_escape(cell) + "</td>";
-    out += "</tr>\n";
-  }
-  out += "</table>\n";
-  if (!report.conditions.empty()) {
-    out += "<h2>Stop conditions (candidate)</h2>\n<table><tr><th>condition</th><th>candidate</th><th>met</th></tr>\n";
-    for (const ConditionResult& r : report.conditions)
-      out += "<tr><td><code>" + html_escape(r.condition.text) + "</code></td><td>" +
-             html_escape(shown(r.value, find_metric(r.condition.metric)->kind)) + "</td><td>" +
-             (r.met ? "yes" : "<strong>no</strong>") + "</td></tr>\n";
-    out += "</table>\n";
-  }
+  out += measures_html(comparison_rows(report, options.traffic_mtok), report.conditions, bench_metrics());
   if (report.lab) {
     out += "<h2>The lab's rows</h2>\n<p>" + html_escape(lab_summary(*report.lab)) +
            ".</p>\n<table><tr><th>model</th><th>current</th><th>candidate</th><th>changes</th></tr>\n";

@@ -14,6 +14,22 @@
 
 namespace canrun {
 
+// How a metric's values read: seconds, a fraction, bytes, a rate, a cost.
+enum class MetricKind { kTime, kFraction, kBytes, kRate, kCost };
+
+// A measure a report compares and a stop condition may name.
+struct ReportMetric {
+  std::string name, label;
+  MetricKind kind;
+  bool lower_is_better;
+};
+
+// The bench report's metrics (report_metric_names).
+const std::vector<ReportMetric>& bench_metrics();
+
+// "12.3 ms", "0.5%", "1.2 GB", "$0.04"; "not measured" for none.
+std::string metric_text(std::optional<double> value, MetricKind kind);
+
 // The measures a report compares and a condition may name, read from one bench result.
 struct BenchMeasures {
   std::string path, model;
@@ -38,11 +54,18 @@ struct StopCondition {
   std::string metric;  // a name of report_metric_names()
   std::string op;      // < <= > >=
   double value = 0;    // in the metric's base unit (seconds, a fraction, bytes, tokens/s, cost)
+  bool relative = false;  // "0.8x": `value` times the current's value
 };
 
-// Comma-separated conditions; a usage error names the condition and what is wrong (unknown
-// metric, listing the known ones; a unit the metric does not take; no number).
-std::vector<StopCondition> parse_stop_conditions(const std::string& text);
+// Comma-separated conditions over `metrics`; a usage error names the condition and what is wrong
+// (unknown metric, listing the known ones; a unit the metric does not take; no number). A value
+// with the unit x is relative: "step_time<0.8x" holds when the candidate's is below 0.8 times the
+// current's.
+std::vector<StopCondition> parse_stop_conditions(const std::string& text,
+                                                 const std::vector<ReportMetric>& metrics = bench_metrics());
+
+// Whether the candidate's value meets the condition; a relative one needs the current's value.
+bool condition_holds(const StopCondition& condition, double candidate, std::optional<double> current);
 std::vector<std::string> report_metric_names();
 
 struct ReportOptions {
@@ -55,6 +78,13 @@ struct ConditionResult {
   std::optional<double> value;  // the candidate's; none when it was not measured
   bool met = false;
 };
+
+// The measures' table (metric, current, candidate, candidate / current) and the stop
+// conditions' table, as Markdown or HTML: the same for the bench and the training report.
+std::string measures_markdown(const std::vector<std::vector<std::string>>& measures,
+                              const std::vector<ConditionResult>& conditions, const std::vector<ReportMetric>& metrics);
+std::string measures_html(const std::vector<std::vector<std::string>>& measures,
+                          const std::vector<ConditionResult>& conditions, const std::vector<ReportMetric>& metrics);
 
 struct MigrationReport {
   BenchMeasures current, candidate;

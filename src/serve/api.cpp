@@ -212,7 +212,11 @@ Json api_model(const DatasetSnapshot& snapshot, const QueryParams& params) {
   const PairRows* pair = resolve_pair(snapshot, reader.text("compiler"), reader.text("library"));
   const CatalogEntry* entry = snapshot.catalog_entry(id);
   const ResultRow* row = pair ? pair->row_of(id) : nullptr;
-  if (!row && !entry)
+  Json training = Json::array();
+  if (pair)
+    for (const size_t index : pair->training)
+      if (pair->rows[index].model_id == id) training.push_back(row_to_json(pair->rows[index]));
+  if (!row && !entry && training.empty())
     throw HttpError(404, "model '" + id + "' has no row in " + (pair ? pair->file_name : "the dataset") +
                              " and is not in the catalog");
   Json tested_in = Json::array();
@@ -227,8 +231,30 @@ Json api_model(const DatasetSnapshot& snapshot, const QueryParams& params) {
           {"untested_reason", or_null(untested_reason(item, pair))},
           {"catalog", entry ? catalog_json(*entry) : Json(nullptr)},
           {"tested_in", std::move(tested_in)},
+          {"training", std::move(training)},
           {"extra_packages", extra_packages(versions)},
           {"plan_cache", plan_cache(versions)}};
+}
+
+Json api_training(const DatasetSnapshot& snapshot, const QueryParams& params) {
+  const ParamReader reader(params, "/api/training", {"task", "compiler", "library"});
+  const std::string task = reader.text("task");
+  const std::string compiler = reader.text("compiler");
+  const std::string library = reader.text("library");
+  Json rows = Json::array();
+  for (const PairRows& pair : snapshot.pairs) {
+    if ((!compiler.empty() && pair.pair.compiler != compiler) || (!library.empty() && pair.pair.library != library))
+      continue;
+    for (const size_t index : pair.training) {
+      const ResultRow& row = pair.rows[index];
+      if (!task.empty() && row.task != task) continue;
+      Json json = row_to_json(row);
+      json["pair"] = pair_json(&pair);
+      json["yours"] = pair.yours.contains(row.model_id);
+      rows.push_back(std::move(json));
+    }
+  }
+  return {{"task", task}, {"rows", std::move(rows)}, {"dataset", dataset_json(snapshot)}};
 }
 
 Json api_pairs(const DatasetSnapshot& snapshot, const QueryParams& params) {

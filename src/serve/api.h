@@ -3,6 +3,7 @@
 //
 //   GET /api/rows     view, task, q, compiler, library, result, sort, order, offset, limit
 //   GET /api/model    id (required), compiler, library
+//   GET /api/training task, compiler, library (each optional: the training checks' rows)
 //   GET /api/pairs    (no parameters)
 //   GET /api/catalog  task
 //   GET /api/diff     from, to (required, COMPILER__LIBRARY), time_ratio, memory_ratio, all
@@ -16,6 +17,7 @@ namespace canrun {
 
 Json api_rows(const DatasetSnapshot& snapshot, const QueryParams& params);
 Json api_model(const DatasetSnapshot& snapshot, const QueryParams& params);
+Json api_training(const DatasetSnapshot& snapshot, const QueryParams& params);
 Json api_pairs(const DatasetSnapshot& snapshot, const QueryParams& params);
 Json api_catalog(const DatasetSnapshot& snapshot, const QueryParams& params);
 Json api_diff(const DatasetSnapshot& snapshot, const QueryParams& params);

@@ -143,12 +143,13 @@ void serve(const ServeOptions& options, const std::function<void(const std::stri
 
   server.Get("/api/rows", api_route(store, cache, api_rows));
   server.Get("/api/model", api_route(store, cache, api_model));
+  server.Get("/api/training", api_route(store, cache, api_training));
   server.Get("/api/pairs", api_route(store, cache, api_pairs));
   server.Get("/api/catalog", api_route(store, cache, api_catalog));
   server.Get("/api/diff", api_route(store, cache, api_diff));
   server.Get(R"(/api(/.*)?)", [](const httplib::Request& request, httplib::Response& response) {
     send_error(response, 404,
-               "no API endpoint " + request.path.substr(0, 100) + " (endpoints: /api/rows, /api/model, /api/pairs, "
+               "no API endpoint " + request.path.substr(0, 100) + " (endpoints: /api/rows, /api/model, /api/training, /api/pairs, "
                "/api/catalog, /api/diff)");
   });
   server.Get(R"(/data/([^/]*))", [&store](const httplib::Request& request, httplib::Response& response) {

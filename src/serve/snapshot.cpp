@@ -120,13 +120,18 @@ bool SnapshotStore::refresh() {
       Timestamp newest{};
       for (const ResultRow& row : rows) newest = std::max(newest, row.timestamp);
       PairRows& loaded =
-          cached.rows.emplace(PairRows{file.pair, key, std::move(rows), newest, {}, {}, std::move(yours)});
+          cached.rows.emplace(PairRows{file.pair, key, std::move(rows), newest, {}, {}, {}, std::move(yours)});
       for (size_t i = 0; i < loaded.rows.size(); ++i) {
+        if (loaded.rows[i].workload == "train") {
+          loaded.training.push_back(i);
+          continue;
+        }
         loaded.by_model[loaded.rows[i].model_id] = i;
         loaded.by_id.push_back(i);
       }
-      std::sort(loaded.by_id.begin(), loaded.by_id.end(),
-                [&](size_t a, size_t b) { return loaded.rows[a].model_id < loaded.rows[b].model_id; });
+      const auto by_model_id = [&](size_t a, size_t b) { return loaded.rows[a].model_id < loaded.rows[b].model_id; };
+      std::sort(loaded.by_id.begin(), loaded.by_id.end(), by_model_id);
+      std::stable_sort(loaded.training.begin(), loaded.training.end(), by_model_id);
     } catch (const std::exception& e) {
       cached.error = e.what();
     }

@@ -26,8 +26,10 @@ struct PairRows {
   std::string file_name;  // "<compiler>__<library>.parquet"
   std::vector<ResultRow> rows;
   Timestamp newest{};  // latest row timestamp: "newest pair" means the one with the latest row
-  std::unordered_map<std::string, size_t> by_model;  // model_id -> index in rows (one row per model)
-  std::vector<size_t> by_id;                          // indices of rows in model_id order
+  // model_id -> index in rows of its generation (inference) check, one per model
+  std::unordered_map<std::string, size_t> by_model;
+  std::vector<size_t> by_id;     // indices of those rows in model_id order
+  std::vector<size_t> training;  // indices of the training checks' rows (workload train), in model_id order
   std::set<std::string> yours;  // models whose row came from the user's results folder
 
   const ResultRow* row_of(const std::string& model_id) const;

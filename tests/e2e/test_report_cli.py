@@ -52,7 +52,7 @@ def test_bad_inputs_name_what_is_wrong(run_canrun, benches):
     assert result.returncode == 2
     assert f"{broken}: field 'first_token_s.p50' is missing or not a number" in result.stderr
     result = run_canrun("report", paths["ref"], paths["cpu"], "--stop", "p95_ttft<1GB")
-    assert result.returncode == 2 and "p95_ttft takes the units ms, s, us, min, not 'GB'" in result.stderr
+    assert result.returncode == 2 and "p95_ttft takes the units ms, s, us, min or x (a multiple of the current's), not 'GB'" in result.stderr
     result = run_canrun("report", paths["ref"], folder / "missing.json")
     assert result.returncode == 2 and "missing.json" in result.stderr
     result = run_canrun("report", paths["ref"], paths["cpu"], "--lab-current", "a__b")

@@ -471,3 +471,36 @@ def test_narrow_screen_has_no_sideways_scroll(space, browser):
         save(browser, "space-narrow.png")
     finally:
         browser.set_window_size(1280, 900)
+
+
+def test_training_view_draws_the_shipped_training_rows_loss_curves(canrun_bin, browser):
+    """The Training tab over the dataset canrun ships: its SmolLM2-135M-Instruct training rows
+    (real weights, float32 and bfloat16), each with a loss curve over the reference's; a row's
+    detail draws the curve at full size with the restart check and canrun's own step-0 loss.
+    Screenshots: space-training.png, space-training-detail.png."""
+    server = Space(canrun_bin, REPO_ROOT / "dataset", REPO_ROOT / "data" / "catalog.jsonl")
+    try:
+        _, body, _ = server.get("/api/training?task=text-generation")
+        rows = body["rows"]
+        assert {row["model_id"] for row in rows} >= {"HuggingFaceTB/SmolLM2-135M-Instruct"}, rows
+        browser.set_window_size(1280, 900)
+        browser.get(server.url + "#view=training")
+        wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#training-rows tbody tr")) == len(rows))
+        assert browser.find_element(By.ID, "tab-training").get_attribute("aria-selected") == "true"
+        assert not browser.find_element(By.ID, "results").is_displayed()
+        curves = browser.find_elements(By.CSS_SELECTOR, "#training-rows svg.loss-curve path.loss-tested")
+        assert len(curves) == len([row for row in rows if row["train_losses"]])
+        save(browser, "space-training.png")
+        smollm2 = next(tr for tr in browser.find_elements(By.CSS_SELECTOR, "#training-rows tbody tr")
+                       if tr.text.startswith("HuggingFaceTB/SmolLM2-135M-Instruct"))
+        smollm2.find_element(By.CSS_SELECTOR, "button.link").click()
+        wait(browser, lambda d: d.find_element(By.ID, "detail").is_displayed())
+        assert browser.find_element(By.CSS_SELECTOR, "#training-curve svg path.loss-reference")
+        assert browser.find_element(By.ID, "training-restart").text == "bit-identical"
+        assert "the reference's" in browser.find_element(By.ID, "training-native").text
+        assert "--workload train" in browser.find_element(By.ID, "detail-run").text
+        assert "expected_losses = [" in browser.find_element(By.ID, "detail-script").get_attribute("textContent")
+        save(browser, "space-training-detail.png")
+    finally:
+        code, stderr = server.stop()
+    assert code == 0, stderr

@@ -40,7 +40,7 @@ TEST(MigrationReport, StopConditionsReadUnitsAndOperators) {
   EXPECT_TRUE(parse_stop_conditions("").empty());
   for (const auto& [bad, message] : std::vector<std::pair<std::string, std::string>>{
            {"p95_tttf<1s", "unknown metric 'p95_tttf' (known: throughput,"},
-           {"p95_ttft<1GB", "p95_ttft takes the units ms, s, us, min, not 'GB'"},
+           {"p95_ttft<1GB", "p95_ttft takes the units ms, s, us, min or x (a multiple of the current's), not 'GB'"},
            {"p95_ttft=1s", "expected METRIC<VALUE"},
            {"throughput>fast", "'fast' is not a number with a unit"},
            {"throughput>1,,p95_ttft<1s", "an empty condition between commas"}}) {
@@ -52,6 +52,22 @@ TEST(MigrationReport, StopConditionsReadUnitsAndOperators) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
     }
   }
+}
+
+// "0.8x": a multiple of the current's value.
+TEST(MigrationReport, RelativeConditionsCompareWithTheCurrent) {
+  const std::vector<StopCondition> stop = parse_stop_conditions("p95_ttft<0.8x,throughput>=1.5x");
+  ASSERT_EQ(stop.size(), 2u);
+  EXPECT_TRUE(stop[0].relative);
+  EXPECT_DOUBLE_EQ(stop[0].value, 0.8);
+  ReportOptions options;
+  options.stop = stop;
+  // Candidate 0.3 s against 0.5 s (0.6x) and 160 against 100 tokens/s (1.6x): both hold.
+  EXPECT_TRUE(make_report(measures(100, 0.5, std::nullopt), measures(160, 0.3, std::nullopt), options).go());
+  const MigrationReport slower = make_report(measures(100, 0.5, std::nullopt), measures(160, 0.45, std::nullopt), options);
+  EXPECT_FALSE(slower.go());
+  EXPECT_FALSE(slower.conditions[0].met);
+  EXPECT_FALSE(condition_holds(stop[0], 0.1, std::nullopt));  // nothing to compare with
 }
 
 TEST(MigrationReport, LoadAndCompileAreAmortisedOverTheTraffic) {
