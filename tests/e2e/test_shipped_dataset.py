@@ -1,7 +1,8 @@
 """The dataset the project ships (dataset/, made by scripts/make_dataset.sh): a Hugging Face dataset
 repository whose card names its files, one row per selected catalog model with its host and date,
 what `canrun query` and `canrun repro` read when no --data is given, and what the Space shows: a
-checked row for every selected model of every task, all-MiniLM-L6-v2's on its real weights."""
+checked row for every selected model of every task, all-MiniLM-L6-v2's on its real weights; and the
+training checks on torch's cpu: SmolLM2-135M-Instruct on its real weights in float32 and bfloat16."""
 import json
 import os
 import subprocess
@@ -19,6 +20,20 @@ DATASET = REPO_ROOT / "dataset"
 def rows():
     [path] = DATASET.glob("canrun-*__cpu-*.parquet")
     return path, pq.read_table(path).to_pylist()
+
+
+def test_the_torch_pair_holds_training_rows_of_smollm2_in_both_dtypes():
+    table = pq.read_table(DATASET / "torch-2.15.0+eager-cpu__transformers-5.23.0.parquet").to_pylist()
+    training = [row for row in table if row["workload"] == "train"]
+    smollm2 = {next(c["version"] for c in row["software_stack"] if c["component"] == "dtype")[:8]: row
+               for row in training if row["model_id"] == "HuggingFaceTB/SmolLM2-135M-Instruct"}
+    assert set(smollm2) == {"float32", "bfloat16"}
+    for row in smollm2.values():
+        assert (row["result"], row["weights"], row["restart_check"]) == ("PASS", "real", "bit-identical")
+        assert row["train_steps"] == 20 and row["train_losses"][-1] < row["train_losses"][0] / 10
+        assert abs(row["native_step0_loss"] - row["reference_losses"][0]) <= 1e-4 * row["reference_losses"][0]
+    # Every training row that ran passed, on synthetic weights for the other small selected models.
+    assert all(row["result"] == "PASS" for row in training if row["reason_code"] is None)
 
 
 def test_every_selected_model_has_one_row_with_its_host_and_date():
