@@ -22,7 +22,7 @@ void run(const ReproArgs& args) {
   for (const ResultRow& row : result.rows)
     if (row.model_id == args.model) matching.push_back(&row);
   if (matching.empty())
-    fail(ErrorKind::kUsage, "no " + args.filter.workload + " row for model '" + args.model + "' in " +
+    fail(ErrorKind::kUsage, "no row for model '" + args.model + "' (workload " + args.filter.workload + ") in " +
                                 result.files.file_name() + " of " + folders_text(folders));
   if (matching.size() > 1) {
     std::string setups;
